@@ -1,0 +1,72 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// MARK: - Shared settings
+
+/// Linking the command-line tools statically keeps their resident memory close to what an iOS
+/// extension gets (about 7 MiB): a dynamically linked Swift binary starts at ~8 MiB because every
+/// shared library counts. Only Linux supports `-static-executable`.
+let staticExecutable: [LinkerSetting] = [
+    .unsafeFlags(["-static-executable"], .when(platforms: [.linux]))
+]
+
+/// swift-argument-parser uses FoundationEssentials, whose static archives need these at link time.
+let staticFoundationLibraries: [LinkerSetting] = [
+    .linkedLibrary("_FoundationCollections", .when(platforms: [.linux])),
+    .linkedLibrary("_FoundationCShims", .when(platforms: [.linux])),
+    .linkedLibrary("swiftSynchronization", .when(platforms: [.linux])),
+]
+
+let package = Package(
+    name: "blocklist",
+    products: [
+        .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
+        .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
+        .executable(name: "blocklist", targets: ["blocklist"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    ],
+    targets: [
+        // MARK: - C libraries
+
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+
+        // MARK: - Libraries
+
+        /// The portable core: block specs, the run generator, the shard planner and the shard format.
+        /// Swift standard library and zlib only, so it can run inside an iOS Call Directory extension.
+        .target(
+            name: "BlocklistCore",
+            dependencies: ["CZlib"]
+        ),
+        /// Shard sets on disk: the manifest, the atomic commit of a generation, the set verifier.
+        .target(
+            name: "BlocklistSet",
+            dependencies: ["BlocklistCore"]
+        ),
+
+        // MARK: - Executables
+
+        .executableTarget(
+            name: "blocklist",
+            dependencies: [
+                "BlocklistCore",
+                "BlocklistSet",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            linkerSettings: staticExecutable + staticFoundationLibraries
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(name: "BlocklistCoreTests", dependencies: ["BlocklistCore"]),
+        .testTarget(name: "BlocklistSetTests", dependencies: ["BlocklistCore", "BlocklistSet"]),
+        .testTarget(name: "BlocklistCLITests", dependencies: ["BlocklistCore", "BlocklistSet"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

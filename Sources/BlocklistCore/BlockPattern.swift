@@ -1,0 +1,77 @@
+/// A number pattern in E.164 form with `#` for any digit, such as `+8270########`.
+///
+/// The digits are those of a `CXCallDirectoryPhoneNumber`: country code first, no `+`. A pattern's
+/// candidates are the numbers its `#` positions can spell; ordered numerically, the candidate with
+/// wildcard digits `w` has rank `w` read as a decimal number.
+public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
+    /// The most digits a pattern may have: E.164 allows 15, and 15 always fit in an `Int64`.
+    public static let maximumDigits = 15
+
+    /// Each position's fixed digit 0–9, or -1 for `#`.
+    package let digits: [Int8]
+
+    /// Parses `text`: an optional `+`, then 1–15 characters that are digits or `#`, the first a
+    /// digit 1–9 (a country code never starts with 0, and a leading 0 would vanish from the number).
+    ///
+    /// - Throws: `BlocklistError` with code `.invalidSpec` naming the offending character.
+    public init(parsing text: String) throws(BlocklistError) {
+        var body = Substring(text)
+        if body.first == "+" { body = body.dropFirst() }
+        guard !body.isEmpty else {
+            throw BlocklistError(.invalidSpec, "Pattern \"\(text)\" is empty; write it as + then digits, with # for any digit, e.g. +8270########.")
+        }
+        var digits: [Int8] = []
+        for (offset, character) in body.enumerated() {
+            if character == "#" {
+                digits.append(-1)
+            } else if let ascii = character.asciiValue, ascii >= 48, ascii <= 57 {
+                digits.append(Int8(ascii - 48))
+            } else {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "Pattern \"\(text)\" has \"\(character)\" at digit \(offset + 1); only digits 0-9 and # (any digit) are allowed after the +.")
+            }
+        }
+        guard digits.count <= Self.maximumDigits else {
+            throw BlocklistError(
+                .limitExceeded,
+                "Pattern \"\(text)\" has \(digits.count) digits; E.164 numbers have at most \(Self.maximumDigits), and longer ones would not fit a CXCallDirectoryPhoneNumber (Int64).")
+        }
+        guard digits[0] > 0 else {
+            let what = digits[0] == 0 ? "0" : "#"
+            throw BlocklistError(
+                .invalidSpec,
+                "Pattern \"\(text)\" starts with \(what); it must start with the country code, whose first digit is 1-9.")
+        }
+        self.digits = digits
+    }
+
+    /// The pattern as `+` then digits and `#`.
+    public var description: String {
+        "+" + String(decoding: digits.map { $0 < 0 ? UInt8(ascii: "#") : UInt8(48 + $0) }, as: UTF8.self)
+    }
+
+    /// How many digits the pattern's numbers have.
+    public var length: Int { digits.count }
+
+    /// How many positions are `#`.
+    public var wildcardCount: Int { digits.reduce(0) { $0 + ($1 < 0 ? 1 : 0) } }
+
+    /// How many numbers the pattern spells before exclusions: 10 to the number of `#`.
+    public var candidateCount: Int64 { _power10(wildcardCount) }
+
+    /// The smallest number the pattern spells (every `#` as 0).
+    public var lowest: Int64 { digits.reduce(0) { $0 * 10 + Int64(max($1, 0)) } }
+
+    /// The largest number the pattern spells (every `#` as 9).
+    public var highest: Int64 { digits.reduce(0) { $0 * 10 + Int64($1 < 0 ? 9 : $1) } }
+}
+
+/// 10 to the power `exponent`, for 0 ≤ exponent ≤ 18.
+@inlinable
+package func _power10(_ exponent: Int) -> Int64 {
+    precondition(exponent >= 0 && exponent <= 18, "10^\(exponent) does not fit an Int64")
+    var result: Int64 = 1
+    for _ in 0..<exponent { result &*= 10 }
+    return result
+}

@@ -1,0 +1,48 @@
+/// The calls a Call Directory extension makes on its request context, shaped like CallKit's
+/// `CXCallDirectoryExtensionContext`, so the same handler code runs on a device and in the
+/// simulator.
+///
+/// On iOS one line makes CallKit's context conform:
+///
+/// ```swift
+/// extension CXCallDirectoryExtensionContext: CallDirectoryContext {}
+/// ```
+///
+/// Numbers are `CXCallDirectoryPhoneNumber` values (`Int64`): country code and digits, no `+`.
+public protocol CallDirectoryContext: AnyObject {
+    /// False on an extension's first load and after it is re-enabled: the request must add the
+    /// full list and remove nothing. True when it may change what is stored.
+    var isIncremental: Bool { get }
+    /// Adds a number to block; numbers must come in strictly ascending order within a request.
+    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64)
+    /// Removes a stored number (incremental requests only).
+    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64)
+    /// Removes every stored number (incremental requests only).
+    func removeAllBlockingEntries()
+    /// Ends the request; the handler is told whether the system accepted it.
+    func completeRequest(completionHandler: ((Bool) -> Void)?)
+}
+
+/// Streams one shard into a Call Directory context: the whole body of a blocking extension.
+public enum ShardLoader {
+    /// Adds every number of the shard at `path` to `context`, after removing what an incremental
+    /// request has stored, then completes the request.
+    ///
+    /// Opening the shard checks its checksums first, so a damaged file adds nothing.
+    ///
+    /// - Returns: how many numbers were added.
+    /// - Throws: `BlocklistError` if the shard cannot be read; the request is then not completed.
+    /// - Complexity: O(entries) time, fixed memory (the reader's buffers).
+    @discardableResult
+    public static func load(
+        shardAt path: String, into context: some CallDirectoryContext, completionHandler: ((Bool) -> Void)? = nil
+    ) throws(BlocklistError) -> Int64 {
+        let reader = try ShardReader(path: path)
+        if context.isIncremental { context.removeAllBlockingEntries() }
+        while let number = try reader.next() {
+            context.addBlockingEntry(withNextSequentialPhoneNumber: number)
+        }
+        context.completeRequest(completionHandler: completionHandler)
+        return reader.entriesRead
+    }
+}

@@ -1,0 +1,165 @@
+/// A block spec compiled for fast counting and generation.
+///
+/// For each pattern it holds a table of how many accepted completions every (digit position,
+/// automaton state) pair has. With it, counting a shard takes a few hundred steps, and the
+/// generator jumps over whole blocks of accepted numbers (a block of `10^k` numbers whose last
+/// `k` digits are free and cannot complete an exclusion is one run) instead of visiting numbers.
+///
+/// - Complexity: building is O(patterns × digits × automaton states × 10); the tables hold
+///   `(digits + 1) × states` integers per pattern.
+public struct CompiledSpec: Sendable {
+    /// The spec this was compiled from.
+    public let spec: BlockSpec
+    package let automaton: ExclusionAutomaton
+    package let patterns: [CompiledPattern]
+
+    public init(_ spec: BlockSpec) {
+        self.spec = spec
+        let automaton = ExclusionAutomaton(exclusions: spec.exclusions)
+        self.automaton = automaton
+        var offset: Int64 = 0
+        var patterns: [CompiledPattern] = []
+        for pattern in spec.patterns {
+            patterns.append(CompiledPattern(pattern, rankOffset: offset, automaton: automaton))
+            offset += pattern.candidateCount
+        }
+        self.patterns = patterns
+    }
+
+    /// How many accepted numbers have a candidate rank in `ranks`.
+    public func count(ranks: Range<Int64>) -> Int64 {
+        var total: Int64 = 0
+        for pattern in patterns {
+            guard let local = pattern.localRange(ranks) else { continue }
+            total += pattern.count(position: 0, state: 0, wildcardPrefix: 0, in: local, automaton: automaton)
+        }
+        return total
+    }
+
+    /// How many accepted numbers shard `index` (from 1) holds.
+    public func count(shard index: Int) -> Int64 { count(ranks: spec.rankRange(ofShard: index)) }
+
+    /// The accepted numbers with a candidate rank in `ranks`, ascending, as maximal runs.
+    public func runs(ranks: Range<Int64>) -> RunGenerator { RunGenerator(self, ranks: ranks) }
+
+    /// The accepted numbers of shard `index` (from 1), ascending, as maximal runs.
+    public func runs(shard index: Int) -> RunGenerator { runs(ranks: spec.rankRange(ofShard: index)) }
+
+    /// Every accepted number, ascending, as maximal runs.
+    public func runs() -> RunGenerator { runs(ranks: 0..<spec.candidateCount) }
+
+    /// Whether `number` is one the spec blocks; `nil` if no pattern spells it.
+    ///
+    /// - Returns: the number's candidate rank and whether it is accepted (not excluded).
+    public func classify(_ number: Int64) -> (rank: Int64, accepted: Bool)? {
+        for pattern in patterns {
+            if let result = pattern.classify(number, automaton: automaton) { return result }
+        }
+        return nil
+    }
+}
+
+/// One pattern's tables.
+package struct CompiledPattern: Sendable {
+    /// Each position's fixed digit, or -1 for `#`.
+    package let digits: [Int8]
+    /// The global candidate rank of this pattern's first candidate.
+    package let rankOffset: Int64
+    package let candidateCount: Int64
+    package let stateCount: Int
+    /// `completions[position * stateCount + state]`: accepted ways to finish the number from there.
+    package let completions: [Int64]
+    /// `wildcardsFrom[position]`: how many `#` are at `position` or later.
+    package let wildcardsFrom: [Int]
+    /// `allWildcardFrom[position]`: whether every position from `position` on is `#`.
+    package let allWildcardFrom: [Bool]
+    /// `power10[k]` = 10^k.
+    package let power10: [Int64]
+
+    init(_ pattern: BlockPattern, rankOffset: Int64, automaton: ExclusionAutomaton) {
+        let length = pattern.length
+        let states = automaton.stateCount
+        digits = pattern.digits
+        self.rankOffset = rankOffset
+        candidateCount = pattern.candidateCount
+        stateCount = states
+        power10 = (0...BlockPattern.maximumDigits).map { _power10($0) }
+
+        var wildcardsFrom = [Int](repeating: 0, count: length + 1)
+        var allWildcardFrom = [Bool](repeating: true, count: length + 1)
+        for position in stride(from: length - 1, through: 0, by: -1) {
+            let wildcard = pattern.digits[position] < 0
+            wildcardsFrom[position] = wildcardsFrom[position + 1] + (wildcard ? 1 : 0)
+            allWildcardFrom[position] = allWildcardFrom[position + 1] && wildcard
+        }
+        self.wildcardsFrom = wildcardsFrom
+        self.allWildcardFrom = allWildcardFrom
+
+        var completions = [Int64](repeating: 0, count: (length + 1) * states)
+        for state in 0..<states { completions[length * states + state] = automaton.isDead[state] ? 0 : 1 }
+        for position in stride(from: length - 1, through: 0, by: -1) {
+            let fixed = Int(pattern.digits[position])
+            let range = fixed < 0 ? 0...9 : fixed...fixed
+            for state in 0..<states where !automaton.isDead[state] {
+                var sum: Int64 = 0
+                for digit in range {
+                    sum += completions[(position + 1) * states + automaton.next(state, digit)]
+                }
+                completions[position * states + state] = sum
+            }
+        }
+        self.completions = completions
+    }
+
+    var length: Int { digits.count }
+
+    /// The part of the global `ranks` that falls in this pattern, as local wildcard values.
+    func localRange(_ ranks: Range<Int64>) -> Range<Int64>? {
+        let lower = max(ranks.lowerBound, rankOffset) - rankOffset
+        let upper = min(ranks.upperBound, rankOffset + candidateCount) - rankOffset
+        return lower < upper ? lower..<upper : nil
+    }
+
+    func count(position: Int, state: Int, wildcardPrefix: Int64, in local: Range<Int64>, automaton: ExclusionAutomaton) -> Int64 {
+        let span = power10[wildcardsFrom[position]]
+        let lower = wildcardPrefix * span
+        let upper = lower + span
+        if upper <= local.lowerBound || lower >= local.upperBound { return 0 }
+        if lower >= local.lowerBound && upper <= local.upperBound {
+            return completions[position * stateCount + state]
+        }
+        // Partly inside: only positions before the end can straddle a boundary.
+        let fixed = Int(digits[position])
+        var total: Int64 = 0
+        for digit in (fixed < 0 ? 0...9 : fixed...fixed) {
+            let next = automaton.next(state, digit)
+            if automaton.isDead[next] { continue }
+            let prefix = fixed < 0 ? wildcardPrefix * 10 + Int64(digit) : wildcardPrefix
+            total += count(position: position + 1, state: next, wildcardPrefix: prefix, in: local, automaton: automaton)
+        }
+        return total
+    }
+
+    func classify(_ number: Int64, automaton: ExclusionAutomaton) -> (rank: Int64, accepted: Bool)? {
+        guard number >= 0 else { return nil }
+        var remaining = number
+        var numberDigits = [Int8](repeating: 0, count: length)
+        for position in stride(from: length - 1, through: 0, by: -1) {
+            numberDigits[position] = Int8(remaining % 10)
+            remaining /= 10
+        }
+        guard remaining == 0, numberDigits[0] != 0 || length == 1 else { return nil }
+        var state = 0
+        var rank: Int64 = 0
+        for position in 0..<length {
+            let digit = numberDigits[position]
+            if digits[position] >= 0 {
+                guard digits[position] == digit else { return nil }
+            } else {
+                rank = rank * 10 + Int64(digit)
+            }
+            state = automaton.next(state, Int(digit))
+        }
+        return (rankOffset + rank, !automaton.isDead[state])
+    }
+}

@@ -1,0 +1,17 @@
+/// Parameters of the shard payload, shared by the writer and the reader.
+///
+/// The payload is a zlib stream (RFC 1950) of runs, each two unsigned LEB128 varints:
+/// `start - (previousLast + 2)` and `count - 1`, with `previousLast = first - 2` before the first
+/// run. Runs are therefore strictly ascending and never adjacent by construction.
+package enum ShardFormat {
+    /// zlib level 9: the payload is written once and read on every device.
+    package static let compressionLevel: Int32 = 9
+    /// A 32 KiB window. The reader needs the same; with its buffers it stays far under 256 KiB.
+    package static let windowBits: Int32 = 15
+    /// Deflate's hash memory, `2^(memLevel+9)` bytes.
+    package static let memoryLevel: Int32 = 8
+    /// The writer's and reader's I/O buffers.
+    package static let bufferSize = 16 * 1024
+    /// The longest LEB128 encoding of a UInt64.
+    package static let maximumVarintBytes = 10
+}

@@ -1,0 +1,49 @@
+/// How a spec's numbers split into shards, counted before anything is written.
+///
+/// Shard `i` (from 1) covers candidate ranks `[(i-1)·rangeSize, i·rangeSize)`. Planning refuses a
+/// spec whose shard would hold more than `capacity` entries, naming the shard and its count, so a
+/// bad spec is stopped before any file is touched.
+public struct ShardPlan: Sendable {
+    /// One planned shard.
+    public struct Shard: Hashable, Sendable {
+        /// From 1; extension `index` loads it.
+        public var index: Int
+        /// The candidate ranks it covers.
+        public var ranks: Range<Int64>
+        /// How many numbers it holds.
+        public var entryCount: Int64
+    }
+
+    /// The compiled spec.
+    public let compiled: CompiledSpec
+    /// The shards, by index.
+    public let shards: [Shard]
+
+    /// Plans `spec`.
+    ///
+    /// - Throws: `BlocklistError` `.capacityExceeded` naming the first shard over capacity.
+    /// - Complexity: O(shards × digits × 10 × states).
+    public init(_ spec: BlockSpec) throws(BlocklistError) {
+        let compiled = CompiledSpec(spec)
+        var shards: [Shard] = []
+        shards.reserveCapacity(spec.shardCount)
+        for index in 1...spec.shardCount {
+            let ranks = spec.rankRange(ofShard: index)
+            let count = compiled.count(ranks: ranks)
+            guard count <= spec.capacity else {
+                throw BlocklistError(
+                    .capacityExceeded,
+                    "Shard \(index) (candidates \(ranks.lowerBound)..<\(ranks.upperBound)) would hold \(count) entries, more than the capacity of \(spec.capacity); lower --range-size or add exclusions.")
+            }
+            shards.append(Shard(index: index, ranks: ranks, entryCount: count))
+        }
+        self.compiled = compiled
+        self.shards = shards
+    }
+
+    /// The spec.
+    public var spec: BlockSpec { compiled.spec }
+
+    /// How many numbers all shards hold together.
+    public var totalEntries: Int64 { shards.reduce(0) { $0 + $1.entryCount } }
+}

@@ -1,0 +1,59 @@
+/// Checks one shard file completely: header, both checksums, every run's order and encoding,
+/// the counts, and optionally its index, its capacity and that it holds exactly a spec's numbers.
+public enum ShardVerifier {
+    /// What a verified shard holds.
+    public struct Summary: Hashable, Sendable {
+        public var path: String
+        public var header: ShardHeader
+        /// The file's size in bytes.
+        public var bytes: Int64
+    }
+
+    /// Verifies `path`.
+    ///
+    /// - Parameters:
+    ///   - path: the shard file.
+    ///   - expectedIndex: the index it must carry, or `nil` to accept any.
+    ///   - capacity: the most entries it may hold, or `nil` for no limit.
+    ///   - expected: the runs it must hold, exactly, or `nil` to skip that check.
+    /// - Returns: its header and size.
+    /// - Throws: the first problem found, as a `BlocklistError` naming the file and where.
+    /// - Complexity: O(runs); memory is the reader's fixed buffers.
+    public static func verify(
+        _ path: String, expectedIndex: Int? = nil, capacity: Int64? = nil, expected: RunGenerator? = nil
+    ) throws(BlocklistError) -> Summary {
+        let reader = try ShardReader(path: path)
+        let header = reader.header
+        if let expectedIndex, Int(header.shardIndex) != expectedIndex {
+            throw BlocklistError(.manifestMismatch, "\(path) carries shard index \(header.shardIndex), expected \(expectedIndex).")
+        }
+        if let capacity, header.entryCount > capacity {
+            throw BlocklistError(
+                .capacityExceeded,
+                "\(path) holds \(header.entryCount) entries, more than the capacity of \(capacity) one extension accepts.")
+        }
+        var expected = expected
+        var previous: NumberRun?
+        var entries: Int64 = 0
+        while let run = try reader.nextRun() {
+            // The encoding cannot express these, but the verifier states them anyway.
+            if let previous, run.start <= previous.last + 1 {
+                throw BlocklistError(.corruptShard, "\(path): entry \(entries) (\(run.start)) does not follow \(previous.last) in strictly ascending order.")
+            }
+            if expected != nil {
+                let want = expected!.next()
+                guard want == run else {
+                    throw BlocklistError(
+                        .manifestMismatch,
+                        "\(path): entry \(entries) starts run \(run), but the spec generates \(want.map { "\($0)" } ?? "nothing more") there.")
+                }
+            }
+            entries += run.count
+            previous = run
+        }
+        if expected != nil, let want = expected!.next() {
+            throw BlocklistError(.manifestMismatch, "\(path) ends after \(entries) entries, but the spec also generates \(want).")
+        }
+        return Summary(path: path, header: header, bytes: try FileDescriptor.openForReading(path).size())
+    }
+}
