@@ -59,43 +59,43 @@ public struct CompiledSpec: Sendable {
     }
 }
 
-/// One pattern's tables.
-package struct CompiledPattern: Sendable {
+/// One pattern's tables, in buffers allocated once and never changed, so the generator can walk
+/// them through raw pointers without reference counting.
+package final class CompiledPattern: @unchecked Sendable {
     /// Each position's fixed digit, or -1 for `#`.
-    package let digits: [Int8]
+    package let digits: UnsafeMutableBufferPointer<Int8>
     /// The global candidate rank of this pattern's first candidate.
     package let rankOffset: Int64
     package let candidateCount: Int64
     package let stateCount: Int
     /// `completions[position * stateCount + state]`: accepted ways to finish the number from there.
-    package let completions: [Int64]
-    /// `wildcardsFrom[position]`: how many `#` are at `position` or later.
-    package let wildcardsFrom: [Int]
-    /// `allWildcardFrom[position]`: whether every position from `position` on is `#`.
-    package let allWildcardFrom: [Bool]
-    /// `power10[k]` = 10^k.
-    package let power10: [Int64]
+    package let completions: UnsafeMutableBufferPointer<Int64>
+    /// `wildcardSpan[position]`: 10 to the number of `#` at `position` or later.
+    package let wildcardSpan: UnsafeMutableBufferPointer<Int64>
+    /// `fullSpan[position]`: 10 to the number of positions left if all of them are `#`, else 0.
+    package let fullSpan: UnsafeMutableBufferPointer<Int64>
 
     init(_ pattern: BlockPattern, rankOffset: Int64, automaton: ExclusionAutomaton) {
         let length = pattern.length
         let states = automaton.stateCount
-        digits = pattern.digits
         self.rankOffset = rankOffset
         candidateCount = pattern.candidateCount
         stateCount = states
-        power10 = (0...BlockPattern.maximumDigits).map { _power10($0) }
+        digits = .allocate(capacity: length)
+        _ = digits.initialize(from: pattern.digits)
 
-        var wildcardsFrom = [Int](repeating: 0, count: length + 1)
-        var allWildcardFrom = [Bool](repeating: true, count: length + 1)
+        wildcardSpan = .allocate(capacity: length + 1)
+        fullSpan = .allocate(capacity: length + 1)
+        wildcardSpan[length] = 1
+        fullSpan[length] = 1
         for position in stride(from: length - 1, through: 0, by: -1) {
             let wildcard = pattern.digits[position] < 0
-            wildcardsFrom[position] = wildcardsFrom[position + 1] + (wildcard ? 1 : 0)
-            allWildcardFrom[position] = allWildcardFrom[position + 1] && wildcard
+            wildcardSpan[position] = wildcardSpan[position + 1] * (wildcard ? 10 : 1)
+            fullSpan[position] = wildcard ? fullSpan[position + 1] * 10 : 0
         }
-        self.wildcardsFrom = wildcardsFrom
-        self.allWildcardFrom = allWildcardFrom
 
-        var completions = [Int64](repeating: 0, count: (length + 1) * states)
+        completions = .allocate(capacity: (length + 1) * states)
+        completions.initialize(repeating: 0)
         for state in 0..<states { completions[length * states + state] = automaton.isDead[state] ? 0 : 1 }
         for position in stride(from: length - 1, through: 0, by: -1) {
             let fixed = Int(pattern.digits[position])
@@ -108,7 +108,13 @@ package struct CompiledPattern: Sendable {
                 completions[position * states + state] = sum
             }
         }
-        self.completions = completions
+    }
+
+    deinit {
+        digits.deallocate()
+        completions.deallocate()
+        wildcardSpan.deallocate()
+        fullSpan.deallocate()
     }
 
     var length: Int { digits.count }
@@ -121,7 +127,7 @@ package struct CompiledPattern: Sendable {
     }
 
     func count(position: Int, state: Int, wildcardPrefix: Int64, in local: Range<Int64>, automaton: ExclusionAutomaton) -> Int64 {
-        let span = power10[wildcardsFrom[position]]
+        let span = wildcardSpan[position]
         let lower = wildcardPrefix * span
         let upper = lower + span
         if upper <= local.lowerBound || lower >= local.upperBound { return 0 }

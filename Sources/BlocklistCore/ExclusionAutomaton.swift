@@ -3,11 +3,11 @@
 ///
 /// State 0 is the start. Once an exclusion has been seen the automaton sits in an absorbing dead
 /// state, so "this number is excluded" is one comparison.
-package struct ExclusionAutomaton: Sendable {
-    /// `transitions[state * 10 + digit]` is the next state.
-    package let transitions: [Int32]
+package final class ExclusionAutomaton: @unchecked Sendable {
+    /// `transitions[state * 10 + digit]` is the next state; allocated once, never changed.
+    package let transitions: UnsafeMutableBufferPointer<Int32>
     /// Whether a state means an exclusion was seen.
-    package let isDead: [Bool]
+    package let isDead: UnsafeMutableBufferPointer<Bool>
 
     package var stateCount: Int { isDead.count }
 
@@ -63,8 +63,15 @@ package struct ExclusionAutomaton: Sendable {
         for state in 0..<count where dead[state] {
             for digit in 0..<10 { transitions[state * 10 + digit] = Int32(state) }
         }
-        self.transitions = transitions
-        self.isDead = dead
+        self.transitions = .allocate(capacity: transitions.count)
+        _ = self.transitions.initialize(from: transitions)
+        self.isDead = .allocate(capacity: dead.count)
+        _ = self.isDead.initialize(from: dead)
+    }
+
+    deinit {
+        transitions.deallocate()
+        isDead.deallocate()
     }
 
     @inlinable

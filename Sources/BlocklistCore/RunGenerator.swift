@@ -2,12 +2,14 @@
 ///
 /// A depth-first walk over digit positions with an explicit stack allocated once (one frame per
 /// digit, at most 15). A subtree whose remaining digits are all free and cannot complete an
-/// exclusion is emitted as one run without visiting its numbers; adjacent runs are merged, also
-/// across patterns. Nothing is allocated per run or per number.
+/// exclusion is emitted as one block without visiting its numbers; neighbouring blocks are merged
+/// into maximal runs, also across patterns. Nothing is allocated per run or per number, and the
+/// walk reads the compiled tables through raw pointers, so it does no reference counting.
+///
+/// A generator is single-pass: iterating it consumes it.
 ///
 /// - Complexity: O(runs × digits × 10) steps; memory is fixed.
-public struct RunGenerator: IteratorProtocol, Sequence {
-    @usableFromInline
+public final class RunGenerator: IteratorProtocol, Sequence {
     struct Frame {
         var position: Int
         var state: Int
@@ -16,27 +18,36 @@ public struct RunGenerator: IteratorProtocol, Sequence {
         var nextDigit: Int
     }
 
+    /// Keeps the tables the pointers below point into alive.
     private let spec: CompiledSpec
-    /// (pattern index, local wildcard range) pieces still to walk, in order.
-    private var segments: [(Int, Range<Int64>)]
+    /// (pattern, local wildcard range) pieces still to walk, in order.
+    private let segments: [(CompiledPattern, Range<Int64>)]
     private var segmentIndex = 0
-    private var stack: ContiguousArray<Frame>
+    private let frames: UnsafeMutableBufferPointer<Frame>
     private var depth = -1
     private var pending: NumberRun?
 
+    // The current segment's tables and bounds.
+    private let transitions: UnsafeMutableBufferPointer<Int32>
+    private var digits = UnsafeMutableBufferPointer<Int8>(start: nil, count: 0)
+    private var completions = UnsafeMutableBufferPointer<Int64>(start: nil, count: 0)
+    private var wildcardSpan = UnsafeMutableBufferPointer<Int64>(start: nil, count: 0)
+    private var fullSpan = UnsafeMutableBufferPointer<Int64>(start: nil, count: 0)
+    private var stateCount = 0
+    private var lowerBound: Int64 = 0
+    private var upperBound: Int64 = 0
+
     init(_ spec: CompiledSpec, ranks: Range<Int64>) {
         self.spec = spec
-        segments = []
-        for (index, pattern) in spec.patterns.enumerated() {
-            if let local = pattern.localRange(ranks) { segments.append((index, local)) }
-        }
-        stack = ContiguousArray(
-            repeating: Frame(position: 0, state: 0, number: 0, wildcardPrefix: 0, nextDigit: 0),
-            count: BlockPattern.maximumDigits + 1)
+        segments = spec.patterns.compactMap { pattern in pattern.localRange(ranks).map { (pattern, $0) } }
+        transitions = spec.automaton.transitions
+        frames = .allocate(capacity: BlockPattern.maximumDigits + 1)
     }
 
+    deinit { frames.deallocate() }
+
     /// The next maximal run, or `nil` when the range is exhausted.
-    public mutating func next() -> NumberRun? {
+    public func next() -> NumberRun? {
         while let run = nextPiece() {
             guard var merged = pending else {
                 pending = run
@@ -55,54 +66,67 @@ public struct RunGenerator: IteratorProtocol, Sequence {
     }
 
     /// The next block of accepted numbers, possibly adjacent to the previous one.
-    private mutating func nextPiece() -> NumberRun? {
-        let automaton = spec.automaton
-        while segmentIndex < segments.count {
-            let (patternIndex, local) = segments[segmentIndex]
-            let pattern = spec.patterns[patternIndex]
+    private func nextPiece() -> NumberRun? {
+        while true {
             if depth < 0 {
+                guard segmentIndex < segments.count else { return nil }
+                let (pattern, local) = segments[segmentIndex]
+                segmentIndex += 1
+                digits = pattern.digits
+                completions = pattern.completions
+                wildcardSpan = pattern.wildcardSpan
+                fullSpan = pattern.fullSpan
+                stateCount = pattern.stateCount
+                lowerBound = local.lowerBound
+                upperBound = local.upperBound
                 depth = 0
-                stack[0] = Frame(position: 0, state: 0, number: 0, wildcardPrefix: 0, nextDigit: firstDigit(pattern, 0))
+                frames[0] = Frame(position: 0, state: 0, number: 0, wildcardPrefix: 0, nextDigit: Swift.max(Int(digits[0]), 0))
             }
+            // Siblings whose subtrees are all accepted are adjacent: gather them into one piece.
+            var piece: NumberRun?
             while depth >= 0 {
-                let frame = stack[depth]
-                let fixed = Int(pattern.digits[frame.position])
+                let frame = frames[depth]
+                let fixed = Int(digits[frame.position])
                 if frame.nextDigit > 9 || (fixed >= 0 && frame.nextDigit != fixed) {
+                    if piece != nil { return piece }
                     depth -= 1
                     continue
                 }
                 let digit = frame.nextDigit
-                stack[depth].nextDigit = fixed >= 0 ? 10 : digit + 1
+                frames[depth].nextDigit = fixed >= 0 ? 10 : digit + 1
 
-                let state = automaton.next(frame.state, digit)
+                let state = Int(transitions[frame.state &* 10 &+ digit])
                 let position = frame.position + 1
-                let completions = pattern.completions[position * pattern.stateCount + state]
-                if completions == 0 { continue }
-                let number = frame.number * 10 + Int64(digit)
-                let prefix = fixed < 0 ? frame.wildcardPrefix * 10 + Int64(digit) : frame.wildcardPrefix
-                let span = pattern.power10[pattern.wildcardsFrom[position]]
-                let lower = prefix * span
-                let upper = lower + span
-                if upper <= local.lowerBound || lower >= local.upperBound { continue }
-
-                let remaining = pattern.length - position
-                if lower >= local.lowerBound && upper <= local.upperBound && pattern.allWildcardFrom[position]
-                    && completions == pattern.power10[remaining]
-                {
-                    return NumberRun(start: number * pattern.power10[remaining], count: completions)
+                let count = completions[position &* stateCount &+ state]
+                let number = frame.number &* 10 &+ Int64(digit)
+                let prefix = fixed < 0 ? frame.wildcardPrefix &* 10 &+ Int64(digit) : frame.wildcardPrefix
+                let span = wildcardSpan[position]
+                let lower = prefix &* span
+                let upper = lower &+ span
+                if count == 0 || upper <= lowerBound || lower >= upperBound {
+                    if piece != nil { return piece }
+                    continue
+                }
+                let full = fullSpan[position]
+                if count == full && lower >= lowerBound && upper <= upperBound {
+                    if piece == nil {
+                        piece = NumberRun(start: number &* full, count: count)
+                    } else {
+                        piece!.count &+= count
+                    }
+                    continue
+                }
+                if piece != nil {
+                    // Look at this digit again on the next call, after handing over the piece.
+                    frames[depth].nextDigit = digit
+                    return piece
                 }
                 depth += 1
-                stack[depth] = Frame(
+                frames[depth] = Frame(
                     position: position, state: state, number: number, wildcardPrefix: prefix,
-                    nextDigit: firstDigit(pattern, position))
+                    nextDigit: Swift.max(Int(digits[position]), 0))
             }
-            segmentIndex += 1
+            if piece != nil { return piece }
         }
-        return nil
-    }
-
-    private func firstDigit(_ pattern: CompiledPattern, _ position: Int) -> Int {
-        let fixed = Int(pattern.digits[position])
-        return fixed >= 0 ? fixed : 0
     }
 }

@@ -62,7 +62,7 @@ public final class ShardReader {
                         : "\(path) has \(size - expected) bytes after the end its header gives (\(expected) bytes).")
             }
             try Self.checkPayloadCRC(file, header: header, buffer: inputBuffer, path: path)
-            inflater = try Inflater(windowBits: ShardFormat.windowBits, context: path, payloadOffset: Int64(ShardHeader.size))
+            inflater = try Inflater(windowBits: ShardFormat.readerWindowBits, context: path, payloadOffset: Int64(ShardHeader.size))
         } catch {
             inputBuffer.deallocate()
             outputBuffer.deallocate()

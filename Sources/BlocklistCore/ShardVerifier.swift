@@ -32,7 +32,6 @@ public enum ShardVerifier {
                 .capacityExceeded,
                 "\(path) holds \(header.entryCount) entries, more than the capacity of \(capacity) one extension accepts.")
         }
-        var expected = expected
         var previous: NumberRun?
         var entries: Int64 = 0
         while let run = try reader.nextRun() {
@@ -40,8 +39,8 @@ public enum ShardVerifier {
             if let previous, run.start <= previous.last + 1 {
                 throw BlocklistError(.corruptShard, "\(path): entry \(entries) (\(run.start)) does not follow \(previous.last) in strictly ascending order.")
             }
-            if expected != nil {
-                let want = expected!.next()
+            if let expected {
+                let want = expected.next()
                 guard want == run else {
                     throw BlocklistError(
                         .manifestMismatch,
@@ -51,7 +50,7 @@ public enum ShardVerifier {
             entries += run.count
             previous = run
         }
-        if expected != nil, let want = expected!.next() {
+        if let expected, let want = expected.next() {
             throw BlocklistError(.manifestMismatch, "\(path) ends after \(entries) entries, but the spec also generates \(want).")
         }
         return Summary(path: path, header: header, bytes: try FileDescriptor.openForReading(path).size())

@@ -1,18 +1,42 @@
+/// The compression state and buffers a `ShardWriter` uses, reusable from one shard to the next so
+/// that writing a whole set allocates them once.
+public final class ShardEncoder {
+    let deflater: Deflater
+    let encodeBuffer: UnsafeMutableRawBufferPointer
+    let outputBuffer: UnsafeMutableRawBufferPointer
+    var inUse = false
+
+    /// Allocates the state: about 20 KiB of zlib state and two 16 KiB buffers.
+    public init() throws(BlocklistError) {
+        deflater = try Deflater(
+            level: ShardFormat.compressionLevel, windowBits: ShardFormat.windowBits,
+            memLevel: ShardFormat.memoryLevel, context: "a shard")
+        encodeBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
+        outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
+    }
+
+    deinit {
+        encodeBuffer.deallocate()
+        outputBuffer.deallocate()
+    }
+}
+
 /// Writes one shard file from ascending runs, streaming: a fixed encode buffer and a fixed
-/// compressed-output buffer, allocated once.
+/// compressed-output buffer, allocated once (or borrowed from a `ShardEncoder`).
 ///
 /// The header is written last, at offset 0, once the counts and checksums are known. The writer
 /// creates its file exclusively and never renames it: committing it is the caller's job.
 ///
-/// - Complexity: O(runs); memory is fixed (about 300 KiB, most of it zlib's deflate state).
+/// - Complexity: O(runs); memory is fixed (about 60 KiB).
 public final class ShardWriter {
     /// The file being written.
     public let path: String
     private let shardIndex: UInt32
     private let file: FileDescriptor
-    private let deflater: Deflater
-    private let encodeBuffer: UnsafeMutableRawBufferPointer
-    private let outputBuffer: UnsafeMutableRawBufferPointer
+    private let encoder: ShardEncoder
+    private var deflater: Deflater { encoder.deflater }
+    private var encodeBuffer: UnsafeMutableRawBufferPointer { encoder.encodeBuffer }
+    private var outputBuffer: UnsafeMutableRawBufferPointer { encoder.outputBuffer }
     private var encoded = 0
     private var pending: NumberRun?
     private var previousLast: Int64 = 0
@@ -25,25 +49,26 @@ public final class ShardWriter {
 
     /// Creates `path` (which must not exist) for shard `shardIndex`.
     ///
+    /// - Parameters:
+    ///   - path: the new file.
+    ///   - shardIndex: from 1.
+    ///   - encoder: state to reuse; one writer at a time may use it. Default: a new one.
     /// - Throws: `BlocklistError` `.io` if the file cannot be created.
-    public init(path: String, shardIndex: Int) throws(BlocklistError) {
+    public init(path: String, shardIndex: Int, encoder: ShardEncoder? = nil) throws(BlocklistError) {
         guard shardIndex >= 1, shardIndex <= Int(UInt32.max) else {
             throw BlocklistError(.invalidInput, "Shard index \(shardIndex) for \(path) is outside 1...\(UInt32.max).")
         }
+        let encoder = if let encoder { encoder } else { try ShardEncoder() }
+        precondition(!encoder.inUse, "a ShardEncoder serves one ShardWriter at a time")
+        try encoder.deflater.reset(context: path)
         self.path = path
         self.shardIndex = UInt32(shardIndex)
         file = try FileDescriptor.createExclusive(path)
-        deflater = try Deflater(
-            level: ShardFormat.compressionLevel, windowBits: ShardFormat.windowBits,
-            memLevel: ShardFormat.memoryLevel, context: path)
-        encodeBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
-        outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
+        self.encoder = encoder
+        encoder.inUse = true
     }
 
-    deinit {
-        encodeBuffer.deallocate()
-        outputBuffer.deallocate()
-    }
+    deinit { encoder.inUse = false }
 
     /// How many numbers have been appended.
     public var entriesWritten: Int64 { entryCount + (pending?.count ?? 0) }

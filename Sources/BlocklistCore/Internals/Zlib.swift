@@ -26,7 +26,8 @@ private func zlibMessage(_ stream: UnsafeMutablePointer<z_stream>, _ code: Int32
 /// A zlib compression stream.
 package final class Deflater {
     private let stream: UnsafeMutablePointer<z_stream>
-    private let context: String
+    /// The file this stream writes, for error sentences.
+    package var context: String
 
     /// - Parameters:
     ///   - level: 0–9; 9 is smallest.
@@ -53,6 +54,15 @@ package final class Deflater {
         deflateEnd(stream)
         stream.deinitialize(count: 1)
         stream.deallocate()
+    }
+
+    /// Starts a new stream with the same parameters, keeping the allocated state.
+    package func reset(context: String) throws(BlocklistError) {
+        self.context = context
+        let code = deflateReset(stream)
+        guard code == Z_OK else {
+            throw BlocklistError(.compression, "Resetting zlib compression for \(context) failed: \(zlibMessage(stream, code)).")
+        }
     }
 
     /// Compresses `input`, handing every full chunk of `output` to `sink`.

@@ -1,0 +1,156 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlocklistCore
+
+/// The index of a shard set: which files make up the current generation, what each holds, and the
+/// spec that made them. `manifest.json` in the output directory; replacing it is the commit.
+public struct Manifest: Codable, Hashable, Sendable {
+    /// The file name in the output directory.
+    public static let fileName = "manifest.json"
+    /// What `format` says.
+    public static let formatName = "blocklist-shard-set"
+    /// The manifest version this library writes and the newest it reads.
+    public static let currentVersion = 1
+
+    /// One shard file.
+    public struct Shard: Codable, Hashable, Sendable {
+        /// The file's name inside the set directory.
+        public var file: String
+        /// From 1; extension `index` loads it.
+        public var index: Int
+        /// How many numbers it holds.
+        public var count: Int64
+        /// Its smallest number (0 if empty).
+        public var first: Int64
+        /// Its largest number (0 if empty).
+        public var last: Int64
+        /// The file's size.
+        public var bytes: Int64
+        /// The header's CRC-32 as 8 hex digits; it covers every byte of the file.
+        public var checksum: String
+    }
+
+    /// The spec, as given to `generate`.
+    public struct Spec: Codable, Hashable, Sendable {
+        public var patterns: [String]
+        public var exclusions: [String]
+        public var rangeSize: Int64
+        public var capacity: Int64
+
+        public init(_ spec: BlockSpec) {
+            patterns = spec.patterns.map(\.description)
+            exclusions = spec.exclusions
+            rangeSize = spec.rangeSize
+            capacity = spec.capacity
+        }
+
+        /// The spec, validated again.
+        public func blockSpec() throws(BlocklistError) -> BlockSpec {
+            try BlockSpec(patterns: patterns, exclusions: exclusions, rangeSize: rangeSize, capacity: capacity)
+        }
+    }
+
+    /// Always "blocklist-shard-set".
+    public var format: String
+    /// The manifest version.
+    public var version: Int
+    /// A unique name for this generation.
+    public var generation: String
+    /// The directory, inside the output directory, that holds this generation's shards.
+    public var directory: String
+    /// When the set was generated, in seconds since 1970.
+    public var createdAt: Int64
+    /// The spec that made the set.
+    public var spec: Spec
+    /// The sum of the shards' counts.
+    public var totalEntries: Int64
+    /// The sum of the shards' sizes.
+    public var totalBytes: Int64
+    /// The shards, by index.
+    public var shards: [Shard]
+
+    /// The path of shard `shard` when the set is in `outputDirectory`.
+    public func path(of shard: Shard, in outputDirectory: String) -> String {
+        outputDirectory + "/" + directory + "/" + shard.file
+    }
+
+    /// Reads and checks `outputDirectory/manifest.json`.
+    ///
+    /// - Throws: `BlocklistError` naming the file: missing, not JSON, a newer version, or a file
+    ///   name that would reach outside the set directory.
+    public static func load(from outputDirectory: String) throws(BlocklistError) -> Manifest {
+        let path = outputDirectory + "/" + fileName
+        switch try FileSystem.kind(outputDirectory) {
+        case .missing: throw BlocklistError(.io, "\(outputDirectory) does not exist; run `blocklist generate --output \(outputDirectory)` first.")
+        case .directory: break
+        default: throw BlocklistError(.io, "\(outputDirectory) is not a directory.")
+        }
+        if try FileSystem.kind(path) == .missing {
+            throw BlocklistError(.manifestMismatch, "\(outputDirectory) has no \(fileName); run `blocklist generate --output \(outputDirectory)` first.")
+        }
+        let bytes = try FileSystem.readFile(path)
+        let manifest: Manifest
+        do {
+            manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
+        } catch {
+            throw BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(describe(error))", underlying: error)
+        }
+        try manifest.validate(path: path)
+        return manifest
+    }
+
+    /// Checks what JSON decoding cannot: format, version, safe names, indexes in order.
+    func validate(path: String) throws(BlocklistError) {
+        func fail(_ what: String) -> BlocklistError { BlocklistError(.manifestMismatch, "\(path): \(what).") }
+        guard format == Self.formatName else { throw fail("format is \"\(format)\", expected \"\(Self.formatName)\"") }
+        guard version >= 1 else { throw fail("version \(version) is not a manifest version") }
+        guard version <= Self.currentVersion else {
+            throw BlocklistError(
+                .unsupportedVersion,
+                "\(path) is manifest version \(version), newer than the version \(Self.currentVersion) this tool reads; update blocklist.")
+        }
+        guard Self.isPlainName(directory) else {
+            throw fail("directory \"\(directory)\" is not a plain name inside the output directory; refusing to follow it")
+        }
+        for (position, shard) in shards.enumerated() {
+            guard Self.isPlainName(shard.file) else {
+                throw fail("shard \(shard.index) names the file \"\(shard.file)\", which is not a plain name inside the set directory; refusing to follow it")
+            }
+            guard shard.index == position + 1 else { throw fail("entry \(position + 1) of shards has index \(shard.index)") }
+        }
+    }
+
+    /// A name with no path separator that is not ".", ".." or hidden.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+    }
+
+    /// The manifest as JSON, keys sorted, for stable diffs.
+    public func encoded() throws(BlocklistError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
+        } catch {
+            throw BlocklistError(.io, "Encoding the manifest failed: \(error).", underlying: error)
+        }
+    }
+}
+
+/// A decoding error as one readable clause.
+private func describe(_ error: any Error) -> String {
+    guard let error = error as? DecodingError else { return "\(error)." }
+    func where_(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+    switch error {
+    case .keyNotFound(let key, let context): return "\(where_(context.codingPath + [key])) is missing."
+    case .typeMismatch(_, let context), .valueNotFound(_, let context):
+        return "\(where_(context.codingPath)) has the wrong type (\(context.debugDescription))."
+    case .dataCorrupted(let context): return "\(where_(context.codingPath)): \(context.debugDescription)"
+    @unknown default: return "\(error)."
+    }
+}

@@ -1,0 +1,96 @@
+import BlocklistCore
+
+extension ShardSet {
+    /// What `verify` found.
+    public struct Verification: Sendable {
+        /// The manifest, if it could be read.
+        public var manifest: Manifest?
+        /// Every problem found, each naming its file; empty when the set is sound.
+        public var problems: [BlocklistError]
+        /// Shards that passed every check.
+        public var shardsVerified: Int
+        /// Entries in the shards that passed.
+        public var entriesVerified: Int64
+        /// Bytes of the shards that passed.
+        public var bytesVerified: Int64
+
+        /// Whether everything holds.
+        public var isValid: Bool { problems.isEmpty && manifest != nil }
+    }
+
+    /// Checks a shard set completely and reports every problem, not just the first.
+    ///
+    /// Checks: the manifest reads and its spec is valid; the spec plans to the manifest's shards;
+    /// every listed shard exists and passes `ShardVerifier` (header, checksums, order, counts,
+    /// capacity) and agrees with its manifest entry; shards ascend across boundaries; no unlisted
+    /// file sits in the set directory; and every shard holds exactly what the spec generates.
+    ///
+    /// - Complexity: O(runs); memory is one reader's fixed buffers.
+    public static func verify(_ outputDirectory: String) -> Verification {
+        var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
+        let manifest: Manifest
+        let plan: ShardPlan
+        do {
+            manifest = try Manifest.load(from: outputDirectory)
+            result.manifest = manifest
+            plan = try ShardPlan(try manifest.spec.blockSpec())
+        } catch {
+            result.problems.append(error)
+            return result
+        }
+        let manifestPath = outputDirectory + "/" + Manifest.fileName
+        func problem(_ message: String) { result.problems.append(BlocklistError(.manifestMismatch, message)) }
+
+        if plan.shards.count != manifest.shards.count {
+            problem("\(manifestPath) lists \(manifest.shards.count) shards, but its spec makes \(plan.shards.count).")
+        }
+        let setPath = outputDirectory + "/" + manifest.directory
+        var previousLast: Int64 = 0
+        var previousFile = ""
+        var total: Int64 = 0
+        for entry in manifest.shards {
+            let path = manifest.path(of: entry, in: outputDirectory)
+            let expected = entry.index <= plan.shards.count ? plan.compiled.runs(ranks: plan.shards[entry.index - 1].ranks) : nil
+            do {
+                let summary = try ShardVerifier.verify(
+                    path, expectedIndex: entry.index, capacity: plan.spec.capacity, expected: expected)
+                let header = summary.header
+                var mismatches: [String] = []
+                if header.entryCount != entry.count { mismatches.append("count \(header.entryCount) ≠ \(entry.count)") }
+                if header.first != entry.first { mismatches.append("first \(header.first) ≠ \(entry.first)") }
+                if header.last != entry.last { mismatches.append("last \(header.last) ≠ \(entry.last)") }
+                if summary.bytes != entry.bytes { mismatches.append("size \(summary.bytes) ≠ \(entry.bytes) bytes") }
+                if header.checksum != entry.checksum { mismatches.append("checksum \(header.checksum) ≠ \(entry.checksum)") }
+                if !mismatches.isEmpty {
+                    problem("\(path) disagrees with \(manifestPath) (file vs manifest): \(mismatches.joined(separator: ", ")).")
+                    continue
+                }
+                if header.entryCount > 0 {
+                    if header.first <= previousLast {
+                        problem("\(path) starts at \(header.first), not above \(previousFile)'s last number \(previousLast); shards must ascend.")
+                    }
+                    previousLast = header.last
+                    previousFile = path
+                }
+                total += header.entryCount
+                result.shardsVerified += 1
+                result.entriesVerified += header.entryCount
+                result.bytesVerified += summary.bytes
+            } catch {
+                result.problems.append(error)
+            }
+        }
+        if result.problems.isEmpty && total != manifest.totalEntries {
+            problem("\(manifestPath) says \(manifest.totalEntries) entries in all, but the shards hold \(total).")
+        }
+        do {
+            let listed = Set(manifest.shards.map(\.file))
+            for name in try FileSystem.list(setPath) where !listed.contains(name) {
+                problem("\(setPath)/\(name) is not listed in \(manifestPath).")
+            }
+        } catch {
+            result.problems.append(error)
+        }
+        return result
+    }
+}

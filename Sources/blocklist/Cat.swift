@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import BlocklistCore
+
+struct Cat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every number of one or more shards, one per line, ascending.",
+        discussion: "Numbers are printed as CXCallDirectoryPhoneNumber digits (827001001001). Give shards in index order.")
+
+    @Argument(help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("Give at least one shard file.") }
+    }
+
+    func run() throws {
+        let output = LineWriter(fd: 1)
+        var previous: Int64 = 0
+        var previousFile = ""
+        let batch = UnsafeMutableBufferPointer<Int64>.allocate(capacity: 4096)
+        defer { batch.deallocate() }
+        for file in files {
+            let reader = try ShardReader(path: file)
+            if reader.header.entryCount > 0 && reader.header.first <= previous {
+                throw ValidationError("\(file) starts at \(reader.header.first), not above \(previousFile)'s last number \(previous); give shards in index order.")
+            }
+            while true {
+                let count = try reader.read(into: batch)
+                if count == 0 { break }
+                for index in 0..<count { try output.write(batch[index]) }
+            }
+            if reader.header.entryCount > 0 {
+                previous = reader.header.last
+                previousFile = file
+            }
+        }
+        try output.flush()
+    }
+}
+
+/// Writes decimal numbers, one per line, through one fixed buffer: no String per number.
+final class LineWriter {
+    private let fd: Int32
+    private let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1 << 16)
+    private var used = 0
+
+    init(fd: Int32) { self.fd = fd }
+    deinit { buffer.deallocate() }
+
+    func write(_ value: Int64) throws {
+        if used > buffer.count - 21 { try flush() }
+        var digits = value.magnitude
+        var end = used + 20
+        buffer[end] = UInt8(ascii: "\n")
+        repeat {
+            end -= 1
+            buffer[end] = UInt8(48 + digits % 10)
+            digits /= 10
+        } while digits > 0
+        if value < 0 {
+            end -= 1
+            buffer[end] = UInt8(ascii: "-")
+        }
+        let length = used + 21 - end
+        if end != used {
+            UnsafeMutableRawPointer(buffer.baseAddress! + used).copyMemory(from: buffer.baseAddress! + end, byteCount: length)
+        }
+        used += length
+    }
+
+    func flush() throws {
+        var done = 0
+        while done < used {
+            let n = Glibc.write(fd, buffer.baseAddress! + done, used - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ValidationError("Writing to standard output failed: \(String(cString: strerror(errno))).")
+            }
+            done += n
+        }
+        used = 0
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import BlocklistCore
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the header and statistics of one shard file.")
+
+    @Argument(help: ArgumentHelp("A shard file.", valueName: "file"))
+    var file: String
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    struct Report: Encodable {
+        var file: String
+        var version: UInt16
+        var shardIndex: UInt32
+        var entries: Int64
+        var runs: UInt32
+        var first: Int64
+        var last: Int64
+        var bytes: Int64
+        var payloadBytes: Int64
+        var payloadCRC: String
+        var checksum: String
+        var longestRun: Int64
+        var shortestRun: Int64
+        var bitsPerEntry: Double
+    }
+
+    func run() throws {
+        let reader = try ShardReader(path: file)
+        let header = reader.header
+        var longest: Int64 = 0
+        var shortest = Int64.max
+        while let run = try reader.nextRun() {
+            longest = max(longest, run.count)
+            shortest = min(shortest, run.count)
+        }
+        let bytes = Int64(ShardHeader.size) + header.payloadLength
+        let report = Report(
+            file: file, version: header.version, shardIndex: header.shardIndex, entries: header.entryCount,
+            runs: header.runCount, first: header.first, last: header.last, bytes: bytes, payloadBytes: header.payloadLength,
+            payloadCRC: String(header.payloadCRC, radix: 16), checksum: header.checksum, longestRun: longest,
+            shortestRun: header.runCount == 0 ? 0 : shortest,
+            bitsPerEntry: header.entryCount == 0 ? 0 : Double(bytes * 8) / Double(header.entryCount))
+        if json { return try printJSON(report) }
+        print("""
+            \(file): shard format version \(report.version), verified
+              shard index   \(report.shardIndex)
+              entries       \(Terminal.grouped(report.entries)) in \(Terminal.grouped(Int64(report.runs))) runs (longest \(Terminal.grouped(report.longestRun)), shortest \(Terminal.grouped(report.shortestRun)))
+              first         \(report.first)
+              last          \(report.last)
+              size          \(Terminal.grouped(report.bytes)) bytes (\(ShardHeader.size) header + \(Terminal.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
+              checksum      \(report.checksum) (payload CRC-32 \(report.payloadCRC))
+            """)
+    }
+}

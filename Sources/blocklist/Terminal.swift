@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Human output helpers: stderr, TTY detection, number formatting.
+enum Terminal {
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Writes `text` to standard error, unbuffered.
+    static func error(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = write(2, bytes.baseAddress! + done, bytes.count - done)
+                if n <= 0 { return }
+                done += n
+            }
+        }
+    }
+
+    /// 98552781 → "98,552,781".
+    static func grouped(_ value: Int64) -> String {
+        let digits = String(value.magnitude)
+        var result = ""
+        for (offset, character) in digits.enumerated() {
+            if offset > 0 && (digits.count - offset) % 3 == 0 { result.append(",") }
+            result.append(character)
+        }
+        return value < 0 ? "-" + result : result
+    }
+
+    /// A decimal with `places` digits after the point.
+    static func fixed(_ value: Double, _ places: Int) -> String {
+        guard value.isFinite else { return "-" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = (value * scale).rounded()
+        let whole = Int64(scaled / scale)
+        let fraction = Int64((abs(scaled) - Double(abs(whole)) * scale).rounded())
+        guard places > 0 else { return String(whole) }
+        let text = String(fraction)
+        return (value < 0 && whole == 0 ? "-" : "") + String(whole) + "." + String(repeating: "0", count: places - text.count) + text
+    }
+
+    /// 7340032 → "7.0 MiB".
+    static func bytes(_ value: Int64) -> String {
+        if value < 1024 { return "\(value) B" }
+        if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
+        return fixed(Double(value) / 1048576, 1) + " MiB"
+    }
+
+    /// A one-line progress bar, redrawn in place.
+    static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
+        let fraction = total > 0 ? Double(done) / Double(total) : 1
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        return "\r[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            + label + "\u{1B}[K"
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import BlocklistCore
+import BlocklistSet
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a shard set completely: checksums, order, counts, capacity, and that it equals its spec.",
+        discussion: "Exits 0 only when everything holds; otherwise prints one line per problem, each naming its file, and exits 1.")
+
+    @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
+    var directory = "Output"
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    struct Report: Encodable {
+        var directory: String
+        var valid: Bool
+        var shards: Int
+        var entries: Int64
+        var bytes: Int64
+        var problems: [String]
+    }
+
+    func run() throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let result = ShardSet.verify(directory)
+        let elapsed = (clock.now - started).seconds
+        if json {
+            try printJSON(
+                Report(
+                    directory: directory, valid: result.isValid, shards: result.shardsVerified,
+                    entries: result.entriesVerified, bytes: result.bytesVerified, problems: result.problems.map(\.message)))
+        } else if result.isValid {
+            print(
+                "OK: \(result.shardsVerified) shards, \(Terminal.grouped(result.entriesVerified)) entries, "
+                    + "\(Terminal.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms")
+        } else {
+            for problem in result.problems { Terminal.error("error: \(problem.message)\n") }
+            Terminal.error("\(result.problems.count) problem\(result.problems.count == 1 ? "" : "s") in \(directory)\n")
+        }
+        if !result.isValid { throw ExitCode.failure }
+    }
+}
