@@ -79,9 +79,8 @@ let package = Package(
 
         // MARK: - Tests
 
-        .testTarget(name: "BlocklistCoreTests", dependencies: ["BlocklistCore"]),
-        .testTarget(name: "BlocklistSetTests", dependencies: ["BlocklistCore", "BlocklistSet"]),
-        .testTarget(name: "BlocklistCLITests", dependencies: ["BlocklistCore", "BlocklistSet"]),
+        // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
+        .testTarget(name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,14 +57,14 @@ extension ShardSet {
     ///   - plan: what to write.
     ///   - outputDirectory: where.
     ///   - sync: `fsync` files and directories so a power cut cannot lose the commit. Default: true.
-    ///   - progress: called after each shard.
+    ///   - progress: called after each shard; throwing from it cancels the run, which then cleans up.
     /// - Returns: the committed manifest.
     /// - Throws: `BlocklistError`; the previous generation is then untouched and nothing of the
     ///   new one is left behind.
     /// - Complexity: O(runs); memory is one shard writer's fixed buffers.
     public static func generate(
         _ plan: ShardPlan, into outputDirectory: String, sync: Bool = true,
-        progress: (Progress) -> Void = { _ in }
+        progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Manifest {
         try prepareDirectory(outputDirectory)
         let lock = try FileLock(path: outputDirectory + "/" + lockFileName, what: "The output directory \(outputDirectory)")
@@ -106,7 +106,7 @@ extension ShardSet {
                     file: name, index: planned.index, count: header.entryCount, first: header.first, last: header.last,
                     bytes: Int64(ShardHeader.size) + header.payloadLength, checksum: header.checksum))
             entriesDone += header.entryCount
-            progress(Progress(shardsDone: shards.count, shardCount: plan.shards.count, entriesDone: entriesDone, totalEntries: plan.totalEntries))
+            try progress(Progress(shardsDone: shards.count, shardCount: plan.shards.count, entriesDone: entriesDone, totalEntries: plan.totalEntries))
         }
         if sync { try FileSystem.syncDirectory(staging) }
         try FileSystem.rename(staging, to: setPath)

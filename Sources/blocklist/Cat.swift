@@ -14,10 +14,6 @@ struct Cat: ParsableCommand {
     @Argument(help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"))
     var files: [String]
 
-    func validate() throws {
-        if files.isEmpty { throw ValidationError("Give at least one shard file.") }
-    }
-
     func run() throws {
         let output = LineWriter(fd: 1)
         var previous: Int64 = 0
@@ -27,7 +23,9 @@ struct Cat: ParsableCommand {
         for file in files {
             let reader = try ShardReader(path: file)
             if reader.header.entryCount > 0 && reader.header.first <= previous {
-                throw ValidationError("\(file) starts at \(reader.header.first), not above \(previousFile)'s last number \(previous); give shards in index order.")
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(file) starts at \(reader.header.first), not above \(previousFile)'s last number \(previous); give shards in index order.")
             }
             while true {
                 let count = try reader.read(into: batch)
@@ -76,13 +74,15 @@ final class LineWriter {
     func flush() throws {
         var done = 0
         while done < used {
-            let n = Glibc.write(fd, buffer.baseAddress! + done, used - done)
+            let n = systemWrite(fd, buffer.baseAddress! + done, used - done)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw ValidationError("Writing to standard output failed: \(String(cString: strerror(errno))).")
+                throw BlocklistError(.io, "Writing to standard output failed: \(String(cString: strerror(errno))).")
             }
             done += n
         }
         used = 0
     }
 }
+
+private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }

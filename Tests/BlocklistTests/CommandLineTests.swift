@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+@testable import BlocklistCore
+@testable import BlocklistSet
+
+/// Runs the built `blocklist` binary and checks stdout, stderr and the exit status.
+@Suite struct CommandLineTests {
+    static let smallSpec = ["--pattern", "+8270###", "--pattern", "+8271##", "--exclude", "000", "--exclude", "55", "--range-size", "300"]
+
+    @Test func generateVerifyInspectAndCatAgree() throws {
+        let directory = try TemporaryDirectory()
+        let output = directory.file("out")
+        let generate = try runBlocklist(["generate"] + Self.smallSpec + ["--output", output])
+        #expect(generate.status == 0, "\(generate.stderr)")
+        #expect(generate.stdout.contains("Generated 4 shards"))
+        #expect(generate.stderr.isEmpty, "no progress bar when stderr is not a terminal")
+
+        let verify = try runBlocklist(["verify", output])
+        #expect(verify.status == 0)
+        #expect(verify.stdout.hasPrefix("OK: 4 shards"))
+
+        // cat prints exactly what a brute-force expansion of the spec gives, in order.
+        let manifest = try Manifest.load(from: output)
+        let files = manifest.shards.map { manifest.path(of: $0, in: output) }
+        let cat = try runBlocklist(["cat"] + files)
+        #expect(cat.status == 0)
+        // Numerically, the 6-digit +8271## numbers come before the 7-digit +8270### ones.
+        var expected: [Int64] = []
+        for (prefix, width) in [("8270", 3), ("8271", 2)] {
+            for value in 0..<Int(pow(10, Double(width))) {
+                let suffix = String(value)
+                let digits = prefix + String(repeating: "0", count: width - suffix.count) + suffix
+                if !digits.contains("000") && !digits.contains("55") { expected.append(Int64(digits)!) }
+            }
+        }
+        expected.sort()
+        #expect(cat.stdout.split(separator: "\n").map { Int64($0)! } == expected)
+        #expect(manifest.totalEntries == Int64(expected.count))
+
+        let inspect = try runBlocklist(["inspect", files[0]])
+        #expect(inspect.status == 0)
+        #expect(inspect.stdout.contains("shard index   1"))
+        let json = try runBlocklist(["inspect", "--json", files[0]])
+        let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(decoded?["entries"] as? Int == Int(manifest.shards[0].count))
+    }
+
+    @Test func verifyNamesEveryBrokenFileAndFails() throws {
+        let directory = try TemporaryDirectory()
+        let output = directory.file("out")
+        #expect(try runBlocklist(["generate"] + Self.smallSpec + ["--output", output]).status == 0)
+        let manifest = try Manifest.load(from: output)
+        for shard in manifest.shards.prefix(2) {
+            let path = manifest.path(of: shard, in: output)
+            var bytes = try readBytes(path)
+            bytes[bytes.count / 2] ^= 0x40
+            try writeBytes(bytes, to: path)
+        }
+        let verify = try runBlocklist(["verify", output])
+        #expect(verify.status == 1)
+        let lines = verify.stderr.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("error: ") }.count == 2)
+        #expect(lines.contains { $0.contains("shard-01.blk") } && lines.contains { $0.contains("shard-02.blk") })
+        #expect(verify.stdout.isEmpty)
+    }
+
+    @Test(arguments: [
+        (["generate", "--pattern", "+82x0###"], "has \"x\" at digit 3"),
+        (["generate", "--pattern", "+0###"], "must start with the country code"),
+        (["generate", "--pattern", "+1234567890123456"], "has 16 digits"),
+        (["generate", "--exclude", ""], "An exclusion is empty"),
+        (["generate", "--exclude", "1a"], "is not all digits"),
+        (["generate", "--range-size", "0"], "range size is 0"),
+        (["generate", "--capacity=-5"], "capacity is -5"),
+        (["generate", "--pattern", "+1###", "--pattern", "+12##"], "overlap"),
+        (["generate", "--pattern", "+1###############"], "digits"),
+        (["generate", "--pattern", "+8270########", "--range-size", "1000"], "at most 10000 are allowed"),
+        (["generate", "--no-exclusions", "--exclude", "0"], "contradict"),
+        (["cat"], "Missing expected argument"),
+    ])
+    func badArgumentsGetOneSentenceAndExit64(arguments: [String], fragment: String) throws {
+        let directory = try TemporaryDirectory()
+        let result = try runBlocklist(arguments + (arguments[0] == "generate" ? ["--output", directory.file("out")] : []))
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(fragment), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("out")), "nothing is written")
+    }
+
+    @Test func capacityAndBadPathsFailWithoutWriting() throws {
+        let directory = try TemporaryDirectory()
+        let capacity = try runBlocklist(["generate", "--capacity", "1000000", "--output", directory.file("out")])
+        #expect(capacity.status == 1)
+        #expect(capacity.stderr.contains("Shard 2 (candidates 2000000..<4000000) would hold 1992600 entries"))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("out")))
+
+        try writeBytes([1], to: directory.file("file"))
+        let file = try runBlocklist(["generate", "--pattern", "+1#", "--output", directory.file("file")])
+        #expect(file.status == 1)
+        #expect(file.stderr.contains("is a file, not a directory"))
+        #expect(try readBytes(directory.file("file")) == [1])
+
+        let missing = try runBlocklist(["verify", directory.file("nowhere")])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("does not exist"))
+
+        let notShard = try runBlocklist(["inspect", directory.file("file")])
+        #expect(notShard.status == 1)
+        #expect(notShard.stderr.contains("\(directory.file("file")) is not a shard file"))
+    }
+
+    @Test func generateJSONSummaryParses() throws {
+        let directory = try TemporaryDirectory()
+        let result = try runBlocklist(["generate", "--pattern", "+1####", "--json", "--no-sync", "--output", directory.file("o")])
+        #expect(result.status == 0)
+        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(summary?["shards"] as? Int == 1)
+        // The default exclusion "000" applies: 10,000 candidates less those with "000" in "1" + 4 digits.
+        let accepted = (0..<10000).filter { !("1" + String(repeating: "0", count: 4 - String($0).count) + String($0)).contains("000") }
+        #expect(summary?["entries"] as? Int == accepted.count)
+        #expect((summary?["peakResidentKiB"] as? Int ?? 0) > 0)
+    }
+}

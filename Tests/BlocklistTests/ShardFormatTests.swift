@@ -1,0 +1,212 @@
+import Testing
+
+@testable import BlocklistCore
+
+@Suite struct ShardFormatTests {
+    /// A small shard with single numbers, long runs and wide gaps.
+    static let sampleRuns = [
+        NumberRun(start: 827_001_001_001, count: 1),
+        NumberRun(start: 827_001_001_003, count: 998),
+        NumberRun(start: 827_001_002_010, count: 1),
+        NumberRun(start: 827_099_999_990, count: 10),
+    ]
+
+    @Test func roundTripsNumbersAndRuns() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.blk")
+        let header = try writeShard(Self.sampleRuns, index: 7, to: path)
+        #expect(header.shardIndex == 7)
+        #expect(header.entryCount == 1010)
+        #expect(header.runCount == 4)
+        #expect(header.first == 827_001_001_001)
+        #expect(header.last == 827_099_999_999)
+
+        let expected = Self.sampleRuns.flatMap { Array($0.start...$0.last) }
+        #expect(try readNumbers(path) == expected)
+
+        let reader = try ShardReader(path: path)
+        #expect(reader.header == header)
+        var runs: [NumberRun] = []
+        while let run = try reader.nextRun() { runs.append(run) }
+        #expect(runs == Self.sampleRuns)
+
+        // The batch interface yields the same numbers across buffer boundaries.
+        let batchReader = try ShardReader(path: path)
+        let buffer = UnsafeMutableBufferPointer<Int64>.allocate(capacity: 7)
+        defer { buffer.deallocate() }
+        var batched: [Int64] = []
+        while case let count = try batchReader.read(into: buffer), count > 0 { batched += buffer[0..<count] }
+        #expect(batched == expected)
+    }
+
+    @Test func writerMergesAdjacentRunsAndRefusesDisorder() throws {
+        let directory = try TemporaryDirectory()
+        let writer = try ShardWriter(path: directory.file("a.blk"), shardIndex: 1)
+        try writer.append(100)
+        try writer.append(101)
+        try writer.append(NumberRun(start: 102, count: 3))
+        let error = #expect(throws: BlocklistError.self) { try writer.append(104) }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains("strictly ascending") == true)
+        let header = try writer.finish(sync: false)
+        #expect(header.runCount == 1)
+        #expect(try readNumbers(directory.file("a.blk")) == [100, 101, 102, 103, 104])
+    }
+
+    @Test func emptyShardRoundTrips() throws {
+        let directory = try TemporaryDirectory()
+        let header = try writeShard([], to: directory.file("e.blk"))
+        #expect(header.entryCount == 0 && header.first == 0 && header.last == 0)
+        #expect(try readNumbers(directory.file("e.blk")).isEmpty)
+        #expect(try ShardVerifier.verify(directory.file("e.blk")).header.entryCount == 0)
+    }
+
+    @Test func randomShardsRoundTrip() throws {
+        var random = SplitMix64(state: 42)
+        let directory = try TemporaryDirectory()
+        for trial in 0..<40 {
+            var runs: [NumberRun] = []
+            var next = Int64.random(in: 1...1_000_000_000_000, using: &random)
+            for _ in 0..<Int.random(in: 0...3000, using: &random) {
+                let run = NumberRun(start: next, count: Int64.random(in: 1...500, using: &random))
+                runs.append(run)
+                next = run.end + Int64.random(in: 1...100_000, using: &random)
+            }
+            let path = directory.file("r\(trial).blk")
+            try writeShard(runs, to: path)
+            let reader = try ShardReader(path: path)
+            var read: [NumberRun] = []
+            while let run = try reader.nextRun() { read.append(run) }
+            // Runs that happened to touch were merged by the writer.
+            #expect(read.flatMap { Array($0.start...$0.last) } == runs.flatMap { Array($0.start...$0.last) })
+        }
+    }
+
+    /// Every single-byte change anywhere in the file, to every other value of that byte, is refused.
+    @Test func everySingleByteChangeIsDetected() throws {
+        let directory = try TemporaryDirectory()
+        let original = directory.file("o.blk")
+        try writeShard(Self.sampleRuns, to: original)
+        let bytes = try readBytes(original)
+        let damaged = directory.file("d.blk")
+        var undetected: [String] = []
+        for offset in bytes.indices {
+            for value in 0...255 where value != Int(bytes[offset]) {
+                var copy = bytes
+                copy[offset] = UInt8(value)
+                try writeBytes(copy, to: damaged)
+                do {
+                    _ = try ShardVerifier.verify(damaged)
+                    undetected.append("byte \(offset) = \(value)")
+                } catch {
+                    #expect(error.message.contains(damaged), "the sentence names the file: \(error.message)")
+                }
+            }
+        }
+        #expect(undetected.isEmpty, "undetected changes: \(undetected.prefix(10))")
+    }
+
+    @Test func everyTruncationIsDetected() throws {
+        let directory = try TemporaryDirectory()
+        let original = directory.file("o.blk")
+        try writeShard(Self.sampleRuns, to: original)
+        let bytes = try readBytes(original)
+        for length in 0..<bytes.count {
+            let path = directory.file("t.blk")
+            try writeBytes(Array(bytes[0..<length]), to: path)
+            let error = #expect(throws: BlocklistError.self, "truncated to \(length) bytes") { try ShardVerifier.verify(path) }
+            if length >= 8 { #expect(error?.code == .corruptShard) }
+        }
+        // And a byte appended.
+        try writeBytes(bytes + [0], to: directory.file("long.blk"))
+        let error = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("long.blk")) }
+        #expect(error?.message.contains("after the end") == true)
+    }
+
+    @Test func wrongMagicAndFutureVersionAreNamed() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.blk")
+        try writeShard(Self.sampleRuns, to: path)
+        var bytes = try readBytes(path)
+
+        var other = bytes
+        other[0] = UInt8(ascii: "X")
+        try writeBytes(other, to: directory.file("magic.blk"))
+        let magic = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("magic.blk")) }
+        #expect(magic?.code == .notAShard)
+
+        // A future version with a correct header checksum: refused as unsupported, not as damage.
+        bytes[8] = 2
+        var header = bytes
+        header.withUnsafeMutableBytes { raw in
+            let crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: raw[0..<60]))
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 60, as: UInt32.self)
+        }
+        try writeBytes(header, to: directory.file("v2.blk"))
+        let version = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("v2.blk")) }
+        #expect(version?.code == .unsupportedVersion)
+        #expect(version?.message.contains("version 2") == true)
+    }
+
+    @Test func wrongFilesGetASentenceNamingThem() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes([], to: directory.file("empty"))
+        try writeBytes(Array("827012345678\n".utf8), to: directory.file("text"))
+        var random = SplitMix64(state: 7)
+        try writeBytes((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }, to: directory.file("noise"))
+        for (name, code) in [("empty", BlocklistError.Code.notAShard), ("text", .notAShard), ("noise", .notAShard), ("missing", .io)] {
+            let error = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file(name)) }
+            #expect(error?.code == code, "\(name)")
+            #expect(error?.message.contains(directory.file(name)) == true)
+        }
+        let error = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.path) }
+        #expect(error?.message.contains("is a directory") == true)
+    }
+
+    @Test func verifierComparesAgainstTheSpec() throws {
+        let spec = try BlockSpec(patterns: ["+1####"], exclusions: ["99"], rangeSize: 1000)
+        let compiled = CompiledSpec(spec)
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.blk")
+        try writeShard(Array(compiled.runs(shard: 3)), index: 3, to: path)
+        #expect(try ShardVerifier.verify(path, expectedIndex: 3, capacity: 1000, expected: compiled.runs(shard: 3)).header.entryCount == compiled.count(shard: 3))
+
+        let wrongIndex = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, expectedIndex: 4) }
+        #expect(wrongIndex?.code == .manifestMismatch)
+        let otherShard = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, expected: compiled.runs(shard: 4)) }
+        #expect(otherShard?.code == .manifestMismatch)
+        let capacity = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, capacity: 10) }
+        #expect(capacity?.code == .capacityExceeded)
+    }
+
+    @Test func loaderStreamsIntoAContext() throws {
+        final class RecordingContext: CallDirectoryContext {
+            var isIncremental: Bool
+            var added: [Int64] = []
+            var removedAll = 0
+            var completed = 0
+            init(isIncremental: Bool) { self.isIncremental = isIncremental }
+            func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added.append(phoneNumber) }
+            func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
+            func removeAllBlockingEntries() { removedAll += 1 }
+            func completeRequest(completionHandler: ((Bool) -> Void)?) { completed += 1 }
+        }
+        let directory = try TemporaryDirectory()
+        try writeShard(Self.sampleRuns, to: directory.file("s.blk"))
+        for incremental in [false, true] {
+            let context = RecordingContext(isIncremental: incremental)
+            let count = try ShardLoader.load(shardAt: directory.file("s.blk"), into: context)
+            #expect(count == 1010)
+            #expect(context.added == Self.sampleRuns.flatMap { Array($0.start...$0.last) })
+            #expect(context.removedAll == (incremental ? 1 : 0))
+            #expect(context.completed == 1)
+        }
+        // A damaged shard adds nothing and completes nothing.
+        var bytes = try readBytes(directory.file("s.blk"))
+        bytes[bytes.count - 1] ^= 1
+        try writeBytes(bytes, to: directory.file("bad.blk"))
+        let context = RecordingContext(isIncremental: false)
+        #expect(throws: BlocklistError.self) { try ShardLoader.load(shardAt: directory.file("bad.blk"), into: context) }
+        #expect(context.added.isEmpty && context.completed == 0)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@testable import BlocklistCore
+
+/// A small deterministic generator for property-style tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh directory under the system's temporary directory, removed when the value goes away.
+final class TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        let template = FileManager.default.temporaryDirectory.path + "/blocklist-test-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: bytes)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+func readBytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+func writeBytes(_ bytes: [UInt8], to path: String) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// Writes `runs` as shard `index` at `path`.
+@discardableResult
+func writeShard(_ runs: [NumberRun], index: Int = 1, to path: String) throws -> ShardHeader {
+    let writer = try ShardWriter(path: path, shardIndex: index)
+    for run in runs { try writer.append(run) }
+    return try writer.finish(sync: false)
+}
+
+/// Every number of the shard at `path`, through `next()`.
+func readNumbers(_ path: String) throws -> [Int64] {
+    let reader = try ShardReader(path: path)
+    var numbers: [Int64] = []
+    while let number = try reader.next() { numbers.append(number) }
+    return numbers
+}
+
+/// What running the built `blocklist` binary printed.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// The directory holding the products `swift build` made, next to this test bundle.
+let productsDirectory: String = {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    return URL(fileURLWithPath: executable).deletingLastPathComponent().path
+}()
+
+/// Runs `blocklist` with `arguments` in `directory` and waits for it; output goes through files,
+/// so a large output cannot fill a pipe and stall the child.
+func runBlocklist(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
+    let scratch = try TemporaryDirectory()
+    FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
+    FileManager.default.createFile(atPath: scratch.file("err"), contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: productsDirectory + "/blocklist")
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+    process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
+    process.standardError = FileHandle(forWritingAtPath: scratch.file("err"))
+    try process.run()
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: try readBytes(scratch.file("out")), as: UTF8.self),
+        stderr: String(decoding: try readBytes(scratch.file("err")), as: UTF8.self))
+}
