@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
+        .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -48,6 +49,11 @@ let package = Package(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
 
         // MARK: - Libraries
@@ -64,13 +70,28 @@ let package = Package(
             dependencies: ["BlocklistCore"]
         ),
 
+        /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
+        /// error codes, enforced on requests streamed from an extension-host process.
+        .target(
+            name: "CallDirectorySimulator",
+            dependencies: ["BlocklistCore", "BlocklistSet", "CSQLite"]
+        ),
+
         // MARK: - Executables
 
+        /// Plays the app extension: streams one shard into a context whose calls go to the
+        /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
+        .executableTarget(
+            name: "blocklist-extension",
+            dependencies: ["BlocklistCore"],
+            linkerSettings: staticExecutable
+        ),
         .executableTarget(
             name: "blocklist",
             dependencies: [
                 "BlocklistCore",
                 "BlocklistSet",
+                "CallDirectorySimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],
@@ -80,7 +101,7 @@ let package = Package(
         // MARK: - Tests
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
-        .testTarget(name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet"]),
+        .testTarget(name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "CallDirectorySimulator"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,9 @@ struct Blocklist: ParsableCommand {
             Call Directory extension (each holds fewer than 2,000,000 entries), and proves them correct.
             """,
         version: "0.1.0",
-        subcommands: [Generate.self, Verify.self, Inspect.self, Cat.self]
+        subcommands: [
+            Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
+            Lookup.self,
+        ]
     )
 }

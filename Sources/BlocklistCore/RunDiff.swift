@@ -1,0 +1,87 @@
+/// The difference between two ascending run streams, computed a run at a time: what to remove
+/// (in the old, not in the new) and what to add (in the new, not in the old), both ascending.
+///
+/// An incremental Call Directory request can send just these, so changing one number of a
+/// 2,000,000-entry shard costs two calls instead of a full reload.
+///
+/// - Complexity: O(runs of both); memory is fixed.
+public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<NumberRun>> {
+    /// A change to apply.
+    public enum Change: Hashable, Sendable {
+        case remove(NumberRun)
+        case add(NumberRun)
+    }
+
+    private var old: Old
+    private var new: New
+    private var oldRun: NumberRun?
+    private var newRun: NumberRun?
+
+    public init(old: Old, new: New) {
+        self.old = old
+        self.new = new
+        oldRun = self.old.next()
+        newRun = self.new.next()
+    }
+
+    /// The next change, in ascending order of the numbers it covers; `nil` when both streams end.
+    public mutating func next() -> Change? {
+        while true {
+            switch (oldRun, newRun) {
+            case (nil, nil):
+                return nil
+            case (let o?, nil):
+                oldRun = old.next()
+                return .remove(o)
+            case (nil, let n?):
+                newRun = new.next()
+                return .add(n)
+            case (var o?, var n?):
+                if o.last < n.start {
+                    oldRun = old.next()
+                    return .remove(o)
+                }
+                if n.last < o.start {
+                    newRun = new.next()
+                    return .add(n)
+                }
+                // They overlap: hand over the part before the overlap, then drop the common part.
+                if o.start < n.start {
+                    let part = NumberRun(start: o.start, count: n.start - o.start)
+                    o = NumberRun(start: n.start, count: o.end - n.start)
+                    oldRun = o
+                    return .remove(part)
+                }
+                if n.start < o.start {
+                    let part = NumberRun(start: n.start, count: o.start - n.start)
+                    n = NumberRun(start: o.start, count: n.end - o.start)
+                    newRun = n
+                    return .add(part)
+                }
+                let common = min(o.end, n.end)
+                if o.end == common { oldRun = old.next() } else { oldRun = NumberRun(start: common, count: o.end - common) }
+                if n.end == common { newRun = new.next() } else { newRun = NumberRun(start: common, count: n.end - common) }
+            }
+        }
+    }
+}
+
+/// Reads a shard's runs as an iterator, stopping at the first damaged run and keeping its error,
+/// which the caller must check after the stream ends.
+public final class ShardRuns: IteratorProtocol {
+    private let reader: ShardReader
+    /// The error that ended the stream early, if any.
+    public private(set) var error: BlocklistError?
+
+    public init(_ reader: ShardReader) { self.reader = reader }
+
+    public func next() -> NumberRun? {
+        guard error == nil else { return nil }
+        do {
+            return try reader.nextRun()
+        } catch {
+            self.error = error
+            return nil
+        }
+    }
+}

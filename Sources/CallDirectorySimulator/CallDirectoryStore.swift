@@ -1,0 +1,191 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlocklistCore
+import BlocklistSet
+
+/// The simulator's stand-in for CallKit's CallDirectory.db: one SQLite file holding the registered
+/// extensions, their Settings switch and load state, and every blocking entry.
+///
+/// Entries live in a `WITHOUT ROWID` table keyed by (extension, number): one B-tree, appended to in
+/// order as shards load, deleted per extension as a key range. "Who blocks this number" is one key
+/// probe per registered extension.
+public final class CallDirectoryStore {
+    /// The schema this code reads and writes (`PRAGMA user_version`).
+    public static let schemaVersion: Int64 = 1
+
+    /// An extension's row.
+    public struct Extension: Hashable, Sendable, Codable {
+        public var identifier: String
+        public var index: Int
+        /// The Settings switch.
+        public var enabled: Bool
+        /// "registered" (never loaded), "loaded" or "failed".
+        public var state: String
+        /// Whether the next request must be non-incremental (first load, re-enabled, after a failure).
+        public var needsFullReload: Bool
+        public var loadedChecksum: String?
+        public var loadedCount: Int64
+        public var lastLoadAt: Int64?
+        public var lastDurationMilliseconds: Int64?
+        public var peakMemoryKiB: Int64?
+        public var lastError: String?
+    }
+
+    public let path: String
+    let database: SQLiteDatabase
+
+    /// Opens the store at `path`, creating it with the current schema if it does not exist.
+    ///
+    /// - Throws: `BlocklistError` naming the file if it cannot be opened, is not a store, or has a
+    ///   newer schema.
+    public init(path: String) throws(BlocklistError) {
+        self.path = path
+        database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        let statement = try database.prepare("PRAGMA user_version")
+        _ = try statement.step()
+        let version = statement.integer(0)
+        if version == 0 {
+            try database.execute(
+                """
+                BEGIN IMMEDIATE;
+                CREATE TABLE IF NOT EXISTS extensions (
+                    id INTEGER PRIMARY KEY,
+                    identifier TEXT NOT NULL UNIQUE,
+                    shard_index INTEGER NOT NULL,
+                    enabled INTEGER NOT NULL DEFAULT 0,
+                    state TEXT NOT NULL DEFAULT 'registered',
+                    needs_full_reload INTEGER NOT NULL DEFAULT 1,
+                    loaded_checksum TEXT,
+                    loaded_count INTEGER NOT NULL DEFAULT 0,
+                    last_load_at INTEGER,
+                    last_duration_ms INTEGER,
+                    peak_memory_kib INTEGER,
+                    last_error TEXT
+                );
+                CREATE TABLE IF NOT EXISTS blocking_entries (
+                    extension_id INTEGER NOT NULL REFERENCES extensions(id),
+                    number INTEGER NOT NULL,
+                    PRIMARY KEY (extension_id, number)
+                ) WITHOUT ROWID;
+                PRAGMA user_version = \(Self.schemaVersion);
+                COMMIT;
+                """)
+        } else if version > Self.schemaVersion {
+            throw BlocklistError(
+                .unsupportedVersion, "The store \(path) has schema version \(version), newer than the \(Self.schemaVersion) this tool knows; update blocklist.")
+        }
+    }
+
+    /// The directory where the system keeps each extension's last loaded shard (the App Group copy).
+    public var appGroupDirectory: String { path + ".appgroup" }
+
+    /// The identifier of shard `index` in a set of `count`: "extension-01".
+    public static func identifier(ofShard index: Int, of count: Int) -> String {
+        let width = max(2, String(count).count)
+        let digits = String(index)
+        return "extension-" + String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    /// Registers every shard of `manifest` as an extension, disabled, as installing the app does.
+    /// Extensions already registered keep their state.
+    ///
+    /// - Returns: how many were new.
+    @discardableResult
+    public func register(_ manifest: Manifest) throws(BlocklistError) -> Int {
+        let insert = try database.prepare("INSERT OR IGNORE INTO extensions (identifier, shard_index) VALUES (?1, ?2)")
+        var added = 0
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(BlocklistError) {
+            for shard in manifest.shards {
+                try insert.bind(.text(Self.identifier(ofShard: shard.index, of: manifest.shards.count)), .integer(Int64(shard.index))).run()
+                added += database.changes
+            }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+        return added
+    }
+
+    /// Flips the Settings switch. Turning an extension on makes its next load non-incremental.
+    public func setEnabled(_ enabled: Bool, identifiers: [String]) throws(BlocklistError) {
+        let update = try database.prepare(
+            "UPDATE extensions SET enabled = ?1, needs_full_reload = CASE WHEN ?1 = 1 AND enabled = 0 THEN 1 ELSE needs_full_reload END WHERE identifier = ?2")
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(BlocklistError) {
+            for identifier in identifiers {
+                try update.bind(.integer(enabled ? 1 : 0), .text(identifier)).run()
+                guard database.changes == 1 else {
+                    throw BlocklistError(.invalidInput, "No extension \(identifier) is registered in the store \(path).")
+                }
+            }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Every registered extension, by index.
+    public func extensions() throws(BlocklistError) -> [Extension] {
+        let query = try database.prepare(
+            """
+            SELECT identifier, shard_index, enabled, state, needs_full_reload, loaded_checksum, loaded_count,
+                   last_load_at, last_duration_ms, peak_memory_kib, last_error
+            FROM extensions ORDER BY shard_index, identifier
+            """)
+        var result: [Extension] = []
+        while try query.step() {
+            result.append(
+                Extension(
+                    identifier: query.text(0) ?? "", index: Int(query.integer(1)), enabled: query.integer(2) != 0,
+                    state: query.text(3) ?? "", needsFullReload: query.integer(4) != 0, loadedChecksum: query.text(5),
+                    loadedCount: query.integer(6), lastLoadAt: query.isNull(7) ? nil : query.integer(7),
+                    lastDurationMilliseconds: query.isNull(8) ? nil : query.integer(8),
+                    peakMemoryKiB: query.isNull(9) ? nil : query.integer(9), lastError: query.text(10)))
+        }
+        return result
+    }
+
+    /// One extension, or `nil`.
+    public func `extension`(_ identifier: String) throws(BlocklistError) -> Extension? {
+        try extensions().first { $0.identifier == identifier }
+    }
+
+    /// The enabled extensions whose stored entries include `number`: who blocks it.
+    public func lookup(_ number: Int64) throws(BlocklistError) -> [String] {
+        let probe = try database.prepare(
+            "SELECT e.identifier FROM extensions e WHERE e.enabled = 1 AND EXISTS (SELECT 1 FROM blocking_entries b WHERE b.extension_id = e.id AND b.number = ?1) ORDER BY e.shard_index")
+        try probe.bind(.integer(number))
+        var result: [String] = []
+        while try probe.step() { result.append(probe.text(0) ?? "") }
+        return result
+    }
+
+    /// Every number stored for `identifier`, ascending.
+    public func entries(of identifier: String) throws(BlocklistError) -> [Int64] {
+        let query = try database.prepare(
+            "SELECT b.number FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1 ORDER BY b.number")
+        try query.bind(.text(identifier))
+        var result: [Int64] = []
+        while try query.step() { result.append(query.integer(0)) }
+        return result
+    }
+
+    /// How many entries the store holds for `identifier`, counted.
+    public func entryCount(of identifier: String) throws(BlocklistError) -> Int64 {
+        let query = try database.prepare(
+            "SELECT count(*) FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1")
+        try query.bind(.text(identifier))
+        _ = try query.step()
+        return query.integer(0)
+    }
+
+    /// `PRAGMA integrity_check`: "ok", or what SQLite found.
+    public func integrityCheck() throws(BlocklistError) -> String { try database.integrityCheck() }
+}

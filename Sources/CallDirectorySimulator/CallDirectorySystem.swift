@@ -1,0 +1,143 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlocklistCore
+
+/// How an extension sends its list when the request is incremental.
+public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
+    /// removeAll, then add everything (the original app's way).
+    case full
+    /// Only the differences from the shard loaded last time.
+    case delta
+}
+
+/// Whether the capacity counts what an extension holds or what one request adds. Devices are
+/// measured per extension; bulk blockers that load many incremental chunks suggest per request.
+public enum CapacityScope: String, Sendable, CaseIterable, Codable {
+    case perExtension = "extension"
+    case perRequest = "request"
+}
+
+/// Settings of one reload.
+public struct ReloadOptions: Sendable {
+    public var strategy: ReloadStrategy = .full
+    /// The extension host is killed above this resident memory, in KiB. Default: 7 MiB.
+    public var memoryBudgetKiB: Int = 7 * 1024
+    /// The most entries. Default: 1,999,999.
+    public var capacity: Int64 = 1_999_999
+    public var capacityScope: CapacityScope = .perExtension
+    /// Test hook: the host kills itself after this many calls.
+    public var crashAfter: Int64?
+
+    public init() {}
+}
+
+/// What a successful reload did.
+public struct ReloadResult: Sendable, Codable, Equatable {
+    public var identifier: String
+    public var incremental: Bool
+    public var added: Int64
+    public var removed: Int64
+    /// Entries the extension holds afterwards.
+    public var entries: Int64
+    public var milliseconds: Int64
+    public var peakMemoryKiB: Int
+}
+
+/// The simulated CallKit daemon: runs one extension request at a time against the store, enforcing
+/// CallKit's rules on the calls the extension host streams to it.
+public final class CallDirectorySystem {
+    public let store: CallDirectoryStore
+    /// The extension-host executable.
+    public let hostPath: String
+
+    public init(store: CallDirectoryStore, hostPath: String) {
+        self.store = store
+        self.hostPath = hostPath
+    }
+
+    /// Reloads extension `identifier` from the shard at `shardPath`, as
+    /// `CXCallDirectoryManager.reloadExtension(withIdentifier:)` does.
+    ///
+    /// The whole request is one SQLite transaction: committed when the extension completes the
+    /// request and the system accepts it, rolled back on any error, crash, kill or memory-budget
+    /// overrun, which leaves the extension's previous entries as they were.
+    ///
+    /// - Parameters:
+    ///   - checksum: the shard's manifest checksum, recorded with the load.
+    ///   - progress: called with the entries applied so far, about every 65,536.
+    /// - Throws: `CallDirectoryError` with CallKit's code.
+    public func reload(
+        _ identifier: String, shardPath: String, checksum: String, options: ReloadOptions = ReloadOptions(),
+        progress: (Int64) -> Void = { _ in }
+    ) throws(CallDirectoryError) -> ReloadResult {
+        let lock: FileLock
+        do {
+            lock = try FileLock(path: store.path + ".lock", what: "The store \(store.path)")
+        } catch {
+            throw CallDirectoryError(
+                error.code == .busy ? .currentlyLoading : .unknown,
+                error.code == .busy ? "\(identifier): another reload is running on the store \(store.path)." : error.message)
+        }
+        defer { lock.unlock() }
+
+        let row: CallDirectoryStore.Extension
+        do {
+            guard let found = try store.extension(identifier) else {
+                throw CallDirectoryError(.noExtensionFound, "No extension \(identifier) is registered in the store \(store.path).")
+            }
+            row = found
+        } catch let error as CallDirectoryError {
+            throw error
+        } catch {
+            throw CallDirectoryError(.unknown, "\(error)")
+        }
+        guard row.enabled else {
+            throw CallDirectoryError(.extensionDisabled, "\(identifier) is disabled in Settings; enable it first.")
+        }
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        let incremental = row.state == "loaded" && !row.needsFullReload
+        var request = Request(store: store, identifier: identifier, incremental: incremental, previousCount: row.loadedCount, options: options)
+        var peak = 0
+        do {
+            let copy = store.appGroupDirectory + "/" + identifier + ".blk"
+            var arguments = [shardPath, "--strategy", options.strategy.rawValue]
+            if incremental { arguments.append("--incremental") }
+            if incremental, options.strategy == .delta, (try? ShardReader(path: copy))?.header.checksum == row.loadedChecksum {
+                arguments += ["--previous", copy]
+            }
+            if let crashAfter = options.crashAfter { arguments += ["--crash-after", String(crashAfter)] }
+            try request.begin()
+            let child = try ChildProcess(path: hostPath, arguments: arguments)
+            peak = try request.run(child, progress: progress)
+            try request.commit(checksum: checksum, milliseconds: (clock.now - started).milliseconds, peakKiB: peak)
+            try saveAppGroupCopy(of: shardPath, to: copy)
+            return ReloadResult(
+                identifier: identifier, incremental: incremental, added: request.added, removed: request.removed,
+                entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak)
+        } catch {
+            let failure = error as? CallDirectoryError ?? CallDirectoryError(.unknown, "\(identifier): \(error)")
+            request.fail(failure, milliseconds: (clock.now - started).milliseconds, peakKiB: max(peak, request.peakKiB))
+            throw failure
+        }
+    }
+
+    private func saveAppGroupCopy(of shard: String, to copy: String) throws(BlocklistError) {
+        if try FileSystem.kind(store.appGroupDirectory) == .missing { try FileSystem.makeDirectory(store.appGroupDirectory) }
+        let temporary = copy + ".tmp"
+        try FileSystem.removeFile(temporary)
+        try FileSystem.writeNewFile(temporary, try FileSystem.readFile(shard), sync: true)
+        try FileSystem.rename(temporary, to: copy)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

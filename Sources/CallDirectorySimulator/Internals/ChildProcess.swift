@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BlocklistCore
+
+// The libc calls the simulator makes to run an extension host: spawn it with its standard output
+// on a pipe, wait for data with a timeout, watch its memory, kill it, reap it.
+
+/// A spawned extension host whose standard output is a pipe to this process.
+final class ChildProcess {
+    let pid: pid_t
+    /// The read end of the child's standard output.
+    let output: Int32
+    /// The write end of the child's standard input; closing it lets the child exit.
+    private var input: Int32
+    private var reaped = false
+    /// How the child ended, once reaped.
+    private(set) var exitStatus: Int32 = 0
+    private(set) var termSignal: Int32 = 0
+
+    /// Spawns `path` with `arguments`.
+    init(path: String, arguments: [String]) throws(BlocklistError) {
+        var fds: [Int32] = [0, 0]
+        var inputFds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0, pipe(&inputFds) == 0 else {
+            throw BlocklistError(.io, "Creating pipes for \(path) failed: \(String(cString: strerror(errno))).")
+        }
+        // The originals close at exec; the child keeps only the copies dup2 makes as 0 and 1.
+        for fd in fds + inputFds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, inputFds[0], 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        close(fds[1])
+        close(inputFds[0])
+        guard code == 0 else {
+            close(fds[0])
+            close(inputFds[1])
+            throw BlocklistError(.io, "Starting the extension host \(path) failed: \(String(cString: strerror(code))).")
+        }
+        self.pid = pid
+        output = fds[0]
+        input = inputFds[1]
+    }
+
+    /// Lets the child exit once it has completed its request (it waits for end of input).
+    func release() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    deinit {
+        if !reaped {
+            Glibc.kill(pid, SIGKILL)
+            _ = try? wait()
+        }
+        close(output)
+        release()
+    }
+
+    /// Waits up to `milliseconds` for output; true if some is ready or the pipe closed.
+    func waitForOutput(milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, milliseconds)
+        return ready > 0
+    }
+
+    /// Reads what is available into `buffer`; 0 at end of output.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(BlocklistError) -> Int {
+        while true {
+            let n = Glibc.read(output, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw BlocklistError(.io, "Reading from extension host \(pid) failed: \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// The child's peak resident memory so far (VmHWM) in KiB, or nil once it is gone.
+    ///
+    /// wait4's ru_maxrss cannot serve here: at exec, Linux folds the high-water mark of the address
+    /// space being replaced into the child's ru_maxrss, and after posix_spawn's vfork that is the
+    /// spawning process's, so it reports the simulator's size rather than the extension's.
+    func peakResidentKiB() -> Int? { ProcessMemory.read(pid: pid)?.peakResident }
+
+    func kill() { _ = Glibc.kill(pid, SIGKILL) }
+
+    /// Reaps the child, recording its status and peak memory.
+    func wait() throws(BlocklistError) {
+        guard !reaped else { return }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            if errno == EINTR { continue }
+            throw BlocklistError(.io, "Waiting for extension host \(pid) failed: \(String(cString: strerror(errno))).")
+        }
+        reaped = true
+        if status & 0x7F == 0 {
+            exitStatus = (status >> 8) & 0xFF
+        } else {
+            termSignal = status & 0x7F
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import BlocklistCore
+import CSQLite
+
+// Every SQLite call the simulator makes goes through here; each return code other than the one
+// expected becomes a thrown `BlocklistError` naming the store file and the statement.
+
+/// A connection to one SQLite file, closed when dropped.
+final class SQLiteDatabase {
+    let path: String
+    private(set) var handle: OpaquePointer?
+
+    init(path: String) throws(BlocklistError) {
+        self.path = path
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        self.handle = handle
+        guard code == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "error \(code)"
+            sqlite3_close_v2(handle)
+            self.handle = nil
+            throw BlocklistError(.io, "Opening the store \(path) failed: \(message).")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func error(_ what: String, _ code: Int32) -> BlocklistError {
+        BlocklistError(.io, "\(what) in the store \(path) failed: \(String(cString: sqlite3_errmsg(handle))) (SQLite code \(code)).")
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(BlocklistError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "error \(code)"
+            sqlite3_free(message)
+            throw BlocklistError(.io, "Running \"\(sql.prefix(60))\" in the store \(path) failed: \(text) (SQLite code \(code)).")
+        }
+    }
+
+    func prepare(_ sql: String) throws(BlocklistError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error("Preparing \"\(sql.prefix(60))\"", code) }
+        return SQLiteStatement(statement, database: self, sql: sql)
+    }
+
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// The result of `PRAGMA integrity_check`: "ok" or the problems SQLite found.
+    func integrityCheck() throws(BlocklistError) -> String {
+        let statement = try prepare("PRAGMA integrity_check")
+        var lines: [String] = []
+        while try statement.step() { lines.append(statement.text(0) ?? "") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A prepared statement, finalized when dropped.
+final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private let database: SQLiteDatabase
+    private let sql: String
+
+    init(_ statement: OpaquePointer, database: SQLiteDatabase, sql: String) {
+        self.statement = statement
+        self.database = database
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    /// Binds values to ?1, ?2, … after resetting the statement.
+    @discardableResult
+    func bind(_ values: SQLiteValue...) throws(BlocklistError) -> SQLiteStatement {
+        sqlite3_reset(statement)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .integer(let number): code = sqlite3_bind_int64(statement, index, number)
+            case .text(let text): code = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+            case .null: code = sqlite3_bind_null(statement, index)
+            }
+            guard code == SQLITE_OK else { throw database.error("Binding ?\(index) of \"\(sql.prefix(60))\"", code) }
+        }
+        return self
+    }
+
+    /// Binds one integer to parameter `index`, keeping the other bindings, and runs the statement;
+    /// returns SQLite's result code so that callers can tell a constraint violation from a failure.
+    @inline(__always)
+    func runReturningCode(binding value: Int64, at index: Int32) -> Int32 {
+        sqlite3_reset(statement)
+        sqlite3_bind_int64(statement, index, value)
+        return sqlite3_step(statement)
+    }
+
+    /// The message of the connection's last error.
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(database.handle)) }
+
+    /// Steps once; true if a row is ready.
+    func step() throws(BlocklistError) -> Bool {
+        let code = sqlite3_step(statement)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error("Running \"\(sql.prefix(60))\"", code)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(BlocklistError) {
+        while try step() {}
+    }
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    func text(_ column: Int32) -> String? {
+        guard let text = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: text)
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+}
+
+enum SQLiteValue {
+    case integer(Int64)
+    case text(String)
+    case null
+}
+
+/// Whether an (extended) result code is a constraint violation, such as a repeated primary key.
+func isConstraintViolation(_ code: Int32) -> Bool { code & 0xFF == SQLITE_CONSTRAINT }
+let sqliteDone = SQLITE_DONE

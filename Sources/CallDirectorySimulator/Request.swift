@@ -1,0 +1,252 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlocklistCore
+import CSQLite
+
+/// One extension request in progress: its transaction, the rules, the host's output.
+struct Request {
+    let store: CallDirectoryStore
+    let identifier: String
+    let incremental: Bool
+    let options: ReloadOptions
+    /// Entries the extension holds now, inside the transaction.
+    private(set) var count: Int64
+    private(set) var added: Int64 = 0
+    private(set) var removed: Int64 = 0
+    private(set) var peakKiB = 0
+    private var lastAdded: Int64?
+    private var completed = false
+    private var cancelReason: String?
+    private var cancelled: Bool { cancelReason != nil }
+    private var inTransaction = false
+    private var extensionID: Int64 = 0
+    private var insert: SQLiteStatement?
+    private var deleteOne: SQLiteStatement?
+
+    init(store: CallDirectoryStore, identifier: String, incremental: Bool, previousCount: Int64, options: ReloadOptions) {
+        self.store = store
+        self.identifier = identifier
+        self.incremental = incremental
+        self.options = options
+        count = incremental ? previousCount : 0
+    }
+
+    private func unknown(_ error: BlocklistError) -> CallDirectoryError { CallDirectoryError(.unknown, "\(identifier): \(error.message)") }
+
+    /// Opens the transaction; a non-incremental request starts from an empty list.
+    mutating func begin() throws(CallDirectoryError) {
+        do {
+            let database = store.database
+            let find = try database.prepare("SELECT id FROM extensions WHERE identifier = ?1")
+            try find.bind(.text(identifier))
+            guard try find.step() else { throw CallDirectoryError(.noExtensionFound, "No extension \(identifier) is registered.") }
+            extensionID = find.integer(0)
+            try database.execute("BEGIN IMMEDIATE")
+            inTransaction = true
+            if !incremental {
+                try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+            }
+            insert = try database.prepare("INSERT INTO blocking_entries (extension_id, number) VALUES (?1, ?2)")
+            try insert!.bind(.integer(extensionID), .integer(0))
+            deleteOne = try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1 AND number = ?2")
+            try deleteOne!.bind(.integer(extensionID), .integer(0))
+        } catch let error as CallDirectoryError {
+            throw error
+        } catch let error as BlocklistError {
+            throw unknown(error)
+        } catch {
+            throw CallDirectoryError(.unknown, "\(identifier): \(error)")
+        }
+    }
+
+    /// Reads and applies the host's records until it exits; watches its memory meanwhile.
+    ///
+    /// - Returns: the host's peak resident memory in KiB.
+    mutating func run(_ child: ChildProcess, progress: (Int64) -> Void) throws(CallDirectoryError) -> Int {
+        let capacity = 64 * 1024
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
+        defer { buffer.deallocate() }
+        var filled = 0
+        var lastProgress: Int64 = 0
+        let clock = ContinuousClock()
+        var lastCheck = clock.now
+        do {
+            while true {
+                if child.waitForOutput(milliseconds: 10) {
+                    let read = try child.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                    if read == 0 { break }
+                    filled += read
+                    let consumed = try apply(UnsafeRawBufferPointer(rebasing: buffer[0..<filled]))
+                    if consumed < filled {
+                        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(filled - consumed)]).copyMemory(
+                            from: UnsafeRawBufferPointer(rebasing: buffer[consumed..<filled]))
+                    }
+                    filled -= consumed
+                    if completed || cancelled {
+                        // The host waits for us now: its final figures are readable until we let go.
+                        try checkMemory(child.peakResidentKiB() ?? 0, child)
+                        child.release()
+                    }
+                    if added + removed - lastProgress >= 65_536 {
+                        lastProgress = added + removed
+                        progress(lastProgress)
+                    }
+                }
+                if clock.now - lastCheck >= .milliseconds(5) {
+                    lastCheck = clock.now
+                    try checkMemory(child.peakResidentKiB() ?? 0, child)
+                }
+            }
+            child.release()
+            try child.wait()
+            if let reason = cancelReason {
+                throw CallDirectoryError(.unknown, "\(identifier): the extension cancelled its request: \(reason)")
+            }
+        } catch let error as CallDirectoryError {
+            child.kill()
+            try? child.wait()
+            throw error
+        } catch {
+            child.kill()
+            try? child.wait()
+            throw unknown(error as? BlocklistError ?? BlocklistError(.io, "\(error)"))
+        }
+        guard child.termSignal == 0 else {
+            throw CallDirectoryError(
+                .loadingInterrupted, "\(identifier): the extension was killed by signal \(child.termSignal) after \(added) additions; nothing was saved.")
+        }
+        guard completed else {
+            throw CallDirectoryError(
+                .loadingInterrupted, "\(identifier): the extension exited (status \(child.exitStatus)) without completing its request; nothing was saved.")
+        }
+        progress(added + removed)
+        return peakKiB
+    }
+
+    private mutating func checkMemory(_ residentKiB: Int, _ child: ChildProcess) throws(CallDirectoryError) {
+        peakKiB = max(peakKiB, residentKiB)
+        if residentKiB > options.memoryBudgetKiB {
+            child.kill()
+            throw CallDirectoryError(
+                .loadingInterrupted,
+                "\(identifier): the extension used \(residentKiB) KiB, over its memory budget of \(options.memoryBudgetKiB) KiB, and was killed; nothing was saved.")
+        }
+    }
+
+    /// Applies every whole record in `bytes`; returns how many bytes that was.
+    private mutating func apply(_ bytes: UnsafeRawBufferPointer) throws(CallDirectoryError) -> Int {
+        var offset = 0
+        while bytes.count - offset >= RequestWire.recordHeaderSize {
+            let operation = bytes[offset]
+            let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
+            let payload = operation == RequestWire.cancel ? count : 8 * count
+            guard count <= RequestWire.maximumBatch * 8 else {
+                throw CallDirectoryError(.unknown, "\(identifier): the extension sent a malformed request record.")
+            }
+            guard bytes.count - offset >= RequestWire.recordHeaderSize + payload else { break }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + RequestWire.recordHeaderSize)..<(offset + RequestWire.recordHeaderSize + payload)])
+            guard !completed, !cancelled else {
+                throw CallDirectoryError(.unknown, "\(identifier): the extension called the context after completeRequest.")
+            }
+            switch operation {
+            case RequestWire.add:
+                for index in 0..<count { try add(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+            case RequestWire.remove:
+                for index in 0..<count { try remove(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+            case RequestWire.removeAll:
+                try removeAll()
+            case RequestWire.complete:
+                completed = true
+            case RequestWire.cancel:
+                cancelReason = String(decoding: body, as: UTF8.self)
+            default:
+                throw CallDirectoryError(.unknown, "\(identifier): the extension sent an unknown operation \(operation).")
+            }
+            offset += RequestWire.recordHeaderSize + payload
+        }
+        return offset
+    }
+
+    private mutating func add(_ number: Int64) throws(CallDirectoryError) {
+        if let last = lastAdded, number <= last {
+            throw number == last
+                ? CallDirectoryError(.duplicateEntries, "\(identifier): entry \(added) repeats \(number).")
+                : CallDirectoryError(.entriesOutOfOrder, "\(identifier): entry \(added) (\(number)) is not above the previous entry \(last); entries must be strictly ascending.")
+        }
+        let code = insert!.runReturningCode(binding: number, at: 2)
+        guard code == sqliteDone else {
+            if isConstraintViolation(code) {
+                throw CallDirectoryError(
+                    .duplicateEntries, "\(identifier): entry \(added) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberBlockingEntry).")
+            }
+            throw CallDirectoryError(.unknown, "\(identifier): storing entry \(added) (\(number)) failed: \(insert!.lastErrorMessage).")
+        }
+        lastAdded = number
+        added += 1
+        count += 1
+        let (total, scope) = options.capacityScope == .perExtension ? (count, "the extension holds") : (added, "the request adds")
+        if total > options.capacity {
+            throw CallDirectoryError(
+                .maximumEntriesExceeded, "\(identifier): entry \(added) (\(number)) makes \(total) entries that \(scope), over the maximum of \(options.capacity).")
+        }
+    }
+
+    private mutating func remove(_ number: Int64) throws(CallDirectoryError) {
+        guard incremental else {
+            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of \(number) in a non-incremental request; it must only add.")
+        }
+        let code = deleteOne!.runReturningCode(binding: number, at: 2)
+        guard code == sqliteDone else {
+            throw CallDirectoryError(.unknown, "\(identifier): removing \(number) failed: \(deleteOne!.lastErrorMessage).")
+        }
+        let changes = Int64(store.database.changes)
+        removed += changes
+        count -= changes
+    }
+
+    private mutating func removeAll() throws(CallDirectoryError) {
+        guard incremental else {
+            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removeAllBlockingEntries in a non-incremental request; it must only add.")
+        }
+        do {
+            try store.database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+        } catch {
+            throw unknown(error)
+        }
+        removed += count
+        count = 0
+        lastAdded = nil
+    }
+
+    /// Records the load and commits: from here the new entries are what the extension holds.
+    mutating func commit(checksum: String, milliseconds: Int64, peakKiB: Int) throws(CallDirectoryError) {
+        do {
+            try store.database.prepare(
+                """
+                UPDATE extensions SET state = 'loaded', needs_full_reload = 0, loaded_checksum = ?2, loaded_count = ?3,
+                    last_load_at = ?4, last_duration_ms = ?5, peak_memory_kib = ?6, last_error = NULL WHERE id = ?1
+                """
+            ).bind(.integer(extensionID), .text(checksum), .integer(count), .integer(Int64(Date().timeIntervalSince1970)), .integer(milliseconds), .integer(Int64(peakKiB))).run()
+            try store.database.execute("COMMIT")
+            inTransaction = false
+        } catch {
+            throw unknown(error)
+        }
+    }
+
+    /// Rolls the request back and records the failure; the next request will be non-incremental.
+    mutating func fail(_ error: CallDirectoryError, milliseconds: Int64, peakKiB: Int) {
+        if inTransaction { try? store.database.execute("ROLLBACK") }
+        inTransaction = false
+        guard extensionID != 0 else { return }
+        try? store.database.prepare(
+            """
+            UPDATE extensions SET state = 'failed', needs_full_reload = 1, last_load_at = ?2, last_duration_ms = ?3,
+                peak_memory_kib = ?4, last_error = ?5 WHERE id = ?1
+            """
+        ).bind(.integer(extensionID), .integer(Int64(Date().timeIntervalSince1970)), .integer(milliseconds), .integer(Int64(peakKiB)), .text(error.description)).run()
+    }
+}

@@ -1,0 +1,96 @@
+import BlocklistCore
+import BlocklistSet
+
+/// Loads a shard set into the store the way the app side does: each extension in order, one at a
+/// time, skipping disabled and unchanged ones, so a rerun after a failure resumes where it stopped.
+public struct SetLoader {
+    /// What happened to one extension.
+    public enum Outcome: Sendable, Equatable {
+        case loaded(ReloadResult)
+        case skippedUnchanged
+        case skippedDisabled
+        case failed(code: CallDirectoryError.Code, message: String)
+    }
+
+    /// Progress reports.
+    public enum Event: Sendable {
+        /// Extension `identifier` starts; `entries` is its shard's count.
+        case started(identifier: String, entries: Int64)
+        /// Entries applied so far for the current extension.
+        case progress(identifier: String, done: Int64)
+        case finished(identifier: String, outcome: Outcome)
+    }
+
+    public let system: CallDirectorySystem
+    public let directory: String
+    public let manifest: Manifest
+
+    /// Reads `directory`'s manifest and registers its extensions in the system's store.
+    public init(system: CallDirectorySystem, directory: String) throws(BlocklistError) {
+        self.system = system
+        self.directory = directory
+        manifest = try Manifest.load(from: directory)
+        try system.store.register(manifest)
+    }
+
+    /// The identifiers of the shards `only` names (indexes from 1), or of all.
+    public func identifiers(only: [Int]? = nil) throws(BlocklistError) -> [(identifier: String, shard: Manifest.Shard)] {
+        var result: [(String, Manifest.Shard)] = []
+        for index in only ?? manifest.shards.map(\.index) {
+            guard index >= 1, index <= manifest.shards.count else {
+                throw BlocklistError(.invalidInput, "\(directory)/\(Manifest.fileName) has shards 1...\(manifest.shards.count); there is no shard \(index).")
+            }
+            let shard = manifest.shards[index - 1]
+            result.append((CallDirectoryStore.identifier(ofShard: index, of: manifest.shards.count), shard))
+        }
+        return result
+    }
+
+    /// Reloads the extensions in order.
+    ///
+    /// - Parameters:
+    ///   - only: shard indexes to load (from 1); default all.
+    ///   - force: reload even when the loaded checksum equals the shard's.
+    /// - Returns: the outcome per extension, in order.
+    public func load(
+        only: [Int]? = nil, options: ReloadOptions = ReloadOptions(), force: Bool = false, events: (Event) -> Void = { _ in }
+    ) throws(BlocklistError) -> [(identifier: String, outcome: Outcome)] {
+        var outcomes: [(String, Outcome)] = []
+        for (identifier, shard) in try identifiers(only: only) {
+            let outcome = try loadOne(identifier, shard: shard, options: options, force: force, events: events)
+            events(.finished(identifier: identifier, outcome: outcome))
+            outcomes.append((identifier, outcome))
+        }
+        return outcomes
+    }
+
+    private func loadOne(
+        _ identifier: String, shard: Manifest.Shard, options: ReloadOptions, force: Bool, events: (Event) -> Void
+    ) throws(BlocklistError) -> Outcome {
+        guard let row = try system.store.extension(identifier) else {
+            return .failed(code: .noExtensionFound, message: "No extension \(identifier) is registered.")
+        }
+        guard row.enabled else { return .skippedDisabled }
+        if !force, row.state == "loaded", !row.needsFullReload, row.loadedChecksum == shard.checksum { return .skippedUnchanged }
+        let path = manifest.path(of: shard, in: directory)
+        // Refuse a shard that is not the one the manifest describes before the extension sees it.
+        do {
+            let header = try ShardReader(path: path).header
+            guard header.checksum == shard.checksum else {
+                return .failed(code: .unknown, message: "\(path) has checksum \(header.checksum), but the manifest says \(shard.checksum); refusing to load it.")
+            }
+        } catch {
+            return .failed(code: .unknown, message: error.message)
+        }
+        events(.started(identifier: identifier, entries: shard.count))
+        do {
+            let result = try system.reload(identifier, shardPath: path, checksum: shard.checksum, options: options) { done in
+                events(.progress(identifier: identifier, done: done))
+            }
+            return .loaded(result)
+        } catch {
+            return .failed(code: error.code, message: error.message)
+        }
+    }
+}
+

@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BlocklistCore
+
+/// The simulator's `CallDirectoryContext`: batches the extension's calls into `RequestWire` records
+/// on a pipe to the system process, which enforces CallKit's rules. One fixed 32 KiB buffer.
+final class PipeContext: CallDirectoryContext {
+    let isIncremental: Bool
+    private let fd: Int32
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RequestWire.recordHeaderSize + 8 * RequestWire.maximumBatch, alignment: 8)
+    private var operation: UInt8 = 0
+    private var count = 0
+    /// Set once a write fails (the system went away); later calls do nothing.
+    private(set) var broken = false
+
+    init(fd: Int32, isIncremental: Bool) {
+        self.fd = fd
+        self.isIncremental = isIncremental
+    }
+
+    deinit { buffer.deallocate() }
+
+    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { append(RequestWire.add, phoneNumber) }
+    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { append(RequestWire.remove, phoneNumber) }
+    func removeAllBlockingEntries() { record(RequestWire.removeAll) }
+
+    func completeRequest(completionHandler: ((Bool) -> Void)?) {
+        record(RequestWire.complete)
+        completionHandler?(!broken)
+    }
+
+    /// Ends the request with an error, as `cancelRequest(withError:)` does.
+    func cancelRequest(reason: String) {
+        flush()
+        var reason = reason
+        reason.withUTF8 { bytes in
+            let length = min(bytes.count, buffer.count - RequestWire.recordHeaderSize)
+            buffer[0] = RequestWire.cancel
+            buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 1, as: UInt32.self)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[RequestWire.recordHeaderSize...]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<length]))
+            send(RequestWire.recordHeaderSize + length)
+        }
+    }
+
+    @inline(__always)
+    private func append(_ op: UInt8, _ number: Int64) {
+        if op != operation || count == RequestWire.maximumBatch {
+            flush()
+            operation = op
+        }
+        buffer.storeBytes(of: number.littleEndian, toByteOffset: RequestWire.recordHeaderSize + 8 * count, as: Int64.self)
+        count += 1
+    }
+
+    private func record(_ op: UInt8) {
+        flush()
+        buffer[0] = op
+        buffer.storeBytes(of: UInt32(0), toByteOffset: 1, as: UInt32.self)
+        send(RequestWire.recordHeaderSize)
+    }
+
+    func flush() {
+        guard count > 0 else { return }
+        buffer[0] = operation
+        buffer.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 1, as: UInt32.self)
+        send(RequestWire.recordHeaderSize + 8 * count)
+        count = 0
+        operation = 0
+    }
+
+    private func send(_ length: Int) {
+        var done = 0
+        while done < length && !broken {
+            let n = write(fd, buffer.baseAddress! + done, length - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                broken = true
+            } else {
+                done += n
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import BlocklistCore
+import BlocklistSet
+import CallDirectorySimulator
+
+/// The store and the extension host, shared by the simulator's commands.
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The simulated CallKit store (SQLite).", valueName: "path"))
+    var store = "Output/CallDirectory.sqlite"
+
+    @Option(help: ArgumentHelp("The extension-host executable. (default: blocklist-extension next to blocklist)", valueName: "path"))
+    var extensionHost: String?
+
+    func system() throws -> CallDirectorySystem {
+        CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
+    }
+
+    static func defaultHost() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return "blocklist-extension" }
+        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]) + "/blocklist-extension"
+    }
+}
+
+/// "3", "1,4-6" or "all" → shard indexes (nil for all).
+func parseShardList(_ text: String) throws -> [Int]? {
+    if text == "all" { return nil }
+    var result: [Int] = []
+    for part in text.split(separator: ",") {
+        let bounds = part.split(separator: "-", maxSplits: 1).map { Int($0) }
+        guard bounds.allSatisfy({ $0 != nil && $0! >= 1 }), let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
+            throw ValidationError("\"\(text)\" is not a list of extensions: give numbers from 1 such as 3, 1,4-6, or all.")
+        }
+        result += Array(low...high)
+    }
+    return result
+}
+
+/// "7MiB", "4096KiB", "512K" → KiB.
+func parseKiB(_ text: String) throws -> Int {
+    let units: [(String, Int)] = [("MiB", 1024), ("KiB", 1), ("M", 1024), ("K", 1)]
+    for (suffix, scale) in units where text.hasSuffix(suffix) {
+        if let value = Int(text.dropLast(suffix.count)), value > 0 { return value * scale }
+    }
+    throw ValidationError("\"\(text)\" is not a memory size: give it as 7MiB or 4096KiB.")
+}
+
+struct Load: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a shard set into the simulated CallKit, one extension at a time.",
+        discussion: """
+            Reloads DIR's extensions in order, as the app does with CXCallDirectoryManager. Disabled extensions are \
+            reported and skipped; an extension whose loaded checksum equals its shard's is skipped as unchanged \
+            (unless --force), so a rerun after a failure resumes where it stopped. Exits 1 if any extension failed.
+            """)
+
+    @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
+    var directory = "Output"
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(help: ArgumentHelp("Extensions to load: 3, 1,4-6 or all.", valueName: "list"))
+    var only = "all"
+
+    @Option(help: "How an incremental request sends its list: full (removeAll, add all) or delta (only changes).")
+    var strategy: ReloadStrategy = .full
+
+    @Option(help: ArgumentHelp("Kill an extension host above this resident memory.", valueName: "size"))
+    var memoryBudget = "7MiB"
+
+    @Option(help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N"))
+    var deviceRate = 90_000
+
+    @Option(help: ArgumentHelp("The most entries per extension.", valueName: "N"))
+    var capacity: Int64 = 1_999_999
+
+    @Option(help: "Count the capacity per extension or per request.")
+    var capacityScope: CapacityScope = .perExtension
+
+    @Flag(help: "Reload extensions even when their shard is unchanged.")
+    var force = false
+
+    func validate() throws {
+        _ = try parseShardList(only)
+        _ = try parseKiB(memoryBudget)
+        if deviceRate < 1 { throw ValidationError("--device-rate must be at least 1 entry a second.") }
+        if capacity < 1 { throw ValidationError("--capacity must be at least 1.") }
+    }
+
+    func run() throws {
+        let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
+        var options = ReloadOptions()
+        options.strategy = strategy
+        options.memoryBudgetKiB = try parseKiB(memoryBudget)
+        options.capacity = capacity
+        options.capacityScope = capacityScope
+        let plan = try loader.identifiers(only: try parseShardList(only))
+        let totalEntries = plan.reduce(Int64(0)) { $0 + $1.shard.count }
+        let terminal = Terminal.stderrIsTerminal
+        let clock = ContinuousClock()
+        let started = clock.now
+        var doneEntries: Int64 = 0
+        var current: (identifier: String, entries: Int64)?
+        var skippedEntries: Int64 = 0
+
+        func estimate(extra: Int64) -> String {
+            let elapsed = (clock.now - started).seconds
+            let done = doneEntries + extra
+            guard done > 0, elapsed > 0 else { return "" }
+            let rate = Double(done) / elapsed
+            let left = Double(totalEntries - skippedEntries - done) / rate
+            return ", ~\(Terminal.fixed(left, 1)) s left"
+        }
+
+        let outcomes = try loader.load(only: try parseShardList(only), options: options, force: force) { event in
+            switch event {
+            case .started(let identifier, let entries):
+                current = (identifier, entries)
+                if !terminal { Terminal.error("\(identifier): loading \(Terminal.grouped(entries)) entries\n") }
+            case .progress(let identifier, let done):
+                guard terminal, let current else { return }
+                let overall = Terminal.progressBar(
+                    done: doneEntries + done, total: totalEntries, width: 20,
+                    label: "\(identifier) \(Int(Double(done) * 100 / Double(max(current.entries, 1))))%\(estimate(extra: done))")
+                Terminal.error(overall)
+            case .finished(let identifier, let outcome):
+                if terminal { Terminal.error("\r\u{1B}[K") }
+                switch outcome {
+                case .loaded(let result): doneEntries += result.added + result.removed
+                case .skippedUnchanged, .skippedDisabled:
+                    skippedEntries += plan.first { $0.identifier == identifier }?.shard.count ?? 0
+                case .failed: break
+                }
+                Terminal.error("\(identifier): \(describe(outcome))\(estimate(extra: 0))\n")
+                current = nil
+            }
+        }
+
+        print("extension        result                  entries    time (s)   peak KiB   device time (s)")
+        var failures = 0
+        var deviceSeconds = 0.0
+        for (identifier, outcome) in outcomes {
+            let row: String
+            switch outcome {
+            case .loaded(let result):
+                let device = Double(result.added + result.removed) / Double(deviceRate)
+                deviceSeconds += device
+                row = pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
+                    + pad(Terminal.grouped(result.entries), 11, right: true) + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
+                    + pad(String(result.peakMemoryKiB), 11, right: true) + pad(Terminal.fixed(device, 1), 18, right: true)
+            case .skippedUnchanged: row = "skipped (unchanged)"
+            case .skippedDisabled: row = "skipped (disabled)"
+            case .failed(let code, _):
+                failures += 1
+                row = "failed: \(code)"
+            }
+            print(pad(identifier, 17) + row)
+        }
+        let elapsed = (clock.now - started).seconds
+        print(
+            "\(outcomes.count) extensions, \(failures) failed, \(Terminal.fixed(elapsed, 1)) s here"
+                + " (\(Terminal.grouped(Int64(Double(doneEntries) / max(elapsed, 1e-9)))) entries/s);"
+                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate))) entries/s")
+        if failures > 0 { throw ExitCode.failure }
+    }
+
+    private func describe(_ outcome: SetLoader.Outcome) -> String {
+        switch outcome {
+        case .loaded(let result):
+            return "loaded \(Terminal.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Terminal.grouped(result.added)) −\(Terminal.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
+        case .skippedUnchanged: return "skipped (unchanged)"
+        case .skippedDisabled: return "skipped (disabled in Settings)"
+        case .failed(let code, let message): return "failed with \(code): \(message)"
+        }
+    }
+}
+
+func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let fill = String(repeating: " ", count: max(0, width - text.count))
+    return right ? fill + text + " " : text + fill
+}
+
+extension ReloadStrategy: ExpressibleByArgument {}
+extension CapacityScope: ExpressibleByArgument {}
+
+/// The Settings switches.
+struct Switch: ParsableArguments {
+    @Argument(help: ArgumentHelp("Extensions: 3, 1,4-6 or all.", valueName: "list"))
+    var extensions: String
+
+    @Argument(help: ArgumentHelp("The output directory whose manifest lists the extensions.", valueName: "dir"))
+    var directory = "Output"
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    func validate() throws { _ = try parseShardList(extensions) }
+
+    func apply(_ enabled: Bool) throws {
+        let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
+        let identifiers = try loader.identifiers(only: try parseShardList(extensions)).map(\.identifier)
+        try loader.system.store.setEnabled(enabled, identifiers: identifiers)
+        print("\(enabled ? "Enabled" : "Disabled") \(identifiers.count) extension\(identifiers.count == 1 ? "" : "s") in \(storeOptions.store)")
+    }
+}
+
+struct Enable: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Turn extensions on, as in Settings › Phone › Call Blocking & Identification.",
+        discussion: "The first use registers DIR's extensions in the store, disabled, as installing the app does.")
+    @OptionGroup var options: Switch
+    func run() throws { try options.apply(true) }
+}
+
+struct Disable: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Turn extensions off, as in Settings.")
+    @OptionGroup var options: Switch
+    func run() throws { try options.apply(false) }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the extensions in the store: switch, state, entries, last load.")
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Flag(help: "Print the extensions as JSON.")
+    var json = false
+
+    func run() throws {
+        let store = try CallDirectoryStore(path: storeOptions.store)
+        let rows = try store.extensions()
+        if json { return try printJSON(rows) }
+        print("extension        enabled  state       entries    checksum   last (ms)  peak KiB  last error")
+        for row in rows {
+            print(
+                pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state, 10)
+                    + pad(Terminal.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
+                    + pad(row.lastDurationMilliseconds.map { String($0) } ?? "-", 10, right: true)
+                    + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? ""))
+        }
+        print("integrity: \(try store.integrityCheck())")
+    }
+}
+
+struct Lookup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Say which enabled extension blocks a number.",
+        discussion: "Exits 0 if the number is blocked, 1 if not, 2 on error.")
+
+    @Argument(help: ArgumentHelp("A number as CallKit stores it, e.g. 827012345678 (a leading + is accepted).", valueName: "number"))
+    var number: String
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    func run() throws {
+        let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
+        guard let value = Int64(digits), value > 0 else {
+            Terminal.error("Error: \"\(number)\" is not a phone number: give digits such as 827012345678.\n")
+            throw ExitCode(2)
+        }
+        let blockers: [String]
+        do {
+            blockers = try CallDirectoryStore(path: storeOptions.store).lookup(value)
+        } catch {
+            Terminal.error("Error: \(error.message)\n")
+            throw ExitCode(2)
+        }
+        if blockers.isEmpty {
+            print("\(value) is not blocked")
+            throw ExitCode(1)
+        }
+        print("\(value) is blocked by \(blockers.joined(separator: ", "))")
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+
+@testable import BlocklistCore
+@testable import BlocklistSet
+@testable import CallDirectorySimulator
+
+/// A generated set, a store and a system in a temporary directory.
+private final class Fixture {
+    let directory: TemporaryDirectory
+    let output: String
+    let system: CallDirectorySystem
+    var loader: SetLoader
+
+    init(exclusions: [String] = ["000"], hostPath: String = productsDirectory + "/blocklist-extension") throws {
+        directory = try TemporaryDirectory()
+        output = directory.file("out")
+        _ = try ShardSet.generate(
+            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)), into: output, sync: false)
+        system = CallDirectorySystem(store: try CallDirectoryStore(path: directory.file("store.sqlite")), hostPath: hostPath)
+        loader = try SetLoader(system: system, directory: output)
+        try system.store.setEnabled(true, identifiers: try loader.identifiers().map(\.identifier))
+    }
+
+    var store: CallDirectoryStore { system.store }
+
+    /// Generates a new set with other exclusions into the same directory and reloads the manifest.
+    func regenerate(exclusions: [String]) throws {
+        _ = try ShardSet.generate(
+            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)), into: output, sync: false)
+        loader = try SetLoader(system: system, directory: output)
+    }
+
+    func shardNumbers(_ index: Int) throws -> [Int64] {
+        try readNumbers(loader.manifest.path(of: loader.manifest.shards[index - 1], in: output))
+    }
+
+    func reload(_ index: Int, _ options: ReloadOptions = ReloadOptions()) throws(CallDirectoryError) -> ReloadResult {
+        let shard = loader.manifest.shards[index - 1]
+        return try system.reload(
+            CallDirectoryStore.identifier(ofShard: index, of: 5), shardPath: loader.manifest.path(of: shard, in: output),
+            checksum: shard.checksum, options: options)
+    }
+}
+
+/// Writes an executable python3 script that plays a misbehaving extension: it sends `records`.
+private func fakeHost(in directory: TemporaryDirectory, name: String, records: String) throws -> String {
+    let path = directory.file(name)
+    let script = """
+        #!/usr/bin/env python3
+        import struct, sys
+        out = sys.stdout.buffer
+        incremental = "--incremental" in sys.argv
+        def add(*numbers): out.write(struct.pack("<BI", 1, len(numbers)) + b"".join(struct.pack("<q", n) for n in numbers))
+        def remove(*numbers): out.write(struct.pack("<BI", 2, len(numbers)) + b"".join(struct.pack("<q", n) for n in numbers))
+        def remove_all(): out.write(struct.pack("<BI", 3, 0))
+        def complete(): out.write(struct.pack("<BI", 4, 0))
+        def cancel(reason): data = reason.encode(); out.write(struct.pack("<BI", 5, len(data)) + data)
+        \(records)
+        out.flush()
+        """
+    try script.write(toFile: path, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+    return path
+}
+
+@Suite(.serialized) struct SimulatorTests {
+    @Test func loadsEnabledExtensionsSkipsOthersAndLooksUp() throws {
+        let fixture = try Fixture()
+        try fixture.store.setEnabled(false, identifiers: ["extension-03"])
+        let outcomes = try fixture.loader.load()
+        #expect(outcomes.map(\.identifier) == (1...5).map { CallDirectoryStore.identifier(ofShard: $0, of: 5) })
+        #expect(outcomes[2].outcome == .skippedDisabled)
+        for index in [1, 2, 4, 5] {
+            guard case .loaded(let result) = outcomes[index - 1].outcome else {
+                Issue.record("extension \(index): \(outcomes[index - 1].outcome)")
+                continue
+            }
+            #expect(!result.incremental)
+            #expect(try fixture.store.entries(of: result.identifier) == fixture.shardNumbers(index))
+            #expect(result.peakMemoryKiB > 0)
+        }
+        #expect(try fixture.store.lookup(82_702_345) == ["extension-02"])
+        #expect(try fixture.store.lookup(82_700_045).isEmpty)  // "82700045" contains "000"
+        #expect(try fixture.store.integrityCheck() == "ok")
+        // A second run skips what is unchanged.
+        #expect(try fixture.loader.load(only: [1, 2]).map(\.outcome) == [.skippedUnchanged, .skippedUnchanged])
+    }
+
+    @Test func isIncrementalFollowsCallKitsRules() throws {
+        let fixture = try Fixture()
+        #expect(try fixture.reload(2).incremental == false)  // first load
+        #expect(try fixture.reload(2).incremental == true)
+        try fixture.store.setEnabled(false, identifiers: ["extension-02"])
+        try fixture.store.setEnabled(true, identifiers: ["extension-02"])
+        #expect(try fixture.reload(2).incremental == false)  // re-enabled
+        var crash = ReloadOptions()
+        crash.crashAfter = 10
+        #expect(throws: CallDirectoryError.self) { try fixture.reload(2, crash) }
+        #expect(try fixture.reload(2).incremental == false)  // after a failure
+        #expect(try fixture.store.entries(of: "extension-02") == fixture.shardNumbers(2))
+    }
+
+    @Test(arguments: [0, 1, 500, 1500])
+    func aCrashAtEntryKRollsBackToThePreviousEntries(k: Int64) throws {
+        let fixture = try Fixture(exclusions: ["000"])
+        _ = try fixture.reload(2)
+        let before = try fixture.store.entries(of: "extension-02")
+        try fixture.regenerate(exclusions: ["00"])
+        var options = ReloadOptions()
+        options.crashAfter = k
+        let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(2, options) }
+        #expect(error?.code == .loadingInterrupted)
+        #expect(try fixture.store.entries(of: "extension-02") == before)
+        #expect(try fixture.store.extension("extension-02")?.state == "failed")
+        #expect(try fixture.store.integrityCheck() == "ok")
+        _ = try fixture.reload(2)
+        #expect(try fixture.store.entries(of: "extension-02") == fixture.shardNumbers(2))
+    }
+
+    @Test func aHostOverItsMemoryBudgetIsKilled() throws {
+        let fixture = try Fixture()
+        var options = ReloadOptions()
+        options.memoryBudgetKiB = 64
+        let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(1, options) }
+        #expect(error?.code == .loadingInterrupted)
+        #expect(error?.message.contains("memory budget of 64 KiB") == true)
+        #expect(try fixture.store.entries(of: "extension-01").isEmpty)
+    }
+
+    @Test func capacityIsEnforcedPerExtensionOrPerRequest() throws {
+        let fixture = try Fixture()
+        var options = ReloadOptions()
+        options.capacity = 100
+        let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(2, options) }
+        #expect(error?.code == .maximumEntriesExceeded)
+        #expect(error?.code.rawValue == 5)
+        options.capacity = 1999
+        _ = try fixture.reload(2, options)
+        options.capacityScope = .perRequest
+        _ = try fixture.reload(2, options)
+    }
+
+    @Test func systemErrorsCarryCallKitsCodes() throws {
+        let fixture = try Fixture()
+        let missing = #expect(throws: CallDirectoryError.self) {
+            try fixture.system.reload("extension-99", shardPath: "/nonexistent", checksum: "")
+        }
+        #expect(missing?.code == .noExtensionFound)
+        try fixture.store.setEnabled(false, identifiers: ["extension-01"])
+        #expect((#expect(throws: CallDirectoryError.self) { try fixture.reload(1) })?.code == .extensionDisabled)
+        let lock = try FileLock(path: fixture.store.path + ".lock", what: "test")
+        #expect((#expect(throws: CallDirectoryError.self) { try fixture.reload(2) })?.code == .currentlyLoading)
+        lock.unlock()
+        #expect(CallDirectoryError.Code.all.map(\.rawValue) == Array(0...8))
+    }
+
+    @Test(arguments: [
+        ("add(82702001, 82702000); complete()", CallDirectoryError.Code.entriesOutOfOrder, false),
+        ("add(82702001, 82702001); complete()", .duplicateEntries, false),
+        ("remove(82702001); complete()", .unexpectedIncrementalRemoval, false),
+        ("remove_all(); complete()", .unexpectedIncrementalRemoval, false),
+        ("add(82702001)", .loadingInterrupted, false),
+        ("cancel('no shard'); ", .unknown, false),
+        ("add(82702001) if not incremental else add(82702001); complete()", .duplicateEntries, true),
+    ])
+    func misbehavingExtensionsGetCallKitsErrors(records: String, code: CallDirectoryError.Code, secondLoad: Bool) throws {
+        let scratch = try TemporaryDirectory()
+        let fixture = try Fixture(hostPath: try fakeHost(in: scratch, name: "host", records: records))
+        var options = ReloadOptions()
+        options.memoryBudgetKiB = 1 << 20  // python3 itself takes ~8 MiB
+        if secondLoad { _ = try fixture.reload(2, options) }
+        let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(2, options) }
+        #expect(error?.code == code, "\(error?.description ?? "")")
+        #expect(try fixture.store.integrityCheck() == "ok")
+    }
+
+    @Test func deltaReloadsLeaveTheStoreEqualToTheNewShards() throws {
+        var random = SplitMix64(state: 2026)
+        let fixture = try Fixture()
+        var options = ReloadOptions()
+        options.strategy = .delta
+        _ = try fixture.loader.load(options: options)
+        for _ in 0..<4 {
+            let exclusions = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                String((0..<Int.random(in: 2...3, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+            }
+            try fixture.regenerate(exclusions: exclusions)
+            for (index, (_, outcome)) in try fixture.loader.load(options: options).enumerated() {
+                if case .failed(let code, let message) = outcome { Issue.record("\(code): \(message)") }
+                #expect(try fixture.store.entries(of: CallDirectoryStore.identifier(ofShard: index + 1, of: 5)) == fixture.shardNumbers(index + 1))
+            }
+        }
+        #expect(try fixture.store.integrityCheck() == "ok")
+        // One changed number is two calls, not a full reload.
+        try fixture.regenerate(exclusions: ["000"])
+        _ = try fixture.loader.load(options: options)
+        try fixture.regenerate(exclusions: ["000", "82702345"])
+        guard case .loaded(let result) = try fixture.loader.load(only: [2], options: options)[0].outcome else {
+            Issue.record("not loaded")
+            return
+        }
+        #expect(result.incremental && result.removed == 1 && result.added == 0)  // only 82702345 went
+    }
+}
