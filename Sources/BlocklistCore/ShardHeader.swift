@@ -45,10 +45,7 @@ public struct ShardHeader: Hashable, Sendable {
     }
 
     /// The checksum as the manifest and the store write it: 8 lowercase hex digits.
-    public var checksum: String {
-        let hex = String(headerCRC, radix: 16)
-        return String(repeating: "0", count: 8 - hex.count) + hex
-    }
+    public var checksum: String { hex(headerCRC) }
 
     /// Writes the header into `bytes` (64 bytes), computing `headerCRC` over the first 60.
     package mutating func encode(into bytes: UnsafeMutableRawBufferPointer) {
