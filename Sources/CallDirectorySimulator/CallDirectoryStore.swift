@@ -44,7 +44,7 @@ public final class CallDirectoryStore {
     public init(path: String) throws(BlocklistError) {
         self.path = path
         database = try SQLiteDatabase(path: path)
-        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;")
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()
         let version = statement.integer(0)

@@ -24,7 +24,11 @@ struct Request {
     private var inTransaction = false
     private var extensionID: Int64 = 0
     private var insert: SQLiteStatement?
+    private var insertBatch: SQLiteStatement?
     private var deleteOne: SQLiteStatement?
+    /// Additions checked but not yet stored; written `batchSize` at a time by one statement.
+    private var pending: [Int64] = []
+    private static let batchSize = 512
 
     init(store: CallDirectoryStore, identifier: String, incremental: Bool, previousCount: Int64, options: ReloadOptions) {
         self.store = store
@@ -51,6 +55,10 @@ struct Request {
             }
             insert = try database.prepare("INSERT INTO blocking_entries (extension_id, number) VALUES (?1, ?2)")
             try insert!.bind(.integer(extensionID), .integer(0))
+            let rows = (0..<Self.batchSize).map { "(?1, ?\($0 + 2))" }.joined(separator: ", ")
+            insertBatch = try database.prepare("INSERT INTO blocking_entries (extension_id, number) VALUES " + rows)
+            try insertBatch!.bind(.integer(extensionID))
+            pending.reserveCapacity(Self.batchSize)
             deleteOne = try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1 AND number = ?2")
             try deleteOne!.bind(.integer(extensionID), .integer(0))
         } catch let error as CallDirectoryError {
@@ -155,10 +163,13 @@ struct Request {
             case RequestWire.add:
                 for index in 0..<count { try add(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
             case RequestWire.remove:
+                try storePending()
                 for index in 0..<count { try remove(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
             case RequestWire.removeAll:
+                try storePending()
                 try removeAll()
             case RequestWire.complete:
+                try storePending()
                 completed = true
             case RequestWire.cancel:
                 cancelReason = String(decoding: body, as: UTF8.self)
@@ -176,21 +187,40 @@ struct Request {
                 ? CallDirectoryError(.duplicateEntries, "\(identifier): entry \(added) repeats \(number).")
                 : CallDirectoryError(.entriesOutOfOrder, "\(identifier): entry \(added) (\(number)) is not above the previous entry \(last); entries must be strictly ascending.")
         }
-        let code = insert!.runReturningCode(binding: number, at: 2)
-        guard code == sqliteDone else {
-            if isConstraintViolation(code) {
-                throw CallDirectoryError(
-                    .duplicateEntries, "\(identifier): entry \(added) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberBlockingEntry).")
-            }
-            throw CallDirectoryError(.unknown, "\(identifier): storing entry \(added) (\(number)) failed: \(insert!.lastErrorMessage).")
-        }
         lastAdded = number
         added += 1
         count += 1
         let (total, scope) = options.capacityScope == .perExtension ? (count, "the extension holds") : (added, "the request adds")
         if total > options.capacity {
             throw CallDirectoryError(
-                .maximumEntriesExceeded, "\(identifier): entry \(added) (\(number)) makes \(total) entries that \(scope), over the maximum of \(options.capacity).")
+                .maximumEntriesExceeded, "\(identifier): entry \(added - 1) (\(number)) makes \(total) entries that \(scope), over the maximum of \(options.capacity).")
+        }
+        pending.append(number)
+        if pending.count == Self.batchSize { try storePending() }
+    }
+
+    /// Writes the pending additions: a full batch with one statement, otherwise (or to find which
+    /// entry a failed batch repeats) one at a time.
+    private mutating func storePending() throws(CallDirectoryError) {
+        defer { pending.removeAll(keepingCapacity: true) }
+        if pending.count == Self.batchSize {
+            let code = pending.withUnsafeBufferPointer { insertBatch!.runReturningCode(binding: $0, from: 2) }
+            if code == sqliteDone { return }
+            guard isConstraintViolation(code) else {
+                throw CallDirectoryError(.unknown, "\(identifier): storing entries \(added - Int64(pending.count)) to \(added - 1) failed: \(insertBatch!.lastErrorMessage).")
+            }
+            // SQLite rolled the whole statement back; the loop below names the repeated entry.
+        }
+        for (offset, number) in pending.enumerated() {
+            let entry = added - Int64(pending.count) + Int64(offset)
+            let code = insert!.runReturningCode(binding: number, at: 2)
+            guard code == sqliteDone else {
+                if isConstraintViolation(code) {
+                    throw CallDirectoryError(
+                        .duplicateEntries, "\(identifier): entry \(entry) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberBlockingEntry).")
+                }
+                throw CallDirectoryError(.unknown, "\(identifier): storing entry \(entry) (\(number)) failed: \(insert!.lastErrorMessage).")
+            }
         }
     }
 

@@ -50,7 +50,7 @@ struct Generate: ParsableCommand {
             }
         }
         let elapsed = (clock.now - started).seconds
-        if showProgress { Terminal.error("\r\u{1B}[K") }
+        if showProgress { Terminal.error(Terminal.clearProgress) }
         let memory = ProcessMemory.read()
         let summary = Summary(
             directory: output + "/" + manifest.directory, generation: manifest.generation, shards: manifest.shards.count,

@@ -115,8 +115,8 @@ struct Load: ParsableCommand {
             let done = doneEntries + extra
             guard done > 0, elapsed > 0 else { return "" }
             let rate = Double(done) / elapsed
-            let left = Double(totalEntries - skippedEntries - done) / rate
-            return ", ~\(Terminal.fixed(left, 1)) s left"
+            let remaining = Double(totalEntries - skippedEntries - done)
+            return ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate), 0)) s on a device)"
         }
 
         let outcomes = try loader.load(only: try parseShardList(only), options: options, force: force) { event in
@@ -126,12 +126,15 @@ struct Load: ParsableCommand {
                 if !terminal { Terminal.error("\(identifier): loading \(Terminal.grouped(entries)) entries\n") }
             case .progress(let identifier, let done):
                 guard terminal, let current else { return }
-                let overall = Terminal.progressBar(
-                    done: doneEntries + done, total: totalEntries, width: 20,
-                    label: "\(identifier) \(Int(Double(done) * 100 / Double(max(current.entries, 1))))%\(estimate(extra: done))")
-                Terminal.error(overall)
+                let percent = Int(Double(done) * 100 / Double(max(current.entries, 1)))
+                Terminal.error(
+                    Terminal.progressLines([
+                        Terminal.bar(done: doneEntries + done + skippedEntries, total: totalEntries, width: 30)
+                            + " all      \(Terminal.grouped(doneEntries + done + skippedEntries)) of \(Terminal.grouped(totalEntries))\(estimate(extra: done))",
+                        Terminal.bar(done: done, total: current.entries, width: 30) + " \(identifier) \(percent)%",
+                    ]))
             case .finished(let identifier, let outcome):
-                if terminal { Terminal.error("\r\u{1B}[K") }
+                if terminal { Terminal.error(Terminal.clearProgress) }
                 switch outcome {
                 case .loaded(let result): doneEntries += result.added + result.removed
                 case .skippedUnchanged, .skippedDisabled:

@@ -54,11 +54,23 @@ enum Terminal {
 
     /// A one-line progress bar, redrawn in place.
     static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
-        let fraction = total > 0 ? Double(done) / Double(total) : 1
-        let filled = Int((fraction * Double(width)).rounded(.down))
-        return "\r[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
-            + label + "\u{1B}[K"
+        progressLines([bar(done: done, total: total, width: width) + " " + label])
     }
+
+    /// "[#####-----]" for `done` of `total`.
+    static func bar(done: Int64, total: Int64, width: Int) -> String {
+        let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
+    }
+
+    /// Lines drawn in place: each is cleared to its end and the cursor returns to the first one.
+    static func progressLines(_ lines: [String]) -> String {
+        "\r" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K" + (lines.count > 1 ? "\u{1B}[\(lines.count - 1)A\r" : "")
+    }
+
+    /// Erases what `progressLines` drew.
+    static let clearProgress = "\r\u{1B}[J"
 }
 
 extension Duration {

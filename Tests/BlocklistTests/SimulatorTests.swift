@@ -175,6 +175,22 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(try fixture.store.integrityCheck() == "ok")
     }
 
+    @Test func aStoredNumberInsideAFullBatchIsNamed() throws {
+        // Additions are stored 512 to a statement; a repeat inside one must still name its entry.
+        let scratch = try TemporaryDirectory()
+        let records = """
+            add(*range(82702000, 82703000)) if not incremental else add(*range(82701700, 82702300)); complete()
+            """
+        let fixture = try Fixture(hostPath: try fakeHost(in: scratch, name: "host", records: records))
+        var options = ReloadOptions()
+        options.memoryBudgetKiB = 1 << 20
+        #expect(try fixture.reload(2, options).entries == 1000)
+        let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(2, options) }
+        #expect(error?.code == .duplicateEntries)
+        #expect(error?.message.contains("entry 300 (82702000) is already stored") == true, "\(error?.message ?? "")")
+        #expect(try fixture.store.entries(of: "extension-02") == Array(82_702_000..<82_703_000))
+    }
+
     @Test func deltaReloadsLeaveTheStoreEqualToTheNewShards() throws {
         var random = SplitMix64(state: 2026)
         let fixture = try Fixture()

@@ -9,8 +9,12 @@ final class SQLiteDatabase {
     let path: String
     private(set) var handle: OpaquePointer?
 
+    /// Process-wide settings, applied once before the first connection opens.
+    private static let configured: Int32 = csqlite_disable_memory_statistics()
+
     init(path: String) throws(BlocklistError) {
         self.path = path
+        _ = Self.configured
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         self.handle = handle
@@ -96,6 +100,14 @@ final class SQLiteStatement {
     func runReturningCode(binding value: Int64, at index: Int32) -> Int32 {
         sqlite3_reset(statement)
         sqlite3_bind_int64(statement, index, value)
+        return sqlite3_step(statement)
+    }
+
+    /// Binds `values` to ?`first`, ?`first`+1, … keeping the other bindings, and runs the statement;
+    /// returns SQLite's result code.
+    func runReturningCode(binding values: UnsafeBufferPointer<Int64>, from first: Int32) -> Int32 {
+        sqlite3_reset(statement)
+        for (offset, value) in values.enumerated() { sqlite3_bind_int64(statement, first + Int32(offset), value) }
         return sqlite3_step(statement)
     }
 
