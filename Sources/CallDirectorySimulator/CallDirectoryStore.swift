@@ -96,6 +96,13 @@ public final class CallDirectoryStore {
     /// - Returns: how many were new.
     @discardableResult
     public func register(_ manifest: Manifest) throws(BlocklistError) -> Int {
+        // Reading first keeps a registered app's commands off the write lock, which a load holds.
+        let find = try database.prepare("SELECT 1 FROM extensions WHERE identifier = ?1")
+        var missing = false
+        for shard in manifest.shards where !missing {
+            missing = try !find.bind(.text(Self.identifier(ofShard: shard.index, of: manifest.shards.count))).step()
+        }
+        guard missing else { return 0 }
         let insert = try database.prepare("INSERT OR IGNORE INTO extensions (identifier, shard_index) VALUES (?1, ?2)")
         var added = 0
         try database.execute("BEGIN IMMEDIATE")

@@ -218,4 +218,70 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         }
         #expect(result.incremental && result.removed == 1 && result.added == 0)  // only 82702345 went
     }
+
+    /// Random host kills, memory kills, Settings switches, spec edits and both strategies, in the
+    /// spirit of a chaos run: after each step every extension holds exactly the shard it last
+    /// committed, and at the end the store holds the spec's numbers once each.
+    @Test(arguments: [7, 2026])
+    func aSeededChaosRunConvergesToTheSpec(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let fixture = try Fixture()
+        var exclusions = ["000"]
+        var shardsByChecksum: [String: [Int64]] = [:]
+        func rememberShards() throws {
+            for shard in fixture.loader.manifest.shards { shardsByChecksum[shard.checksum] = try fixture.shardNumbers(shard.index) }
+        }
+        try rememberShards()
+        let identifiers = (1...5).map { CallDirectoryStore.identifier(ofShard: $0, of: 5) }
+        var interrupted = 0
+        func reloadExpectingFailure(_ index: Int, _ options: ReloadOptions) {
+            do {
+                _ = try fixture.reload(index, options)
+            } catch {
+                if error.code == .loadingInterrupted { interrupted += 1 }
+            }
+        }
+
+        for step in 0..<40 {
+            var options = ReloadOptions()
+            options.strategy = Bool.random(using: &random) ? .full : .delta
+            let index = Int.random(in: 1...5, using: &random)
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0:
+                exclusions = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                    String((0..<Int.random(in: 2...4, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+                }
+                try fixture.regenerate(exclusions: exclusions)
+                try rememberShards()
+            case 1:
+                try fixture.store.setEnabled(Bool.random(using: &random), identifiers: [identifiers[index - 1]])
+            case 2:
+                options.crashAfter = Int64.random(in: 0...2000, using: &random)
+                reloadExpectingFailure(index, options)
+            case 3:
+                options.memoryBudgetKiB = 64
+                reloadExpectingFailure(index, options)
+            default:
+                for (identifier, outcome) in try fixture.loader.load(options: options, force: Bool.random(using: &random)) {
+                    if case .failed(let code, let message) = outcome, code != .extensionDisabled {
+                        Issue.record("step \(step), \(identifier): \(code): \(message)")
+                    }
+                }
+            }
+            for row in try fixture.store.extensions() {
+                let expected = row.loadedChecksum.map { shardsByChecksum[$0] ?? [-1] } ?? []
+                #expect(try fixture.store.entries(of: row.identifier) == expected, "step \(step): \(row.identifier) (\(row.state))")
+            }
+        }
+
+        try fixture.store.setEnabled(true, identifiers: identifiers)
+        for (identifier, outcome) in try fixture.loader.load() {
+            if case .failed(let code, let message) = outcome { Issue.record("\(identifier): \(code): \(message)") }
+        }
+        let stored = try identifiers.flatMap { try fixture.store.entries(of: $0) }
+        let spec = (0..<10_000).map { 82_700_000 + Int64($0) }.filter { number in !exclusions.contains { String(number).contains($0) } }
+        #expect(stored == spec)  // ascending across extensions, so once each
+        #expect(interrupted > 3, "the run killed hosts")
+        #expect(try fixture.store.integrityCheck() == "ok")
+    }
 }

@@ -66,22 +66,51 @@ let productsDirectory: String = {
     return URL(fileURLWithPath: executable).deletingLastPathComponent().path
 }()
 
-/// Runs `blocklist` with `arguments` in `directory` and waits for it; output goes through files,
-/// so a large output cannot fill a pipe and stall the child.
-func runBlocklist(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
-    let scratch = try TemporaryDirectory()
-    FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
-    FileManager.default.createFile(atPath: scratch.file("err"), contents: nil)
+/// A `blocklist` process started in the background; output goes through files, so a large output
+/// cannot fill a pipe and stall the child.
+final class RunningBlocklist {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: productsDirectory + "/blocklist")
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
-    process.standardError = FileHandle(forWritingAtPath: scratch.file("err"))
-    try process.run()
-    process.waitUntilExit()
-    return CommandResult(
-        status: process.terminationStatus,
-        stdout: String(decoding: try readBytes(scratch.file("out")), as: UTF8.self),
-        stderr: String(decoding: try readBytes(scratch.file("err")), as: UTF8.self))
+    private let scratch: TemporaryDirectory
+
+    init(_ arguments: [String], in directory: String? = nil) throws {
+        scratch = try TemporaryDirectory()
+        FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
+        FileManager.default.createFile(atPath: scratch.file("err"), contents: nil)
+        process.executableURL = URL(fileURLWithPath: productsDirectory + "/blocklist")
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
+        process.standardError = FileHandle(forWritingAtPath: scratch.file("err"))
+        try process.run()
+    }
+
+    /// Waits for the process to end and returns what it printed.
+    func wait() throws -> CommandResult {
+        process.waitUntilExit()
+        return CommandResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: try readBytes(scratch.file("out")), as: UTF8.self),
+            stderr: String(decoding: try readBytes(scratch.file("err")), as: UTF8.self))
+    }
+}
+
+/// Runs `blocklist` with `arguments` in `directory` and waits for it.
+func runBlocklist(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
+    try RunningBlocklist(arguments, in: directory).wait()
+}
+
+/// Polls `condition` every 10 ms for up to `seconds`; true as soon as it holds.
+func waitUntil(seconds: Double = 60, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(10_000)
+    }
+    return try condition()
+}
+
+/// Whether process `pid` still runs (a zombie or a vanished process does not).
+func isRunning(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+    return !stat[close...].hasPrefix(") Z")
 }

@@ -31,7 +31,16 @@ final class SQLiteDatabase {
     deinit { sqlite3_close_v2(handle) }
 
     func error(_ what: String, _ code: Int32) -> BlocklistError {
-        BlocklistError(.io, "\(what) in the store \(path) failed: \(String(cString: sqlite3_errmsg(handle))) (SQLite code \(code)).")
+        Self.error(what, code, message: String(cString: sqlite3_errmsg(handle)), path: path)
+    }
+
+    /// SQLITE_BUSY after the busy timeout means another process holds the store's write lock.
+    private static func error(_ what: String, _ code: Int32, message: String, path: String) -> BlocklistError {
+        if code & 0xFF == SQLITE_BUSY {
+            return BlocklistError(
+                .busy, "\(what) in the store \(path) failed: another process has been writing to it for 5 s (a load in progress?); try again when it finishes.")
+        }
+        return BlocklistError(.io, "\(what) in the store \(path) failed: \(message) (SQLite code \(code)).")
     }
 
     /// Runs one or more statements that return no rows.
@@ -41,7 +50,7 @@ final class SQLiteDatabase {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? "error \(code)"
             sqlite3_free(message)
-            throw BlocklistError(.io, "Running \"\(sql.prefix(60))\" in the store \(path) failed: \(text) (SQLite code \(code)).")
+            throw Self.error("Running \"\(sql.prefix(60))\"", code, message: text, path: path)
         }
     }
 
