@@ -167,10 +167,13 @@ struct Load: ParsableCommand {
             print(pad(identifier, 17) + row)
         }
         let elapsed = (clock.now - started).seconds
-        print(
-            "\(outcomes.count) extensions, \(failures) failed, \(Terminal.fixed(elapsed, 1)) s here"
-                + " (\(Terminal.grouped(Int64(Double(doneEntries) / max(elapsed, 1e-9)))) entries/s);"
-                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate))) entries/s")
+        let loaded = outcomes.filter { if case .loaded = $0.outcome { true } else { false } }.count
+        var summary = "\(outcomes.count) extension\(outcomes.count == 1 ? "" : "s"): \(loaded) loaded, \(outcomes.count - loaded - failures) skipped, \(failures) failed"
+        if loaded > 0 {
+            summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneEntries) / max(elapsed, 1e-9)))) entries/s);"
+                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate))) entries/s"
+        }
+        print(summary)
         if failures > 0 { throw ExitCode.failure }
     }
 

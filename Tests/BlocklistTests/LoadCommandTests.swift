@@ -47,7 +47,7 @@ import Testing
 
         let load = try workspace.blocklist("load", workspace.output)
         #expect(load.status == 0, "\(load.stderr)")
-        #expect(load.stdout.contains("5 extensions, 0 failed"))
+        #expect(load.stdout.contains("5 extensions: 5 loaded, 0 skipped, 0 failed;"), "\(load.stdout)")
         #expect(load.stdout.split(separator: "\n").filter { $0.contains(" loaded ") }.count == 5, "\(load.stdout)")
         #expect(load.stderr.contains("extension-03: loading"), "plain progress lines when stderr is not a terminal")
         try workspace.expectStoreMatchesShards()
@@ -67,6 +67,7 @@ import Testing
         let rerun = try workspace.blocklist("load", workspace.output)
         #expect(rerun.status == 0)
         #expect(rerun.stdout.components(separatedBy: "skipped (unchanged)").count == 6, "\(rerun.stdout)")
+        #expect(rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed\n"))
 
         #expect(try workspace.blocklist("disable", "2", workspace.output).status == 0)
         let skipped = try workspace.blocklist("load", workspace.output, "--only", "2")
