@@ -36,6 +36,7 @@ let package = Package(
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
+        .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
     ],

@@ -21,11 +21,17 @@ struct StoreOptions: ParsableArguments {
     }
 
     static func defaultHost() -> String {
+        let executable = executablePath()
+        guard let slash = executable.lastIndex(of: "/") else { return "blocklist-extension" }
+        return String(executable[..<slash]) + "/blocklist-extension"
+    }
+
+    /// This executable's path, from /proc/self/exe (or argv[0] if that cannot be read).
+    static func executablePath() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return "blocklist-extension" }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]) + "/blocklist-extension"
+        guard length > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -5,23 +5,26 @@ import Darwin
 #endif
 import BlocklistCore
 
-// The libc calls the simulator makes to run an extension host: spawn it with its standard output
-// on a pipe, wait for data with a timeout, watch its memory, kill it, reap it.
+// The libc calls the simulator makes to run an extension host (and `blocklist bench` a workload):
+// spawn it with its standard output on a pipe, wait for data with a timeout, watch its memory, kill
+// it, reap it.
 
-/// A spawned extension host whose standard output is a pipe to this process.
-final class ChildProcess {
-    let pid: pid_t
+/// A spawned process whose standard output is a pipe to this process.
+package final class ChildProcess {
+    package let pid: pid_t
     /// The read end of the child's standard output.
     let output: Int32
     /// The write end of the child's standard input; closing it lets the child exit.
     private var input: Int32
     private var reaped = false
     /// How the child ended, once reaped.
-    private(set) var exitStatus: Int32 = 0
-    private(set) var termSignal: Int32 = 0
+    package private(set) var exitStatus: Int32 = 0
+    package private(set) var termSignal: Int32 = 0
+    /// wait4's ru_maxrss in KiB, once reaped; see `peakResidentKiB()` for why it overstates.
+    package private(set) var maximumResidentKiB = 0
 
     /// Spawns `path` with `arguments`.
-    init(path: String, arguments: [String]) throws(BlocklistError) {
+    package init(path: String, arguments: [String]) throws(BlocklistError) {
         var fds: [Int32] = [0, 0]
         var inputFds: [Int32] = [0, 0]
         guard pipe(&fds) == 0, pipe(&inputFds) == 0 else {
@@ -43,7 +46,7 @@ final class ChildProcess {
         guard code == 0 else {
             close(fds[0])
             close(inputFds[1])
-            throw BlocklistError(.io, "Starting the extension host \(path) failed: \(String(cString: strerror(code))).")
+            throw BlocklistError(.io, "Starting \(path) failed: \(String(cString: strerror(code))).")
         }
         self.pid = pid
         output = fds[0]
@@ -51,7 +54,7 @@ final class ChildProcess {
     }
 
     /// Lets the child exit once it has completed its request (it waits for end of input).
-    func release() {
+    package func release() {
         if input >= 0 { close(input) }
         input = -1
     }
@@ -66,19 +69,19 @@ final class ChildProcess {
     }
 
     /// Waits up to `milliseconds` for output; true if some is ready or the pipe closed.
-    func waitForOutput(milliseconds: Int32) -> Bool {
+    package func waitForOutput(milliseconds: Int32) -> Bool {
         var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptor, 1, milliseconds)
         return ready > 0
     }
 
     /// Reads what is available into `buffer`; 0 at end of output.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(BlocklistError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(BlocklistError) -> Int {
         while true {
             let n = Glibc.read(output, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw BlocklistError(.io, "Reading from extension host \(pid) failed: \(String(cString: strerror(errno))).")
+            throw BlocklistError(.io, "Reading from child process \(pid) failed: \(String(cString: strerror(errno))).")
         }
     }
 
@@ -87,20 +90,21 @@ final class ChildProcess {
     /// wait4's ru_maxrss cannot serve here: at exec, Linux folds the high-water mark of the address
     /// space being replaced into the child's ru_maxrss, and after posix_spawn's vfork that is the
     /// spawning process's, so it reports the simulator's size rather than the extension's.
-    func peakResidentKiB() -> Int? { ProcessMemory.read(pid: pid)?.peakResident }
+    package func peakResidentKiB() -> Int? { ProcessMemory.read(pid: pid)?.peakResident }
 
-    func kill() { _ = Glibc.kill(pid, SIGKILL) }
+    package func kill() { _ = Glibc.kill(pid, SIGKILL) }
 
     /// Reaps the child, recording its status and peak memory.
-    func wait() throws(BlocklistError) {
+    package func wait() throws(BlocklistError) {
         guard !reaped else { return }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
             if errno == EINTR { continue }
-            throw BlocklistError(.io, "Waiting for extension host \(pid) failed: \(String(cString: strerror(errno))).")
+            throw BlocklistError(.io, "Waiting for child process \(pid) failed: \(String(cString: strerror(errno))).")
         }
         reaped = true
+        maximumResidentKiB = usage.ru_maxrss
         if status & 0x7F == 0 {
             exitStatus = (status >> 8) & 0xFF
         } else {

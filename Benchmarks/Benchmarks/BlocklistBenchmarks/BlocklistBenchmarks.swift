@@ -1,0 +1,130 @@
+import Benchmark
+import BlocklistCore
+import BlocklistSet
+import CallDirectorySimulator
+import Foundation
+
+// Wall-clock figures are for local runs (these machines are shared and noisy); CI checks
+// mallocCountTotal and peakMemoryResident against Thresholds/ (see .ci/run).
+
+/// The default set, generated once per benchmark process into a temporary directory.
+private let workspace: (directory: String, set: String, plan: ShardPlan, manifest: Manifest) = {
+    let directory = NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())"
+    try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let plan = try! ShardPlan(try! BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions))
+    let manifest = try! ShardSet.generate(plan, into: directory + "/set", sync: false)
+    atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())") }
+    return (directory, directory + "/set", plan, manifest)
+}()
+
+/// Shard 2: a full shard of 1,992,600 entries, which the *.fullShard benchmarks use.
+private var fullShard: String { workspace.manifest.path(of: workspace.manifest.shards[1], in: workspace.set) }
+
+/// The root package's release build of the extension host, built on first use.
+private let extensionHost: String = {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+    let host = root + "/.build/release/blocklist-extension"
+    if !FileManager.default.isExecutableFile(atPath: host) {
+        let build = Process()
+        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        build.arguments = ["swift", "build", "-c", "release", "--product", "blocklist-extension", "--package-path", root]
+        try! build.run()
+        build.waitUntilExit()
+    }
+    return host
+}()
+
+/// Sums a generator's runs, so that the work cannot be optimized away.
+private func countEntries(_ runs: RunGenerator) -> Int64 {
+    var entries: Int64 = 0
+    for run in runs { entries += run.count }
+    return entries
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .peakMemoryResident, .mallocCountTotal],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        maxDuration: .seconds(5),
+        maxIterations: 20,
+        thresholds: [
+            // A few dozen allocations, give or take the runtime's own (seen: ±8); none per entry.
+            .mallocCountTotal: .init(absolute: [.p90: 12]),
+            .peakMemoryResident: .init(relative: [.p90: 15]),
+        ])
+
+    // The generator emits runs; its allocations are its tables, not its entries: the default set
+    // (98,552,781 entries) and +8270####### (a tenth of them) should allocate about the same.
+    Benchmark("Generator.defaultSet") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(countEntries(workspace.plan.compiled.runs()))
+        }
+    }
+    Benchmark("Generator.tenthOfTheEntries") { benchmark in
+        let compiled = CompiledSpec(try BlockSpec(patterns: ["+8270#######"], exclusions: ["000"]))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(countEntries(compiled.runs()))
+        }
+    }
+
+    Benchmark("Encoder.fullShard") { benchmark in
+        let encoder = try ShardEncoder()
+        let path = workspace.directory + "/encoded.blk"
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            try? FileManager.default.removeItem(atPath: path)
+            let writer = try ShardWriter(path: path, shardIndex: 2, encoder: encoder)
+            for run in workspace.plan.compiled.runs(shard: 2) { try writer.append(run) }
+            blackHole(try writer.finish(sync: false))
+        }
+    }
+
+    Benchmark("Reader.fullShard") { benchmark in
+        let buffer = UnsafeMutableBufferPointer<Int64>.allocate(capacity: 4096)
+        defer { buffer.deallocate() }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let reader = try ShardReader(path: fullShard)
+            var previous = Int64.min
+            while true {
+                let filled = try reader.read(into: buffer)
+                if filled == 0 { break }
+                for number in buffer[0..<filled] {
+                    precondition(number > previous, "\(number) does not ascend")
+                    previous = number
+                }
+            }
+            blackHole(previous)
+        }
+    }
+
+    Benchmark("Verifier.fullShard") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try ShardVerifier.verify(fullShard, expectedIndex: 2, expected: workspace.plan.compiled.runs(shard: 2)))
+        }
+    }
+
+    Benchmark(
+        "Load.fullShard",
+        configuration: .init(
+            metrics: Benchmark.defaultConfiguration.metrics, timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 5,
+            thresholds: [
+                // SQLite allocates per page, so about 140,000 here; a few percent either way is noise.
+                .mallocCountTotal: .init(relative: [.p90: 5]),
+                .peakMemoryResident: .init(relative: [.p90: 15]),
+            ])
+    ) { benchmark in
+        let shard = workspace.manifest.shards[1]
+        let store = try CallDirectoryStore(path: workspace.directory + "/store-\(UUID().uuidString).sqlite")
+        let system = CallDirectorySystem(store: store, hostPath: extensionHost)
+        try store.register(workspace.manifest)
+        let identifier = CallDirectoryStore.identifier(ofShard: 2, of: workspace.manifest.shards.count)
+        try store.setEnabled(true, identifiers: [identifier])
+        benchmark.startMeasurement()
+        blackHole(try system.reload(identifier, shardPath: fullShard, checksum: shard.checksum))
+        benchmark.stopMeasurement()
+    }
+}
