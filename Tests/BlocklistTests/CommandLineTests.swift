@@ -120,4 +120,35 @@ import Testing
         #expect(summary?["entries"] as? Int == accepted.count)
         #expect((summary?["peakResidentKiB"] as? Int ?? 0) > 0)
     }
+
+    @Test func benchQuickMeasuresEveryWorkloadInAChildProcess() throws {
+        struct Report: Decodable {
+            struct Row: Decodable {
+                var workload: String
+                var entries: Int64
+                var seconds: Double
+                var peakResidentKiB: Int
+                var extrapolated: Bool
+            }
+            var rows: [Row]
+            var generatorSpeedupOverSeed: Double
+        }
+        let result = try runBlocklist(["bench", "--quick", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let rows = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.workload, $0) })
+        for workload in ["generate (50 shards)", "verify (50 shards)", "read + order check (50 shards)"] {
+            #expect(rows[workload]?.entries == 98_552_781, "\(workload)")
+        }
+        // Extension 26's range: the candidates 50,000,001 to 50,199,999 without "000".
+        let seedEntries = (50_000_001..<50_200_000).filter { !("8270" + String($0)).contains("000") }.count
+        #expect(rows["seed approach, 200,000 candidates"]?.entries == Int64(seedEntries))
+        #expect(rows["seed approach, 50 ranges (extrapolated)"]?.extrapolated == true)
+        #expect(rows["load 1 shard into a fresh store"]?.entries == 996_300)
+        #expect(rows["  extension host during that load"].map { $0.peakResidentKiB > 0 && $0.peakResidentKiB < 7 * 1024 } == true)
+        for row in report.rows where !row.extrapolated {
+            #expect(row.seconds > 0 && row.peakResidentKiB > 0, "\(row.workload)")
+        }
+        #expect(report.generatorSpeedupOverSeed > 1)
+    }
 }
