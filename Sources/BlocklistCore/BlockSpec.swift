@@ -16,6 +16,8 @@ public struct BlockSpec: Hashable, Sendable {
     public static let defaultCapacity: Int64 = 1_999_999
     /// More shards than this is refused before any work: no app ships that many extensions.
     public static let maximumShardCount = 10_000
+    /// The most entries a shard can hold: the format counts runs in 32 bits, and runs ≤ entries.
+    public static let maximumCapacity = Int64(UInt32.max)
     /// The longest exclusion accepted.
     public static let maximumExclusionLength = BlockPattern.maximumDigits
 
@@ -83,6 +85,11 @@ public struct BlockSpec: Hashable, Sendable {
         }
         guard capacity >= 1 else {
             throw BlocklistError(.invalidSpec, "The capacity is \(capacity); it must be at least 1 entry per shard.")
+        }
+        guard capacity <= Self.maximumCapacity else {
+            throw BlocklistError(
+                .limitExceeded,
+                "The capacity is \(capacity); a shard holds at most \(Self.maximumCapacity) entries (its run count is 32 bits), and a device fewer than 2,000,000.")
         }
         var candidates: Int64 = 0
         for pattern in parsed {

@@ -28,16 +28,20 @@ public enum ShardLoader {
     /// Adds every number of the shard at `path` to `context`, after removing what an incremental
     /// request has stored, then completes the request.
     ///
-    /// Opening the shard checks its checksums first, so a damaged file adds nothing.
+    /// Opening the shard checks its checksums first, so a damaged file adds nothing; a shard that
+    /// says it holds more than `capacity` numbers is refused before anything is added.
     ///
     /// - Returns: how many numbers were added.
-    /// - Throws: `BlocklistError` if the shard cannot be read; the request is then not completed.
+    /// - Throws: `BlocklistError` if the shard cannot be read or is too large; the request is then
+    ///   not completed.
     /// - Complexity: O(entries) time, fixed memory (the reader's buffers).
     @discardableResult
     public static func load(
-        shardAt path: String, into context: some CallDirectoryContext, completionHandler: ((Bool) -> Void)? = nil
+        shardAt path: String, into context: some CallDirectoryContext, capacity: Int64 = BlockSpec.defaultCapacity,
+        completionHandler: ((Bool) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let reader = try ShardReader(path: path)
+        try reader.checkCapacity(capacity)
         if context.isIncremental { context.removeAllBlockingEntries() }
         while let number = try reader.next() {
             context.addBlockingEntry(withNextSequentialPhoneNumber: number)

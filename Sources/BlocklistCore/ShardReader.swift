@@ -98,6 +98,17 @@ public final class ShardReader {
         }
     }
 
+    /// Refuses a shard whose header says it holds more than `capacity` numbers, before any is read:
+    /// a hostile header could otherwise promise a stream of billions.
+    ///
+    /// - Throws: `.capacityExceeded` naming the file.
+    public func checkCapacity(_ capacity: Int64) throws(BlocklistError) {
+        guard header.entryCount <= capacity else {
+            throw BlocklistError(
+                .capacityExceeded, "\(path) holds \(header.entryCount) entries, more than the \(capacity) an extension may hold; nothing was added.")
+        }
+    }
+
     /// How many numbers have been yielded by `next()` / `read(into:)` so far.
     public var entriesRead: Int64 { entriesBeforeRun - remaining }
 

@@ -70,6 +70,7 @@ var crash = CrashSwitch(remaining: options.crashAfter)
 
 do throws(BlocklistError) {
     let reader = try ShardReader(path: options.shard)
+    try reader.checkCapacity(BlockSpec.defaultCapacity)
     if options.incremental, options.delta, let previousPath = options.previous {
         // Send only what changed since the shard this extension loaded last time.
         let previous = ShardRuns(try ShardReader(path: previousPath))

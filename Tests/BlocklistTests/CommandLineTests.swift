@@ -73,6 +73,7 @@ import Testing
         (["generate", "--exclude", "1a"], "is not all digits"),
         (["generate", "--range-size", "0"], "range size is 0"),
         (["generate", "--capacity=-5"], "capacity is -5"),
+        (["generate", "--capacity", "100000000000000"], "a shard holds at most 4294967295 entries"),
         (["generate", "--pattern", "+1###", "--pattern", "+12##"], "overlap"),
         (["generate", "--pattern", "+1###############"], "digits"),
         (["generate", "--pattern", "+8270########", "--range-size", "1000"], "at most 10000 are allowed"),

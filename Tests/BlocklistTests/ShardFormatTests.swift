@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import BlocklistCore
@@ -161,6 +162,37 @@ import Testing
         }
         let error = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.path) }
         #expect(error?.message.contains("is a directory") == true)
+
+        // A symlink loop, a gzip file and an SQLite database: each refused with its path.
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-a"), withDestinationPath: directory.file("loop-b"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-b"), withDestinationPath: directory.file("loop-a"))
+        let loop = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("loop-a")) }
+        #expect(loop?.message.contains(directory.file("loop-a")) == true && loop?.message.contains("symbolic links") == true, "\(loop?.message ?? "")")
+        try writeBytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3] + Array(repeating: 0, count: 60), to: directory.file("gzip"))
+        try writeBytes(Array("SQLite format 3\0".utf8) + Array(repeating: 0, count: 84), to: directory.file("sqlite"))
+        for name in ["gzip", "sqlite"] {
+            let other = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file(name)) }
+            #expect(other?.code == .notAShard && other?.message.contains(directory.file(name)) == true, "\(name)")
+        }
+    }
+
+    @Test func aShardPromisingMoreThanACapacityIsRefusedBeforeAnyEntry() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("big.blk")
+        _ = try writeShard([NumberRun(start: 827_000_000_000, count: 2_000_000)], to: path)
+        final class Counting: CallDirectoryContext {
+            var isIncremental = false
+            var added = 0
+            func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added += 1 }
+            func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
+            func removeAllBlockingEntries() {}
+            func completeRequest(completionHandler: ((Bool) -> Void)?) {}
+        }
+        let context = Counting()
+        let error = #expect(throws: BlocklistError.self) { try ShardLoader.load(shardAt: path, into: context) }
+        #expect(error?.code == .capacityExceeded)
+        #expect(error?.message.contains("holds 2000000 entries, more than the 1999999") == true, "\(error?.message ?? "")")
+        #expect(context.added == 0)
     }
 
     @Test func verifierComparesAgainstTheSpec() throws {

@@ -175,6 +175,25 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(try fixture.store.integrityCheck() == "ok")
     }
 
+    @Test func loadRefusesAShardWhoseChecksumIsNotTheManifests() throws {
+        let fixture = try Fixture()
+        _ = try fixture.loader.load(only: [2])
+        let before = try fixture.store.entries(of: "extension-02")
+        // A new set, so that shard 2 must reload; then shard 3's file in shard 2's place: a valid
+        // shard, but not the one the manifest lists.
+        try fixture.regenerate(exclusions: ["00"])
+        let swapped = fixture.loader.manifest
+        let target = swapped.path(of: swapped.shards[1], in: fixture.output)
+        try writeBytes(try readBytes(swapped.path(of: swapped.shards[2], in: fixture.output)), to: target)
+        guard case .failed(let code, let message) = try fixture.loader.load(only: [2])[0].outcome else {
+            Issue.record("a swapped shard was loaded")
+            return
+        }
+        #expect(code == .unknown)
+        #expect(message.contains("but the manifest says \(swapped.shards[1].checksum); refusing to load it"), "\(message)")
+        #expect(try fixture.store.entries(of: "extension-02") == before)
+    }
+
     @Test func aStoredNumberInsideAFullBatchIsNamed() throws {
         // Additions are stored 512 to a statement; a repeat inside one must still name its entry.
         let scratch = try TemporaryDirectory()

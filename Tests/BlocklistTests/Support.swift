@@ -66,17 +66,17 @@ let productsDirectory: String = {
     return URL(fileURLWithPath: executable).deletingLastPathComponent().path
 }()
 
-/// A `blocklist` process started in the background; output goes through files, so a large output
-/// cannot fill a pipe and stall the child.
+/// A `blocklist` process (or `executable`) started in the background; output goes through files,
+/// so a large output cannot fill a pipe and stall the child.
 final class RunningBlocklist {
     let process = Process()
     private let scratch: TemporaryDirectory
 
-    init(_ arguments: [String], in directory: String? = nil) throws {
+    init(_ arguments: [String], in directory: String? = nil, executable: String = productsDirectory + "/blocklist") throws {
         scratch = try TemporaryDirectory()
         FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
         FileManager.default.createFile(atPath: scratch.file("err"), contents: nil)
-        process.executableURL = URL(fileURLWithPath: productsDirectory + "/blocklist")
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
