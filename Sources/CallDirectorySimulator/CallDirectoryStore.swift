@@ -41,9 +41,11 @@ public final class CallDirectoryStore {
     ///
     /// - Throws: `BlocklistError` naming the file if it cannot be opened, is not a store, or has a
     ///   newer schema.
-    public init(path: String) throws(BlocklistError) {
+    ///   Another process's write (a load holds the write lock for a whole request) is waited for
+    ///   up to `busyTimeoutMilliseconds`, then refused with `.busy`.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
-        database = try SQLiteDatabase(path: path)
+        database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;")
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()

@@ -194,6 +194,21 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(try fixture.store.entries(of: "extension-02") == before)
     }
 
+    @Test func aWriterWaitsForALoadThenGetsASentence() throws {
+        let fixture = try Fixture()
+        // Another connection holds the write lock, as a load does for a whole request.
+        let other = try SQLiteDatabase(path: fixture.store.path)
+        try other.execute("BEGIN IMMEDIATE")
+        let impatient = try CallDirectoryStore(path: fixture.store.path, busyTimeoutMilliseconds: 200)
+        let busy = #expect(throws: BlocklistError.self) { try impatient.setEnabled(false, identifiers: ["extension-01"]) }
+        #expect(busy?.code == .busy)
+        #expect(busy?.message.contains("another process has been writing to it for 200 ms (a load in progress?)") == true, "\(busy?.message ?? "")")
+        #expect(try impatient.extensions().count == 5, "readers are not blocked")
+        try other.execute("COMMIT")
+        try impatient.setEnabled(false, identifiers: ["extension-01"])
+        #expect(try fixture.store.extension("extension-01")?.enabled == false)
+    }
+
     @Test func aStoredNumberInsideAFullBatchIsNamed() throws {
         // Additions are stored 512 to a statement; a repeat inside one must still name its entry.
         let scratch = try TemporaryDirectory()

@@ -12,8 +12,12 @@ final class SQLiteDatabase {
     /// Process-wide settings, applied once before the first connection opens.
     private static let configured: Int32 = csqlite_disable_memory_statistics()
 
-    init(path: String) throws(BlocklistError) {
+    /// How long a write waits for another connection's write lock before failing with SQLITE_BUSY.
+    let busyTimeoutMilliseconds: Int32
+
+    init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         _ = Self.configured
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
@@ -24,21 +28,22 @@ final class SQLiteDatabase {
             self.handle = nil
             throw BlocklistError(.io, "Opening the store \(path) failed: \(message).")
         }
-        sqlite3_busy_timeout(handle, 5000)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 1)
     }
 
     deinit { sqlite3_close_v2(handle) }
 
     func error(_ what: String, _ code: Int32) -> BlocklistError {
-        Self.error(what, code, message: String(cString: sqlite3_errmsg(handle)), path: path)
+        error(what, code, message: String(cString: sqlite3_errmsg(handle)))
     }
 
     /// SQLITE_BUSY after the busy timeout means another process holds the store's write lock.
-    private static func error(_ what: String, _ code: Int32, message: String, path: String) -> BlocklistError {
+    private func error(_ what: String, _ code: Int32, message: String) -> BlocklistError {
         if code & 0xFF == SQLITE_BUSY {
+            let waited = busyTimeoutMilliseconds % 1000 == 0 ? "\(busyTimeoutMilliseconds / 1000) s" : "\(busyTimeoutMilliseconds) ms"
             return BlocklistError(
-                .busy, "\(what) in the store \(path) failed: another process has been writing to it for 5 s (a load in progress?); try again when it finishes.")
+                .busy, "\(what) in the store \(path) failed: another process has been writing to it for \(waited) (a load in progress?); try again when it finishes.")
         }
         return BlocklistError(.io, "\(what) in the store \(path) failed: \(message) (SQLite code \(code)).")
     }
@@ -50,7 +55,7 @@ final class SQLiteDatabase {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? "error \(code)"
             sqlite3_free(message)
-            throw Self.error("Running \"\(sql.prefix(60))\"", code, message: text, path: path)
+            throw error("Running \"\(sql.prefix(60))\"", code, message: text)
         }
     }
 
