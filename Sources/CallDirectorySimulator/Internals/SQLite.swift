@@ -110,18 +110,22 @@ final class SQLiteStatement {
 
     /// Binds one integer to parameter `index`, keeping the other bindings, and runs the statement;
     /// returns SQLite's result code so that callers can tell a constraint violation from a failure.
+    /// (sqlite3_reset's own code repeats the previous step's, which its caller has seen.)
     @inline(__always)
     func runReturningCode(binding value: Int64, at index: Int32) -> Int32 {
         sqlite3_reset(statement)
-        sqlite3_bind_int64(statement, index, value)
-        return sqlite3_step(statement)
+        let bound = sqlite3_bind_int64(statement, index, value)
+        return bound == SQLITE_OK ? sqlite3_step(statement) : bound
     }
 
     /// Binds `values` to ?`first`, ?`first`+1, … keeping the other bindings, and runs the statement;
-    /// returns SQLite's result code.
+    /// returns SQLite's result code (a binding's, if one fails).
     func runReturningCode(binding values: UnsafeBufferPointer<Int64>, from first: Int32) -> Int32 {
         sqlite3_reset(statement)
-        for (offset, value) in values.enumerated() { sqlite3_bind_int64(statement, first + Int32(offset), value) }
+        for (offset, value) in values.enumerated() {
+            let bound = sqlite3_bind_int64(statement, first + Int32(offset), value)
+            if bound != SQLITE_OK { return bound }
+        }
         return sqlite3_step(statement)
     }
 
