@@ -39,7 +39,11 @@ public struct ReloadResult: Sendable, Codable, Equatable {
     public var identifier: String
     public var incremental: Bool
     public var added: Int64
+    /// Entries removed, one by one or all at once.
     public var removed: Int64
+    /// The context calls that did the work: additions, removals and removeAll, each one call. A
+    /// device's time goes with this, not with `removed` (removeAll is one call).
+    public var calls: Int64
     /// Entries the extension holds afterwards.
     public var entries: Int64
     public var milliseconds: Int64
@@ -67,7 +71,8 @@ public final class CallDirectorySystem {
     ///
     /// - Parameters:
     ///   - checksum: the shard's manifest checksum, recorded with the load.
-    ///   - progress: called with the entries applied so far, about every 65,536.
+    ///   - progress: called with the context calls applied so far (`ReloadResult.calls`), about
+    ///     every 65,536.
     /// - Throws: `CallDirectoryError` with CallKit's code.
     public func reload(
         _ identifier: String, shardPath: String, checksum: String, options: ReloadOptions = ReloadOptions(),
@@ -118,7 +123,7 @@ public final class CallDirectorySystem {
             try saveAppGroupCopy(of: shardPath, to: copy)
             return ReloadResult(
                 identifier: identifier, incremental: incremental, added: request.added, removed: request.removed,
-                entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak)
+                calls: request.calls, entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak)
         } catch {
             let failure = error as? CallDirectoryError ?? CallDirectoryError(.unknown, "\(identifier): \(error)")
             request.fail(failure, milliseconds: (clock.now - started).milliseconds, peakKiB: max(peak, request.peakKiB))

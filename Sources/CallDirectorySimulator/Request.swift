@@ -16,6 +16,8 @@ struct Request {
     private(set) var count: Int64
     private(set) var added: Int64 = 0
     private(set) var removed: Int64 = 0
+    /// Additions, removals and removeAll calls so far.
+    private(set) var calls: Int64 = 0
     private(set) var peakKiB = 0
     private var lastAdded: Int64?
     private var completed = false
@@ -98,8 +100,8 @@ struct Request {
                         try checkMemory(child.peakResidentKiB() ?? 0, child)
                         child.release()
                     }
-                    if added + removed - lastProgress >= 65_536 {
-                        lastProgress = added + removed
+                    if calls - lastProgress >= 65_536 {
+                        lastProgress = calls
                         progress(lastProgress)
                     }
                 }
@@ -130,7 +132,7 @@ struct Request {
             throw CallDirectoryError(
                 .loadingInterrupted, "\(identifier): the extension exited (status \(child.exitStatus)) without completing its request; nothing was saved.")
         }
-        progress(added + removed)
+        progress(calls)
         return peakKiB
     }
 
@@ -189,6 +191,7 @@ struct Request {
         }
         lastAdded = number
         added += 1
+        calls += 1
         count += 1
         let (total, scope) = options.capacityScope == .perExtension ? (count, "the extension holds") : (added, "the request adds")
         if total > options.capacity {
@@ -233,6 +236,7 @@ struct Request {
             throw CallDirectoryError(.unknown, "\(identifier): removing \(number) failed: \(deleteOne!.lastErrorMessage).")
         }
         let changes = Int64(store.database.changes)
+        calls += 1
         removed += changes
         count -= changes
     }
@@ -247,6 +251,7 @@ struct Request {
             throw unknown(error)
         }
         removed += count
+        calls += 1
         count = 0
         lastAdded = nil
     }

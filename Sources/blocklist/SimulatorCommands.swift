@@ -112,16 +112,20 @@ struct Load: ParsableCommand {
         let terminal = Terminal.stderrIsTerminal
         let clock = ContinuousClock()
         let started = clock.now
+        // Progress is counted in the planned entries (each shard's count) of the extensions done;
+        // the rate in the context calls the system applied.
         var doneEntries: Int64 = 0
+        var doneCalls: Int64 = 0
         var current: (identifier: String, entries: Int64)?
         var skippedEntries: Int64 = 0
+        func planned(_ identifier: String) -> Int64 { plan.first { $0.identifier == identifier }?.shard.count ?? 0 }
 
         func estimate(extra: Int64) -> String {
             let elapsed = (clock.now - started).seconds
             let done = doneEntries + extra
             guard done > 0, elapsed > 0 else { return "" }
             let rate = Double(done) / elapsed
-            let remaining = Double(totalEntries - skippedEntries - done)
+            let remaining = Double(max(0, totalEntries - skippedEntries - done))
             return ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate), 0)) s on a device)"
         }
 
@@ -130,8 +134,9 @@ struct Load: ParsableCommand {
             case .started(let identifier, let entries):
                 current = (identifier, entries)
                 if !terminal { Terminal.error("\(identifier): loading \(Terminal.grouped(entries)) entries\n") }
-            case .progress(let identifier, let done):
+            case .progress(let identifier, let calls):
                 guard terminal, let current else { return }
+                let done = min(calls, current.entries)  // a delta or full incremental request may make more calls
                 let percent = Int(Double(done) * 100 / Double(max(current.entries, 1)))
                 Terminal.error(
                     Terminal.progressLines([
@@ -142,10 +147,11 @@ struct Load: ParsableCommand {
             case .finished(let identifier, let outcome):
                 if terminal { Terminal.error(Terminal.clearProgress) }
                 switch outcome {
-                case .loaded(let result): doneEntries += result.added + result.removed
-                case .skippedUnchanged, .skippedDisabled:
-                    skippedEntries += plan.first { $0.identifier == identifier }?.shard.count ?? 0
-                case .failed: break
+                case .loaded(let result):
+                    doneEntries += planned(identifier)
+                    doneCalls += result.calls
+                case .skippedUnchanged, .skippedDisabled: skippedEntries += planned(identifier)
+                case .failed: doneEntries += planned(identifier)
                 }
                 Terminal.error("\(identifier): \(describe(outcome))\(estimate(extra: 0))\n")
                 current = nil
@@ -159,7 +165,7 @@ struct Load: ParsableCommand {
             let row: String
             switch outcome {
             case .loaded(let result):
-                let device = Double(result.added + result.removed) / Double(deviceRate)
+                let device = Double(result.calls) / Double(deviceRate)
                 deviceSeconds += device
                 row = pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
                     + pad(Terminal.grouped(result.entries), 11, right: true) + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
@@ -176,7 +182,7 @@ struct Load: ParsableCommand {
         let loaded = outcomes.filter { if case .loaded = $0.outcome { true } else { false } }.count
         var summary = "\(outcomes.count) extension\(outcomes.count == 1 ? "" : "s"): \(loaded) loaded, \(outcomes.count - loaded - failures) skipped, \(failures) failed"
         if loaded > 0 {
-            summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneEntries) / max(elapsed, 1e-9)))) entries/s);"
+            summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
                 + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate))) entries/s"
         }
         print(summary)

@@ -89,8 +89,13 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
 
     @Test func isIncrementalFollowsCallKitsRules() throws {
         let fixture = try Fixture()
-        #expect(try fixture.reload(2).incremental == false)  // first load
-        #expect(try fixture.reload(2).incremental == true)
+        let first = try fixture.reload(2)
+        #expect(first.incremental == false)  // first load
+        #expect(first.calls == first.added && first.removed == 0)
+        let second = try fixture.reload(2)
+        #expect(second.incremental == true)
+        // The full strategy: removeAll (one call, every entry removed), then every addition.
+        #expect(second.removed == first.entries && second.calls == second.added + 1)
         try fixture.store.setEnabled(false, identifiers: ["extension-02"])
         try fixture.store.setEnabled(true, identifiers: ["extension-02"])
         #expect(try fixture.reload(2).incremental == false)  // re-enabled
@@ -250,7 +255,7 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             Issue.record("not loaded")
             return
         }
-        #expect(result.incremental && result.removed == 1 && result.added == 0)  // only 82702345 went
+        #expect(result.incremental && result.removed == 1 && result.added == 0 && result.calls == 1)  // only 82702345 went
     }
 
     /// Random host kills, memory kills, Settings switches, spec edits and both strategies, in the
