@@ -93,6 +93,7 @@ let package = Package(
                 "BlocklistCore",
                 "BlocklistSet",
                 "CallDirectorySimulator",
+                "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],

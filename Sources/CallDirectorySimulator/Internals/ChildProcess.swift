@@ -46,7 +46,8 @@ package final class ChildProcess {
         guard code == 0 else {
             close(fds[0])
             close(inputFds[1])
-            throw BlocklistError(.io, "Starting \(path) failed: \(String(cString: strerror(code))).")
+            let hint = code == ENOENT ? " Build it with `swift build -c release` (it sits next to blocklist) or pass --extension-host." : ""
+            throw BlocklistError(.io, "Starting \(path) failed: \(String(cString: strerror(code))).\(hint)")
         }
         self.pid = pid
         output = fds[0]
