@@ -144,7 +144,7 @@ struct Bench: ParsableCommand {
         child.release()
         try child.wait()
         guard child.exitStatus == 0, child.termSignal == 0 else {
-            throw ValidationError("The bench workload \(arguments[0]) failed (status \(child.exitStatus), signal \(child.termSignal)).")
+            throw BlocklistError(.io, "The bench workload \(arguments[0]) failed (status \(child.exitStatus), signal \(child.termSignal)).")
         }
         measured.ruMaxRSSKiB = child.maximumResidentKiB
         for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
@@ -164,9 +164,10 @@ struct Bench: ParsableCommand {
     }
 
     private func makeTemporaryDirectory() throws -> String {
-        var template = Array("/tmp/blocklist-bench-XXXXXX".utf8CString)
+        let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((parent + "/blocklist-bench-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw ValidationError("Creating a temporary directory in /tmp failed: \(String(cString: strerror(errno))).")
+            throw BlocklistError(.io, "Creating a temporary directory in \(parent) failed: \(String(cString: strerror(errno))).")
         }
         return String(cString: made)
     }
@@ -222,7 +223,7 @@ struct BenchWorkload: ParsableCommand {
             let only = Array(1...Int(count))
             try store.setEnabled(true, identifiers: try loader.identifiers(only: only).map(\.identifier))
             for (identifier, outcome) in try loader.load(only: only) {
-                guard case .loaded(let result) = outcome else { throw ValidationError("\(identifier): \(outcome)") }
+                guard case .loaded(let result) = outcome else { throw BlocklistError(.io, "\(identifier) did not load: \(outcome)") }
                 entries += result.entries
                 hostPeak = max(hostPeak ?? 0, result.peakMemoryKiB)
             }
@@ -255,7 +256,7 @@ struct BenchWorkload: ParsableCommand {
                 let filled = try reader.read(into: buffer)
                 if filled == 0 { break }
                 for number in buffer[0..<filled] {
-                    guard number > previous else { throw ValidationError("\(path): \(number) does not ascend.") }
+                    guard number > previous else { throw BlocklistError(.corruptShard, "\(path): \(number) does not ascend.") }
                     previous = number
                 }
                 count += Int64(filled)
