@@ -96,14 +96,12 @@ import Testing
     @Test func twoGeneratesIntoOneDirectoryNeverMix() throws {
         let scratch = try TemporaryDirectory()
         let output = scratch.file("out")
-        var refusals = 0
         for round in 0..<10 {
             let a = try RunningBlocklist(["generate"] + Self.specA + ["--output", output])
             let b = try RunningBlocklist(["generate"] + Self.specB + ["--output", output])
             let results = [try a.wait(), try b.wait()]
             #expect(results.contains { $0.status == 0 }, "round \(round): one of them wins")
             for result in results where result.status != 0 {
-                refusals += 1
                 #expect(result.stderr.contains("is busy: another process holds the lock"), "round \(round): \(result.stderr)")
             }
             #expect(ShardSet.verify(output).isValid, "round \(round)")
@@ -116,7 +114,6 @@ import Testing
         lock.unlock()
         #expect(refused.status == 1 && refused.stderr.contains("another process holds the lock"), "\(refused.stderr)")
         #expect(try Manifest.load(from: output) == before)
-        _ = refusals  // how often the race was close enough to refuse varies with the machine
     }
 
     /// SIGKILL of `blocklist load` or of its extension host at random moments: after each, the store

@@ -87,6 +87,11 @@ import Testing
             #expect(result.status != 0, "\(arguments)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
+        // A missing extension host fails the load with a hint, not a bare "No such file".
+        #expect(try workspace.blocklist("enable", "1", workspace.output).status == 0)
+        let noHost = try workspace.blocklist("load", workspace.output, "--only", "1", "--extension-host", workspace.directory.file("no-host"))
+        #expect(noHost.status == 1)
+        #expect(noHost.stderr.contains("No such file or directory. Build it with `swift build -c release`"), "\(noHost.stderr)")
     }
 
     /// While one `blocklist load` holds extension 3, a second is refused with currentlyLoading;

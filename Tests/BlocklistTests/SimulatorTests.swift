@@ -214,6 +214,19 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(try fixture.store.extension("extension-01")?.enabled == false)
     }
 
+    @Test func theExtensionRefusesAShardOverItsCapacityBeforeAddingAnything() throws {
+        let fixture = try Fixture()
+        // A valid shard whose one run holds 2,000,000 numbers: one more than an extension may hold.
+        let big = fixture.directory.file("big.blk")
+        let header = try writeShard([NumberRun(start: 82_700_000_000, count: 2_000_000)], index: 2, to: big)
+        let error = #expect(throws: CallDirectoryError.self) {
+            try fixture.system.reload("extension-02", shardPath: big, checksum: header.checksum)
+        }
+        #expect(error?.code == .unknown)
+        #expect(error?.message.contains("holds 2000000 entries, more than the 1999999") == true, "\(error?.message ?? "")")
+        #expect(try fixture.store.entries(of: "extension-02").isEmpty)
+    }
+
     @Test func aStoredNumberInsideAFullBatchIsNamed() throws {
         // Additions are stored 512 to a statement; a repeat inside one must still name its entry.
         let scratch = try TemporaryDirectory()
