@@ -10,19 +10,21 @@ let staticExecutable: [LinkerSetting] = [
     .unsafeFlags(["-static-executable"], .when(platforms: [.linux]))
 ]
 
-/// Links with lld and places the functions the CLI runs next to each other, so that it touches a
-/// few hundred KiB of its 10 MiB of code instead of pieces of every 64 KiB window (Linux maps
-/// code around each page fault). See Sources/blocklist/hot-functions.order and
-/// Scripts/update-hot-functions.sh.
-let hotFunctionsFirst: [LinkerSetting] = [
-    .unsafeFlags(
-        [
-            "-use-ld=lld",
-            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/blocklist/hot-functions.order",
-            "-Xlinker", "--no-warn-symbol-ordering",
-        ],
-        .when(platforms: [.linux]))
-]
+/// Links with lld and places the functions `target` runs next to each other, so that it touches a
+/// few hundred KiB of its code instead of pieces of every 64 KiB window (Linux maps code around
+/// each page fault, and whole large folios of a file that `cp` or `install` wrote). See
+/// Sources/<target>/hot-functions.order and Scripts/update-hot-functions.sh.
+func hotFunctionsFirst(_ target: String) -> [LinkerSetting] {
+    [
+        .unsafeFlags(
+            [
+                "-use-ld=lld",
+                "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/\(target)/hot-functions.order",
+                "-Xlinker", "--no-warn-symbol-ordering",
+            ],
+            .when(platforms: [.linux]))
+    ]
+}
 
 /// swift-argument-parser uses FoundationEssentials, whose static archives need these at link time.
 let staticFoundationLibraries: [LinkerSetting] = [
@@ -36,9 +38,11 @@ let package = Package(
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
+        .library(name: "BlocklistSetReading", targets: ["BlocklistSetReading"]),
         .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
+        .executable(name: "blocklist-generate", targets: ["blocklist-generate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -65,20 +69,38 @@ let package = Package(
             name: "BlocklistCore",
             dependencies: ["CZlib"]
         ),
-        /// Shard sets on disk: the manifest, the atomic commit of a generation, the set verifier.
+        /// Shard sets on disk: the manifest model and its streaming writer, the atomic commit of a
+        /// generation, and what blocklist may touch in an output directory. No Foundation, so the
+        /// generate executable stays small.
         .target(
             name: "BlocklistSet",
             dependencies: ["BlocklistCore"]
+        ),
+        /// Reading sets: the manifest through JSONDecoder, generations held against removal while
+        /// they are read, and the set verifier.
+        .target(
+            name: "BlocklistSetReading",
+            dependencies: ["BlocklistCore", "BlocklistSet"]
         ),
 
         /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
         /// error codes, enforced on requests streamed from an extension-host process.
         .target(
             name: "CallDirectorySimulator",
-            dependencies: ["BlocklistCore", "BlocklistSet", "CSQLite"]
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CSQLite"]
         ),
 
         // MARK: - Executables
+
+        /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
+        /// no argument parser, shared by the CLI and `blocklist-generate`.
+        .target(
+            name: "CommandSupport",
+            dependencies: ["BlocklistCore", "BlocklistSet"],
+            // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
+            // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
 
         /// Plays the app extension: streams one shard into a context whose calls go to the
         /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
@@ -87,23 +109,35 @@ let package = Package(
             dependencies: ["BlocklistCore"],
             linkerSettings: staticExecutable
         ),
+        /// `blocklist generate` in a process of its own, which `blocklist` execs before it parses
+        /// anything: no Foundation and no argument parser, whose code alone costs most of the 7 MiB
+        /// budget. Statically linked (a function order bought nothing measurable here: README, Memory).
+        .executableTarget(
+            name: "blocklist-generate",
+            dependencies: ["BlocklistCore", "BlocklistSet", "CommandSupport"],
+            linkerSettings: staticExecutable
+        ),
         .executableTarget(
             name: "blocklist",
             dependencies: [
                 "BlocklistCore",
                 "BlocklistSet",
+                "BlocklistSetReading",
                 "CallDirectorySimulator",
+                "CommandSupport",
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
+                "blocklist-generate",  // built with it: `generate` execs it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],
-            linkerSettings: staticExecutable + staticFoundationLibraries + hotFunctionsFirst
+            linkerSettings: staticExecutable + staticFoundationLibraries + hotFunctionsFirst("blocklist")
         ),
 
         // MARK: - Tests
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
-        .testTarget(name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "CallDirectorySimulator"]),
+        .testTarget(
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CallDirectorySimulator"]),
     ],
     swiftLanguageModes: [.v6]
 )

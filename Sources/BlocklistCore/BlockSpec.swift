@@ -112,6 +112,16 @@ public struct BlockSpec: Hashable, Sendable {
         self.capacity = capacity
     }
 
+    /// Sentences about a spec that is valid but probably not what was meant: an exclusion longer
+    /// than every pattern, which can never match. (A spec whose exclusions leave nothing is
+    /// refused by `ShardPlan`.)
+    public var warnings: [String] {
+        let longest = patterns.map(\.length).max() ?? 0
+        return exclusions.filter { $0.utf8.count > longest }.map {
+            "exclusion \($0) has \($0.utf8.count) digits, more than the \(longest) of the longest pattern, so it excludes nothing."
+        }
+    }
+
     /// How many numbers the patterns spell before exclusions.
     public var candidateCount: Int64 { patterns.reduce(0) { $0 + $1.candidateCount } }
 

@@ -14,13 +14,16 @@ public struct NumberRun: Hashable, Sendable, CustomStringConvertible {
         self.count = count
     }
 
-    /// The last number.
+    /// The last number. Computed as `start + (count - 1)`, so a run that ends at `Int64.max`
+    /// (which a hostile shard can spell) does not overflow.
     @inlinable
-    public var last: Int64 { start + count - 1 }
+    public var last: Int64 { start + (count - 1) }
 
-    /// One past the last number.
+    /// The run made of `first...last`.
     @inlinable
-    public var end: Int64 { start + count }
+    public init(first: Int64, last: Int64) {
+        self.init(start: first, count: last - first + 1)
+    }
 
     public var description: String { count == 1 ? "\(start)" : "\(start)...\(last)" }
 }

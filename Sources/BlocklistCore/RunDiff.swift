@@ -36,7 +36,7 @@ public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<Nu
             case (nil, let n?):
                 newRun = new.next()
                 return .add(n)
-            case (var o?, var n?):
+            case (let o?, let n?):
                 if o.last < n.start {
                     oldRun = old.next()
                     return .remove(o)
@@ -46,21 +46,18 @@ public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<Nu
                     return .add(n)
                 }
                 // They overlap: hand over the part before the overlap, then drop the common part.
+                // Everything is computed from `last`, never `last + 1`: a run may end at Int64.max.
                 if o.start < n.start {
-                    let part = NumberRun(start: o.start, count: n.start - o.start)
-                    o = NumberRun(start: n.start, count: o.end - n.start)
-                    oldRun = o
-                    return .remove(part)
+                    oldRun = NumberRun(first: n.start, last: o.last)
+                    return .remove(NumberRun(first: o.start, last: n.start - 1))
                 }
                 if n.start < o.start {
-                    let part = NumberRun(start: n.start, count: o.start - n.start)
-                    n = NumberRun(start: o.start, count: n.end - o.start)
-                    newRun = n
-                    return .add(part)
+                    newRun = NumberRun(first: o.start, last: n.last)
+                    return .add(NumberRun(first: n.start, last: o.start - 1))
                 }
-                let common = min(o.end, n.end)
-                if o.end == common { oldRun = old.next() } else { oldRun = NumberRun(start: common, count: o.end - common) }
-                if n.end == common { newRun = new.next() } else { newRun = NumberRun(start: common, count: n.end - common) }
+                let common = min(o.last, n.last)
+                if o.last == common { oldRun = old.next() } else { oldRun = NumberRun(first: common + 1, last: o.last) }
+                if n.last == common { newRun = new.next() } else { newRun = NumberRun(first: common + 1, last: n.last) }
             }
         }
     }

@@ -53,7 +53,7 @@ public final class RunGenerator: IteratorProtocol, Sequence {
                 pending = run
                 continue
             }
-            if merged.end == run.start {
+            if merged.last + 1 == run.start {
                 merged.count += run.count
                 pending = merged
             } else {

@@ -21,7 +21,8 @@ public struct ShardPlan: Sendable {
 
     /// Plans `spec`.
     ///
-    /// - Throws: `BlocklistError` `.capacityExceeded` naming the first shard over capacity.
+    /// - Throws: `BlocklistError` `.capacityExceeded` naming the first shard over capacity;
+    ///   `.invalidSpec` if the exclusions leave no number at all.
     /// - Complexity: O(shards × digits × 10 × states).
     public init(_ spec: BlockSpec) throws(BlocklistError) {
         let compiled = CompiledSpec(spec)
@@ -36,6 +37,11 @@ public struct ShardPlan: Sendable {
                     "Shard \(index) (candidates \(ranks.lowerBound)..<\(ranks.upperBound)) would hold \(count) entries, more than the capacity of \(spec.capacity); lower --range-size or add exclusions.")
             }
             shards.append(Shard(index: index, ranks: ranks, entryCount: count))
+        }
+        guard shards.contains(where: { $0.entryCount > 0 }) else {
+            throw BlocklistError(
+                .invalidSpec,
+                "The exclusions \(spec.exclusions) leave none of the \(spec.candidateCount) numbers of \(spec.patterns.map(\.description).joined(separator: ", ")) to block; drop or lengthen an exclusion.")
         }
         self.compiled = compiled
         self.shards = shards

@@ -185,8 +185,8 @@ public final class ShardReader {
         }
         let last = start + count - 1
         guard last <= header.last else { throw fail("reaches \(last), above the header's last number \(header.last)") }
-        guard entriesBeforeRun + count <= header.entryCount else {
-            throw fail("brings the count to \(entriesBeforeRun + count), above the header's \(header.entryCount)")
+        guard count <= header.entryCount - entriesBeforeRun else {
+            throw fail("holds \(count) entries, more than the \(header.entryCount - entriesBeforeRun) the header leaves after entry \(entriesBeforeRun)")
         }
         runsRead += 1
         entriesBeforeRun += count

@@ -36,7 +36,7 @@ public enum ShardVerifier {
         var entries: Int64 = 0
         while let run = try reader.nextRun() {
             // The encoding cannot express these, but the verifier states them anyway.
-            if let previous, run.start <= previous.last + 1 {
+            if let previous, previous.last >= run.start - 1 {
                 throw BlocklistError(.corruptShard, "\(path): entry \(entries) (\(run.start)) does not follow \(previous.last) in strictly ascending order.")
             }
             if let expected {

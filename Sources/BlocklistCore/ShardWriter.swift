@@ -88,7 +88,7 @@ public final class ShardWriter {
             previousLast = run.start - 2
             return
         }
-        if run.start == current.end {
+        if current.last < Int64.max, run.start == current.last + 1 {
             current.count += run.count
             pending = current
             return

@@ -1,12 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
 
 /// The index of a shard set: which files make up the current generation, what each holds, and the
 /// spec that made them. `manifest.json` in the output directory; replacing it is the commit.
+///
+/// `ManifestWriter` writes it as a stream (so a 10,000-shard set never holds every record in
+/// memory); `BlocklistSetReading` reads it with `JSONDecoder`.
 public struct Manifest: Codable, Hashable, Sendable {
     /// The file name in the output directory.
     public static let fileName = "manifest.json"
@@ -77,33 +75,8 @@ public struct Manifest: Codable, Hashable, Sendable {
         outputDirectory + "/" + directory + "/" + shard.file
     }
 
-    /// Reads and checks `outputDirectory/manifest.json`.
-    ///
-    /// - Throws: `BlocklistError` naming the file: missing, not JSON, a newer version, or a file
-    ///   name that would reach outside the set directory.
-    public static func load(from outputDirectory: String) throws(BlocklistError) -> Manifest {
-        let path = outputDirectory + "/" + fileName
-        switch try FileSystem.kind(outputDirectory) {
-        case .missing: throw BlocklistError(.io, "\(outputDirectory) does not exist; run `blocklist generate --output \(outputDirectory)` first.")
-        case .directory: break
-        default: throw BlocklistError(.io, "\(outputDirectory) is not a directory.")
-        }
-        if try FileSystem.kind(path) == .missing {
-            throw BlocklistError(.manifestMismatch, "\(outputDirectory) has no \(fileName); run `blocklist generate --output \(outputDirectory)` first.")
-        }
-        let bytes = try FileSystem.readFile(path)
-        let manifest: Manifest
-        do {
-            manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
-        } catch {
-            throw BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(describe(error))", underlying: error)
-        }
-        try manifest.validate(path: path)
-        return manifest
-    }
-
     /// Checks what JSON decoding cannot: format, version, safe names, indexes in order.
-    func validate(path: String) throws(BlocklistError) {
+    public func validate(path: String) throws(BlocklistError) {
         func fail(_ what: String) -> BlocklistError { BlocklistError(.manifestMismatch, "\(path): \(what).") }
         guard format == Self.formatName else { throw fail("format is \"\(format)\", expected \"\(Self.formatName)\"") }
         guard version >= 1 else { throw fail("version \(version) is not a manifest version") }
@@ -126,31 +99,5 @@ public struct Manifest: Codable, Hashable, Sendable {
     /// A name with no path separator that is not ".", ".." or hidden.
     static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
-    }
-
-    /// The manifest as JSON, keys sorted, for stable diffs.
-    public func encoded() throws(BlocklistError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        do {
-            return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
-        } catch {
-            throw BlocklistError(.io, "Encoding the manifest failed: \(error).", underlying: error)
-        }
-    }
-}
-
-/// A decoding error as one readable clause.
-private func describe(_ error: any Error) -> String {
-    guard let error = error as? DecodingError else { return "\(error)." }
-    func where_(_ path: [any CodingKey]) -> String {
-        path.isEmpty ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-    }
-    switch error {
-    case .keyNotFound(let key, let context): return "\(where_(context.codingPath + [key])) is missing."
-    case .typeMismatch(_, let context), .valueNotFound(_, let context):
-        return "\(where_(context.codingPath)) has the wrong type (\(context.debugDescription))."
-    case .dataCorrupted(let context): return "\(where_(context.codingPath)): \(context.debugDescription)"
-    @unknown default: return "\(error)."
     }
 }

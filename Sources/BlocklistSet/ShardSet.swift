@@ -1,7 +1,9 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import BlocklistCore
 
@@ -10,20 +12,26 @@ import BlocklistCore
 /// Layout of an output directory:
 ///
 /// ```
-/// DIR/manifest.json          the current generation (replacing it is the commit)
-/// DIR/set-<generation>/      that generation's shard files, shard-01.blk …
-/// DIR/.blocklist.lock        held while a generate runs
+/// DIR/manifest.json                        the current generation (replacing it is the commit)
+/// DIR/set-<generation>/                    that generation's shard files, shard-01.blk …
+/// DIR/set-<generation>/.blocklist-generation   ownership marker, and the readers' lock
+/// DIR/.blocklist.lock                      held while a generate runs
 /// ```
 ///
-/// A generate writes a new set directory aside, then renames a new manifest over the old one.
-/// A reader therefore sees the old complete set or the new one, never a mix, and a failed or
-/// killed generate leaves the previous set in place; its leftovers are removed by the next run.
+/// A generate writes a new set directory aside (as `.staging-<generation>`, its marker first),
+/// with its manifest inside, renames it into place and then renames the manifest over the old
+/// one. A reader therefore sees the old complete set or the new one, never a mix, and a failed or
+/// killed generate leaves the previous set in place. Old generations are removed only when no
+/// reader holds them, and only when `OutputDirectory` proves blocklist wrote them.
 public enum ShardSet {
     /// The lock file, held by `generate` for its whole run.
     public static let lockFileName = ".blocklist.lock"
     static let stagingPrefix = ".staging-"
     static let setPrefix = "set-"
+    /// Older versions wrote the new manifest beside the old one under this prefix.
     static let temporaryManifestPrefix = ".manifest-"
+    /// The new manifest, inside the new set directory until it is renamed over the old one.
+    static let pendingManifestName = ".manifest.json"
 
     /// The name of shard `index` in a set of `count` shards: `shard-01.blk`.
     public static func fileName(ofShard index: Int, of count: Int) -> String {
@@ -46,54 +54,96 @@ extension ShardSet {
         public var totalEntries: Int64
     }
 
+    /// What a committed generate made.
+    public struct Generated: Sendable, Equatable {
+        /// The new generation's name.
+        public var generation: String
+        /// Its directory inside the output directory (`set-<generation>`).
+        public var directory: String
+        public var shardCount: Int
+        public var totalEntries: Int64
+        public var totalBytes: Int64
+        /// Sentences about what was kept and why (an old set a reader still uses, a directory
+        /// that holds files blocklist did not write) or allowed (`force`).
+        public var notes: [String]
+    }
+
     /// Writes `plan` as a new generation in `outputDirectory` and commits it.
     ///
-    /// Creates `outputDirectory` if its parent exists. Takes the directory's lock, so a second
-    /// generate into the same directory is refused, removes leftovers of interrupted runs, writes
-    /// every shard into a staging directory, renames it into place and then renames the new
-    /// manifest over the old one; the previous generation's files go last.
+    /// Creates `outputDirectory` if its parent exists. Refuses `/`, a `manifest.json` that
+    /// blocklist did not write, and (unless `force`) a directory that is neither empty nor a
+    /// blocklist set. Takes the directory's lock, so a second generate into the same directory is
+    /// refused, removes leftovers of interrupted runs that it can prove are its own, writes every
+    /// shard into a staging directory, renames it into place and then renames the new manifest
+    /// over the old one; old generations no reader holds go last.
     ///
     /// - Parameters:
     ///   - plan: what to write.
     ///   - outputDirectory: where.
     ///   - sync: `fsync` files and directories so a power cut cannot lose the commit. Default: true.
+    ///   - force: write into a non-empty directory that is not a blocklist set. It never allows
+    ///     replacing a foreign `manifest.json` or removing anything blocklist did not write.
     ///   - progress: called after each shard; throwing from it cancels the run, which then cleans up.
-    /// - Returns: the committed manifest.
+    /// - Returns: what was committed.
     /// - Throws: `BlocklistError`; the previous generation is then untouched and nothing of the
     ///   new one is left behind.
-    /// - Complexity: O(runs); memory is one shard writer's fixed buffers.
+    /// - Complexity: O(runs); memory is one shard writer's fixed buffers and the manifest
+    ///   writer's: no per-shard record is kept.
     public static func generate(
-        _ plan: ShardPlan, into outputDirectory: String, sync: Bool = true,
+        _ plan: ShardPlan, into outputDirectory: String, sync: Bool = true, force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
-    ) throws(BlocklistError) -> Manifest {
-        try prepareDirectory(outputDirectory)
-        let lock = try FileLock(path: outputDirectory + "/" + lockFileName, what: "The output directory \(outputDirectory)")
+    ) throws(BlocklistError) -> Generated {
+        let directory = try prepareDirectory(outputDirectory)
+        // Refuse before creating the lock file, so a refused directory is not touched at all;
+        // then check again under the lock.
+        var notes = try checkOwnership(directory, force: force)
+        let lock = try directory.lock(lockFileName, exclusive: true, what: "The output directory \(outputDirectory)", patienceMilliseconds: 250)
         defer { lock.unlock() }
-        // Staging directories and temporary manifests are never part of a committed set.
-        try removeLeftovers(in: outputDirectory, keepingSets: true)
-
-        var random = SystemRandomNumberGenerator()
-        let generation = hex(UInt64(Date().timeIntervalSince1970 * 1000), width: 11) + hex(random.next() & 0xFFFFF, width: 5)
-        let staging = outputDirectory + "/" + stagingPrefix + generation
-        let setName = setPrefix + generation
-        let setPath = outputDirectory + "/" + setName
-        let temporaryManifest = outputDirectory + "/" + temporaryManifestPrefix + generation + ".json"
-        var committed = false
-        defer {
-            if !committed {
-                try? FileSystem.removeDirectory(staging)
-                try? FileSystem.removeDirectory(setPath)
-                try? FileSystem.removeFile(temporaryManifest)
+        _ = try checkOwnership(directory, force: force)
+        // Staging directories and older versions' temporary manifests are never part of a
+        // committed set: remove those that are provably ours.
+        for name in try directory.entries() {
+            switch try OutputDirectory.classify(name, in: directory) {
+            case .generation(_, let legacy) where name.hasPrefix(stagingPrefix):
+                if let note = OutputDirectory.removeGeneration(name, legacy: legacy, in: directory) { notes.append(note) }
+            case .temporaryManifest:
+                try? directory.removeRegularFile(name)
+            case .foreign where name.hasPrefix(stagingPrefix):
+                // A run killed between creating its staging directory and writing the marker
+                // leaves it empty; rmdir removes only an empty directory, never a symlink.
+                try? directory.removeEmptyDirectory(name)
+            default:
+                break
             }
         }
 
-        try FileSystem.makeDirectory(staging)
-        var shards: [Manifest.Shard] = []
+        let generation = newGenerationName()
+        let stagingName = stagingPrefix + generation
+        let setName = setPrefix + generation
+        var committed = false
+        var staged = false
+        defer {
+            if !committed && staged {
+                for name in [stagingName, setName] where (try? OutputDirectory.classify(name, in: directory)) == .generation(generation, legacy: false) {
+                    _ = OutputDirectory.removeGeneration(name, legacy: false, in: directory)
+                }
+            }
+        }
+
+        try directory.makeDirectory(stagingName)
+        staged = true
+        let staging = try directory.openDirectory(stagingName)
+        try FileSystem.writeNewFile(staging.path(of: OutputDirectory.markerName), OutputDirectory.markerContent(generation), sync: sync)
+        let manifest = try ManifestWriter(
+            path: staging.path(of: pendingManifestName), generation: generation, directory: setName,
+            createdAt: Int64(time(nil)), spec: Manifest.Spec(plan.spec))
+        var shardsDone = 0
         var entriesDone: Int64 = 0
+        var bytesDone: Int64 = 0
         let encoder = try ShardEncoder()
         for planned in plan.shards {
             let name = fileName(ofShard: planned.index, of: plan.shards.count)
-            let writer = try ShardWriter(path: staging + "/" + name, shardIndex: planned.index, encoder: encoder)
+            let writer = try ShardWriter(path: staging.path(of: name), shardIndex: planned.index, encoder: encoder)
             for run in plan.compiled.runs(ranks: planned.ranks) { try writer.append(run) }
             let header = try writer.finish(sync: sync)
             guard header.entryCount == planned.entryCount else {
@@ -101,32 +151,40 @@ extension ShardSet {
                     .manifestMismatch,
                     "Shard \(planned.index) got \(header.entryCount) entries but was planned with \(planned.entryCount); this is a bug in blocklist.")
             }
-            shards.append(
+            let bytes = Int64(ShardHeader.size) + header.payloadLength
+            try manifest.add(
                 Manifest.Shard(
                     file: name, index: planned.index, count: header.entryCount, first: header.first, last: header.last,
-                    bytes: Int64(ShardHeader.size) + header.payloadLength, checksum: header.checksum))
+                    bytes: bytes, checksum: header.checksum))
+            shardsDone += 1
             entriesDone += header.entryCount
-            try progress(Progress(shardsDone: shards.count, shardCount: plan.shards.count, entriesDone: entriesDone, totalEntries: plan.totalEntries))
+            bytesDone += bytes
+            try progress(Progress(shardsDone: shardsDone, shardCount: plan.shards.count, entriesDone: entriesDone, totalEntries: plan.totalEntries))
         }
-        if sync { try FileSystem.syncDirectory(staging) }
-        try FileSystem.rename(staging, to: setPath)
-
-        let manifest = Manifest(
-            format: Manifest.formatName, version: Manifest.currentVersion, generation: generation, directory: setName,
-            createdAt: Int64(Date().timeIntervalSince1970), spec: Manifest.Spec(plan.spec), totalEntries: entriesDone,
-            totalBytes: shards.reduce(0) { $0 + $1.bytes }, shards: shards)
-        try FileSystem.writeNewFile(temporaryManifest, try manifest.encoded(), sync: sync)
-        try FileSystem.rename(temporaryManifest, to: outputDirectory + "/" + Manifest.fileName)
+        try manifest.finish(sync: sync)
+        if sync { try staging.sync() }
+        try directory.rename(stagingName, to: setName)
+        let set = try directory.openDirectory(setName)
+        try set.rename(pendingManifestName, to: Manifest.fileName, in: directory)
         committed = true
-        if sync { try? FileSystem.syncDirectory(outputDirectory) }
+        if sync { try? directory.sync() }
 
-        // The old generation is garbage now; a failure here leaves it for the next run to remove.
-        try? removeLeftovers(in: outputDirectory, keepingSets: false, except: setName)
-        return manifest
+        // Old generations are garbage now. One a reader still holds stays for a later run, and a
+        // failure here only leaves files behind: the commit stands.
+        for name in (try? directory.entries()) ?? [] where name.hasPrefix(setPrefix) && name != setName {
+            if case .generation(_, let legacy)? = try? OutputDirectory.classify(name, in: directory),
+                let note = OutputDirectory.removeGeneration(name, legacy: legacy, in: directory)
+            {
+                notes.append(note)
+            }
+        }
+        return Generated(
+            generation: generation, directory: setName, shardCount: shardsDone, totalEntries: entriesDone, totalBytes: bytesDone,
+            notes: notes)
     }
 
-    /// Makes sure `path` is a writable directory, creating it if its parent exists.
-    static func prepareDirectory(_ path: String) throws(BlocklistError) {
+    /// Makes sure `path` is a writable directory other than `/`, creating it if its parent exists.
+    static func prepareDirectory(_ path: String) throws(BlocklistError) -> DirectoryHandle {
         switch try FileSystem.kind(path) {
         case .directory:
             break
@@ -136,25 +194,56 @@ extension ShardSet {
             } catch {
                 throw BlocklistError(.io, "Cannot create the output directory \(path): \(error.message)", underlying: error)
             }
-        case .file, .other:
-            throw BlocklistError(.io, "The output path \(path) is a file, not a directory; give a directory with --output.")
+        case .file, .symlink, .other:
+            throw BlocklistError(.io, "The output path \(path) is not a directory; give a directory with --output.")
+        }
+        guard try FileSystem.resolvedPath(path) != "/" else {
+            throw BlocklistError(.invalidInput, "Refusing to use / as the output directory; give a directory of its own, such as Output.")
         }
         guard FileSystem.isWritableDirectory(path) else {
             throw BlocklistError(.io, "The output directory \(path) is not writable.")
         }
+        return try DirectoryHandle(path: path)
     }
 
-    /// Removes staging directories and temporary manifests, and unless `keepingSets`, every set
-    /// directory but `except`. Only call it under the directory's lock.
-    static func removeLeftovers(in outputDirectory: String, keepingSets: Bool, except: String? = nil) throws(BlocklistError) {
-        for name in try FileSystem.list(outputDirectory) {
-            let path = outputDirectory + "/" + name
-            if name.hasPrefix(stagingPrefix) || (!keepingSets && name.hasPrefix(setPrefix) && name != except) {
-                try FileSystem.removeDirectory(path)
-            } else if name.hasPrefix(temporaryManifestPrefix) {
-                try FileSystem.removeFile(path)
+    /// Refuses a foreign `manifest.json` always, and a non-empty directory that is not a
+    /// blocklist set unless `force`.
+    ///
+    /// - Returns: the sentence `force` earned, if any.
+    static func checkOwnership(_ directory: DirectoryHandle, force: Bool) throws(BlocklistError) -> [String] {
+        var isSet = false
+        var foreign: [String] = []
+        for name in try directory.entries() {
+            let entry = try OutputDirectory.classify(name, in: directory)
+            switch entry {
+            case .manifest, .lock, .generation: isSet = true
+            case .temporaryManifest, .placeholder: break
+            case .foreign(let why):
+                if name == Manifest.fileName {
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(why ?? directory.path(of: name)); refusing to replace it. Give another --output directory, or move that file away.")
+                }
+                foreign.append(name)
             }
         }
+        guard !isSet, !foreign.isEmpty else { return [] }
+        let shown = foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
+        guard force else {
+            throw BlocklistError(
+                .invalidInput,
+                "The output directory \(directory.path) is not empty and holds no blocklist set (it has \(shown)); give an empty or new directory, or --force to write beside those files.")
+        }
+        return ["writing into \(directory.path), which holds files blocklist did not write (\(shown)), because of --force; they are left untouched."]
+    }
+
+    /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
+    static func newGenerationName() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let milliseconds = UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+        var random = SystemRandomNumberGenerator()
+        return hex(milliseconds & 0xFFF_FFFF_FFFF, width: 11) + hex(random.next() & 0xFFFFF, width: 5)
     }
 
     private static func hex(_ value: UInt64, width: Int) -> String {

@@ -43,14 +43,27 @@ public final class CallDirectoryStore {
     ///   newer schema.
     ///   Another process's write (a load holds the write lock for a whole request) is waited for
     ///   up to `busyTimeoutMilliseconds`, then refused with `.busy`.
-    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
+    ///   With `readOnly`, a missing store is an error that says how to make one, and nothing is
+    ///   created or changed: `status` and `lookup` open it so.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
-        database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;")
+        switch try FileSystem.kind(path) {
+        case .file: break
+        case .missing:
+            if readOnly {
+                throw BlocklistError(
+                    .io, "There is no store at \(path); `blocklist enable all --store \(path)` makes one (and `blocklist load` fills it).")
+            }
+        default:
+            throw BlocklistError(.io, "The store \(path) is not a regular file; refusing to open it.")
+        }
+        database = try SQLiteDatabase(path: path, readOnly: readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        if !readOnly { try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;") }
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()
         let version = statement.integer(0)
-        if version == 0 {
+        if readOnly && version < 1 { throw BlocklistError(.io, "\(path) is not a blocklist store (it has no schema).") }
+        if version == 0 && !readOnly {
             try database.execute(
                 """
                 BEGIN IMMEDIATE;
@@ -119,6 +132,28 @@ public final class CallDirectoryStore {
             throw error
         }
         return added
+    }
+
+    /// Deletes `identifier`'s entries and its row in one transaction.
+    ///
+    /// - Returns: how many entries it held.
+    func unregister(_ identifier: String) throws(BlocklistError) -> Int64 {
+        let count = try entryCount(of: identifier)
+        try database.execute("BEGIN IMMEDIATE")
+        do throws(BlocklistError) {
+            let find = try database.prepare("SELECT id FROM extensions WHERE identifier = ?1")
+            try find.bind(.text(identifier))
+            if try find.step() {
+                let id = find.integer(0)
+                try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(id)).run()
+                try database.prepare("DELETE FROM extensions WHERE id = ?1").bind(.integer(id)).run()
+            }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+        return count
     }
 
     /// Flips the Settings switch. Turning an extension on makes its next load non-incremental.

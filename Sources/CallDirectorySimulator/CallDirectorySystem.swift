@@ -48,6 +48,10 @@ public struct ReloadResult: Sendable, Codable, Equatable {
     public var entries: Int64
     public var milliseconds: Int64
     public var peakMemoryKiB: Int
+    /// Something that failed after the commit and so does not undo it: the App Group copy that
+    /// the delta strategy diffs against could not be saved (the next delta request then sends
+    /// the whole list).
+    public var warning: String?
 }
 
 /// The simulated CallKit daemon: runs one extension request at a time against the store, enforcing
@@ -120,14 +124,42 @@ public final class CallDirectorySystem {
             let child = try ChildProcess(path: hostPath, arguments: arguments)
             peak = try request.run(child, progress: progress)
             try request.commit(checksum: checksum, milliseconds: (clock.now - started).milliseconds, peakKiB: peak)
-            try saveAppGroupCopy(of: shardPath, to: copy)
+            // From here the load stands: what follows can only add a warning.
+            var warning: String?
+            do {
+                try saveAppGroupCopy(of: shardPath, to: copy)
+            } catch {
+                warning = "\(identifier) loaded, but saving its App Group copy failed (\(error.message)); its next delta reload sends the whole list."
+            }
             return ReloadResult(
                 identifier: identifier, incremental: incremental, added: request.added, removed: request.removed,
-                calls: request.calls, entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak)
+                calls: request.calls, entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak,
+                warning: warning)
         } catch {
             let failure = error as? CallDirectoryError ?? CallDirectoryError(.unknown, "\(identifier): \(error)")
             request.fail(failure, milliseconds: (clock.now - started).milliseconds, peakKiB: max(peak, request.peakKiB))
             throw failure
+        }
+    }
+
+    /// Empties and unregisters `identifier`, as iOS does when an app update drops an extension.
+    /// Waits for no reload: refused with `currentlyLoading` while one runs.
+    ///
+    /// - Returns: how many entries it held.
+    public func unregister(_ identifier: String) throws(CallDirectoryError) -> Int64 {
+        let lock: FileLock
+        do {
+            lock = try FileLock(path: store.path + ".lock", what: "The store \(store.path)")
+        } catch {
+            throw CallDirectoryError(error.code == .busy ? .currentlyLoading : .unknown, "\(identifier): \(error.message)")
+        }
+        defer { lock.unlock() }
+        do {
+            let entries = try store.unregister(identifier)
+            try? FileSystem.removeFile(store.appGroupDirectory + "/" + identifier + ".blk")
+            return entries
+        } catch {
+            throw CallDirectoryError(.unknown, "\(identifier): \(error.message)")
         }
     }
 

@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSet
+import BlocklistSetReading
 
 /// Loads a shard set into the store the way the app side does: each extension in order, one at a
 /// time, skipping disabled and unchanged ones, so a rerun after a failure resumes where it stopped.
@@ -10,6 +11,9 @@ public struct SetLoader {
         case skippedUnchanged
         case skippedDisabled
         case failed(code: CallDirectoryError.Code, message: String)
+        /// Registered, but the manifest no longer has it: emptied and unregistered, as iOS does with
+        /// an extension an app update removed.
+        case removed(entries: Int64)
     }
 
     /// Progress reports.
@@ -23,14 +27,24 @@ public struct SetLoader {
 
     public let system: CallDirectorySystem
     public let directory: String
-    public let manifest: Manifest
+    /// The generation being loaded, held (shared lock) for as long as this loader lives, so a
+    /// generate that commits a new set meanwhile does not remove the shards under it.
+    public let readingSet: ReadingSet
+    public var manifest: Manifest { readingSet.manifest }
 
-    /// Reads `directory`'s manifest and registers its extensions in the system's store.
+    /// Reads `directory`'s manifest, holds its generation and registers its extensions in the
+    /// system's store.
     public init(system: CallDirectorySystem, directory: String) throws(BlocklistError) {
         self.system = system
         self.directory = directory
-        manifest = try Manifest.load(from: directory)
-        try system.store.register(manifest)
+        readingSet = try ReadingSet(directory: directory)
+        try system.store.register(readingSet.manifest)
+    }
+
+    /// The registered extensions this set does not have (left by a larger or older set).
+    public func staleExtensions() throws(BlocklistError) -> [CallDirectoryStore.Extension] {
+        let current = Set(manifest.shards.map { CallDirectoryStore.identifier(ofShard: $0.index, of: manifest.shards.count) })
+        return try system.store.extensions().filter { !current.contains($0.identifier) }
     }
 
     /// The identifiers of the shards `only` names (indexes from 1), or of all.
@@ -56,6 +70,16 @@ public struct SetLoader {
         only: [Int]? = nil, options: ReloadOptions = ReloadOptions(), force: Bool = false, events: (Event) -> Void = { _ in }
     ) throws(BlocklistError) -> [(identifier: String, outcome: Outcome)] {
         var outcomes: [(String, Outcome)] = []
+        for stale in try staleExtensions() {
+            let outcome: Outcome
+            do {
+                outcome = .removed(entries: try system.unregister(stale.identifier))
+            } catch {
+                outcome = .failed(code: error.code, message: error.message)
+            }
+            events(.finished(identifier: stale.identifier, outcome: outcome))
+            outcomes.append((stale.identifier, outcome))
+        }
         for (identifier, shard) in try identifiers(only: only) {
             let outcome = try loadOne(identifier, shard: shard, options: options, force: force, events: events)
             events(.finished(identifier: identifier, outcome: outcome))
@@ -72,7 +96,7 @@ public struct SetLoader {
         }
         guard row.enabled else { return .skippedDisabled }
         if !force, row.state == "loaded", !row.needsFullReload, row.loadedChecksum == shard.checksum { return .skippedUnchanged }
-        let path = manifest.path(of: shard, in: directory)
+        let path = readingSet.path(of: shard)
         // Refuse a shard that is not the one the manifest describes before the extension sees it.
         do {
             let header = try ShardReader(path: path).header

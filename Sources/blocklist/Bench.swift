@@ -4,8 +4,10 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import CommandSupport
 import BlocklistCore
 import BlocklistSet
+import BlocklistSetReading
 import CallDirectorySimulator
 
 struct Bench: ParsableCommand {
@@ -126,7 +128,7 @@ struct Bench: ParsableCommand {
 
     /// Runs `blocklist bench-workload ARGUMENTS` and reads its report, sampling its memory every 5 ms.
     static func measure(_ arguments: [String]) throws -> Measured {
-        let child = try ChildProcess(path: StoreOptions.executablePath(), arguments: ["bench-workload"] + arguments)
+        let child = try ChildProcess(path: executablePath(), arguments: ["bench-workload"] + arguments)
         var measured = Measured()
         var output: [UInt8] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)

@@ -1,4 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ArgumentParser
+import CommandSupport
 
 @main
 struct Blocklist: ParsableCommand {
@@ -15,4 +21,29 @@ struct Blocklist: ParsableCommand {
             Lookup.self, Bench.self, BenchWorkload.self,
         ]
     )
+
+    /// Hands `generate` to `blocklist-generate` before anything else runs (see Generate), then
+    /// runs the command and exits non-zero if standard output lost anything, however the command
+    /// ended: help and errors included.
+    static func main() {
+        let arguments = CommandLine.arguments
+        if arguments.count >= 2, arguments[1] == "generate", getenv(inProcessVariable) == nil {
+            // Only returns if the exec failed; the command then runs here.
+            _ = replaceProcess(with: siblingExecutable("blocklist-generate"), arguments: ["blocklist-generate"] + arguments.dropFirst(2))
+        }
+        let status: Int32
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+            status = 0
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == .success { print(message) } else { Terminal.error(message + "\n") }
+            }
+            status = code.rawValue
+        }
+        StandardOutput.exit(status)
+    }
 }

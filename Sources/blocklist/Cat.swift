@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import CommandSupport
 import BlocklistCore
 
 struct Cat: ParsableCommand {
@@ -16,6 +17,16 @@ struct Cat: ParsableCommand {
 
     func run() throws {
         let output = LineWriter(fd: 1)
+        do {
+            try write(to: output)
+        } catch {
+            // What earlier files gave is printed before the error is: never a silent cut.
+            try output.flush()
+            throw error
+        }
+    }
+
+    private func write(to output: LineWriter) throws {
         var previous: Int64 = 0
         var previousFile = ""
         let batch = UnsafeMutableBufferPointer<Int64>.allocate(capacity: 4096)

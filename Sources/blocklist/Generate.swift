@@ -1,14 +1,20 @@
 import ArgumentParser
 import BlocklistCore
-import BlocklistSet
+import CommandSupport
 
+/// The options as swift-argument-parser reads them. `blocklist` hands `generate` to the small
+/// `blocklist-generate` executable, which reads the documented forms itself and runs the same
+/// `GenerateRunner`; this parser runs for help and for anything that executable hands back (a
+/// typo, a bad value), so every error reads like every other command's.
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate the shard files and manifest for a block spec.",
         discussion: """
             Writes one compressed shard per Call Directory extension and a manifest.json into the output \
             directory. The new set is written aside and committed by renaming the manifest, so a failed or \
-            interrupted run leaves the previous set intact.
+            interrupted run leaves the previous set intact. blocklist only ever removes what it wrote: it \
+            refuses /, a manifest.json another program wrote, and (without --force) a directory that is \
+            neither empty nor a blocklist set.
             """)
 
     @OptionGroup var spec: SpecOptions
@@ -22,48 +28,19 @@ struct Generate: ParsableCommand {
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
-    struct Summary: Encodable {
-        var directory: String
-        var generation: String
-        var shards: Int
-        var entries: Int64
-        var bytes: Int64
-        var seconds: Double
-        var entriesPerSecond: Double
-        var peakResidentKiB: Int?
-        var peakAnonymousKiB: Int?
+    @Flag(help: "Write into a directory that is not empty and not a blocklist set (its files are left untouched).")
+    var force = false
+
+    func validate() throws {
+        if output.isEmpty { throw ValidationError("--output is empty; give a directory such as Output.") }
     }
 
     func run() throws {
-        let plan = try ShardPlan(try spec.spec())
-        let clock = ContinuousClock()
-        let started = clock.now
-        let showProgress = Terminal.stderrIsTerminal && !json
-        var peakAnonymous = ProcessMemory.read()?.anonymous
-        let manifest = try ShardSet.generate(plan, into: output, sync: !noSync) { progress in
-            if let anonymous = ProcessMemory.read()?.anonymous { peakAnonymous = max(peakAnonymous ?? 0, anonymous) }
-            if showProgress {
-                Terminal.error(
-                    Terminal.progressBar(
-                        done: progress.entriesDone, total: progress.totalEntries,
-                        label: "\(progress.shardsDone)/\(progress.shardCount) shards, \(Terminal.grouped(progress.entriesDone)) entries"))
-            }
-        }
-        let elapsed = (clock.now - started).seconds
-        if showProgress { Terminal.error(Terminal.clearProgress) }
-        let memory = ProcessMemory.read()
-        let summary = Summary(
-            directory: output + "/" + manifest.directory, generation: manifest.generation, shards: manifest.shards.count,
-            entries: manifest.totalEntries, bytes: manifest.totalBytes, seconds: elapsed,
-            entriesPerSecond: Double(manifest.totalEntries) / max(elapsed, 1e-9),
-            peakResidentKiB: memory?.peakResident, peakAnonymousKiB: peakAnonymous.map { max($0, memory?.anonymous ?? 0) })
-        if json { return try printJSON(summary) }
-        print("Generated \(summary.shards) shards in \(summary.directory) (manifest: \(output)/\(Manifest.fileName))")
-        print("  entries      \(Terminal.grouped(summary.entries))")
-        print("  bytes        \(Terminal.grouped(summary.bytes)) (\(Terminal.bytes(summary.bytes)))")
-        print("  wall time    \(Terminal.fixed(elapsed * 1000, 1)) ms (\(Terminal.grouped(Int64(summary.entriesPerSecond))) entries/s)")
-        if let resident = summary.peakResidentKiB, let anonymous = summary.peakAnonymousKiB {
-            print("  peak memory  \(Terminal.grouped(Int64(resident))) KiB resident, \(Terminal.grouped(Int64(anonymous))) KiB anonymous")
-        }
+        var options = spec.options
+        options.output = output
+        options.noSync = noSync
+        options.json = json
+        options.force = force
+        try GenerateRunner.run(options)
     }
 }

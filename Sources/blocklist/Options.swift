@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlocklistCore
+import CommandSupport
 
 /// The block spec, shared by the commands that generate.
 struct SpecOptions: ParsableArguments {
@@ -20,28 +21,41 @@ struct SpecOptions: ParsableArguments {
     @Flag(help: "Exclude nothing (instead of the default exclusion).")
     var noExclusions = false
 
-    @Option(help: ArgumentHelp("Candidates per shard: shard i covers ranks [(i-1)·N, i·N).", valueName: "N"))
-    var rangeSize: Int64 = BlockSpec.defaultRangeSize
+    @Option(parsing: .unconditional, help: ArgumentHelp("Candidates per shard: shard i covers ranks [(i-1)·N, i·N).", valueName: "N"))
+    var rangeSize: WholeNumber = WholeNumber(BlockSpec.defaultRangeSize)
 
-    @Option(help: ArgumentHelp("The most entries a shard may hold (devices refuse 2,000,000).", valueName: "N"))
-    var capacity: Int64 = BlockSpec.defaultCapacity
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most entries a shard may hold (devices refuse 2,000,000).", valueName: "N"))
+    var capacity: WholeNumber = WholeNumber(BlockSpec.defaultCapacity)
 
-    func validate() throws {
-        if noExclusions && !exclusions.isEmpty {
-            throw ValidationError("--no-exclusions and --exclude contradict each other; give one.")
-        }
-        _ = try spec()
+    var options: GenerateOptions {
+        var options = GenerateOptions()
+        options.patterns = patterns
+        options.exclusions = exclusions
+        options.noExclusions = noExclusions
+        options.rangeSize = rangeSize.value
+        options.capacity = capacity.value
+        return options
     }
 
-    /// The validated spec; a bad value becomes a usage error naming it.
-    func spec() throws -> BlockSpec {
+    func validate() throws {
         do {
-            return try BlockSpec(
-                patterns: patterns.isEmpty ? BlockSpec.defaultPatterns : patterns,
-                exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
-                rangeSize: rangeSize, capacity: capacity)
+            _ = try options.spec()
         } catch {
             throw ValidationError(error.message)
         }
     }
+}
+
+/// A whole number argument, read with the tool's own sentence for anything else; taken with
+/// `.unconditional` parsing so that `--capacity -5` reaches validation instead of being read as
+/// an option named `-5`.
+struct WholeNumber: ExpressibleByArgument, Sendable, CustomStringConvertible {
+    var value: Int64
+    init(_ value: Int64) { self.value = value }
+    init?(argument: String) {
+        guard let value = Int64(argument) else { return nil }
+        self.value = value
+    }
+    var description: String { String(value) }
+    static var defaultCompletionKind: CompletionKind { .default }
 }

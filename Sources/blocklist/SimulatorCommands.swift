@@ -6,7 +6,9 @@ import Darwin
 import ArgumentParser
 import BlocklistCore
 import BlocklistSet
+import BlocklistSetReading
 import CallDirectorySimulator
+import CommandSupport
 
 /// The store and the extension host, shared by the simulator's commands.
 struct StoreOptions: ParsableArguments {
@@ -20,40 +22,49 @@ struct StoreOptions: ParsableArguments {
         CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
     }
 
-    static func defaultHost() -> String {
-        let executable = executablePath()
-        guard let slash = executable.lastIndex(of: "/") else { return "blocklist-extension" }
-        return String(executable[..<slash]) + "/blocklist-extension"
-    }
-
-    /// This executable's path, from /proc/self/exe (or argv[0] if that cannot be read).
-    static func executablePath() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return CommandLine.arguments[0] }
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func defaultHost() -> String { siblingExecutable("blocklist-extension") }
 }
 
-/// "3", "1,4-6" or "all" → shard indexes (nil for all).
+/// The most extensions a list may name: no set has more shards (`BlockSpec.maximumShardCount`).
+let maximumExtensionNumber = BlockSpec.maximumShardCount
+
+/// "3", "1,4-6" or "all" → the indexes, ascending, each once (nil for all). Repeats and overlaps
+/// are merged; an empty list or item, an open or backward range, 0, a negative number or one above
+/// 10,000 is refused, before anything is allocated. `enable`, `disable` and `--only` all read
+/// lists here.
 func parseShardList(_ text: String) throws -> [Int]? {
     if text == "all" { return nil }
-    var result: [Int] = []
-    for part in text.split(separator: ",") {
-        let bounds = part.split(separator: "-", maxSplits: 1).map { Int($0) }
-        guard bounds.allSatisfy({ $0 != nil && $0! >= 1 }), let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
-            throw ValidationError("\"\(text)\" is not a list of extensions: give numbers from 1 such as 3, 1,4-6, or all.")
-        }
-        result += Array(low...high)
+    func refuse(_ why: String) -> ValidationError {
+        ValidationError("\"\(text)\" is not a list of extensions (\(why)); give numbers from 1 to \(maximumExtensionNumber) such as 3, 1,4-6, or all.")
     }
-    return result
+    guard !text.isEmpty else { throw refuse("it is empty") }
+    var chosen = Set<Int>()
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+        guard !part.isEmpty else { throw refuse("it has an empty item") }
+        let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.allSatisfy({ !$0.isEmpty }) else { throw refuse("\"\(part)\" is open at one end") }
+        let numbers = bounds.map { Int($0) }
+        guard numbers.allSatisfy({ $0 != nil && (1...maximumExtensionNumber).contains($0!) }) else {
+            throw refuse("\"\(part)\" is not a number from 1 to \(maximumExtensionNumber)")
+        }
+        let low = numbers.first!!, high = numbers.last!!
+        guard low <= high else { throw refuse("\"\(part)\" runs backwards") }
+        for index in low...high { chosen.insert(index) }
+    }
+    return chosen.sorted()
 }
 
-/// "7MiB", "4096KiB", "512K" → KiB.
+/// "7MiB", "4096KiB", "512K" → KiB, from 1 KiB to 1 TiB.
 func parseKiB(_ text: String) throws -> Int {
     let units: [(String, Int)] = [("MiB", 1024), ("KiB", 1), ("M", 1024), ("K", 1)]
+    let limit = 1 << 30
     for (suffix, scale) in units where text.hasSuffix(suffix) {
-        if let value = Int(text.dropLast(suffix.count)), value > 0 { return value * scale }
+        guard let value = Int(text.dropLast(suffix.count)) else { break }
+        let (kib, overflow) = value.multipliedReportingOverflow(by: scale)
+        guard value > 0, !overflow, kib <= limit else {
+            throw ValidationError("\"\(text)\" is not a memory size from 1KiB to 1024GiB; give it as 7MiB or 4096KiB.")
+        }
+        return kib
     }
     throw ValidationError("\"\(text)\" is not a memory size: give it as 7MiB or 4096KiB.")
 }
@@ -72,20 +83,20 @@ struct Load: ParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: ArgumentHelp("Extensions to load: 3, 1,4-6 or all.", valueName: "list"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Extensions to load: 3, 1,4-6 or all.", valueName: "list"))
     var only = "all"
 
     @Option(help: "How an incremental request sends its list: full (removeAll, add all) or delta (only changes).")
     var strategy: ReloadStrategy = .full
 
-    @Option(help: ArgumentHelp("Kill an extension host above this resident memory.", valueName: "size"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Kill an extension host above this resident memory.", valueName: "size"))
     var memoryBudget = "7MiB"
 
-    @Option(help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N"))
-    var deviceRate = 90_000
+    @Option(parsing: .unconditional, help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N"))
+    var deviceRate = WholeNumber(90_000)
 
-    @Option(help: ArgumentHelp("The most entries per extension.", valueName: "N"))
-    var capacity: Int64 = 1_999_999
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most entries per extension.", valueName: "N"))
+    var capacity = WholeNumber(1_999_999)
 
     @Option(help: "Count the capacity per extension or per request.")
     var capacityScope: CapacityScope = .perExtension
@@ -96,8 +107,8 @@ struct Load: ParsableCommand {
     func validate() throws {
         _ = try parseShardList(only)
         _ = try parseKiB(memoryBudget)
-        if deviceRate < 1 { throw ValidationError("--device-rate must be at least 1 entry a second.") }
-        if capacity < 1 { throw ValidationError("--capacity must be at least 1.") }
+        if deviceRate.value < 1 { throw ValidationError("--device-rate is \(deviceRate); it must be at least 1 entry a second.") }
+        if capacity.value < 1 { throw ValidationError("--capacity is \(capacity); it must be at least 1.") }
     }
 
     func run() throws {
@@ -105,7 +116,7 @@ struct Load: ParsableCommand {
         var options = ReloadOptions()
         options.strategy = strategy
         options.memoryBudgetKiB = try parseKiB(memoryBudget)
-        options.capacity = capacity
+        options.capacity = capacity.value
         options.capacityScope = capacityScope
         let plan = try loader.identifiers(only: try parseShardList(only))
         let totalEntries = plan.reduce(Int64(0)) { $0 + $1.shard.count }
@@ -126,7 +137,7 @@ struct Load: ParsableCommand {
             guard done > 0, elapsed > 0 else { return "" }
             let rate = Double(done) / elapsed
             let remaining = Double(max(0, totalEntries - skippedEntries - done))
-            return ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate), 0)) s on a device)"
+            return ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate.value), 0)) s on a device)"
         }
 
         let outcomes = try loader.load(only: try parseShardList(only), options: options, force: force) { event in
@@ -152,6 +163,7 @@ struct Load: ParsableCommand {
                     doneCalls += result.calls
                 case .skippedUnchanged, .skippedDisabled: skippedEntries += planned(identifier)
                 case .failed: doneEntries += planned(identifier)
+                case .removed: break
                 }
                 Terminal.error("\(identifier): \(describe(outcome))\(estimate(extra: 0))\n")
                 current = nil
@@ -160,12 +172,13 @@ struct Load: ParsableCommand {
 
         print("extension        result                  entries    time (s)   peak KiB   device time (s)")
         var failures = 0
+        var removed = 0
         var deviceSeconds = 0.0
         for (identifier, outcome) in outcomes {
             let row: String
             switch outcome {
             case .loaded(let result):
-                let device = Double(result.calls) / Double(deviceRate)
+                let device = Double(result.calls) / Double(deviceRate.value)
                 deviceSeconds += device
                 row = pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
                     + pad(Terminal.grouped(result.entries), 11, right: true) + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
@@ -175,15 +188,20 @@ struct Load: ParsableCommand {
             case .failed(let code, _):
                 failures += 1
                 row = "failed: \(code)"
+            case .removed(let entries):
+                removed += 1
+                row = "removed (not in this set; \(Terminal.grouped(entries)) entries cleared)"
             }
             print(pad(identifier, 17) + row)
         }
         let elapsed = (clock.now - started).seconds
         let loaded = outcomes.filter { if case .loaded = $0.outcome { true } else { false } }.count
-        var summary = "\(outcomes.count) extension\(outcomes.count == 1 ? "" : "s"): \(loaded) loaded, \(outcomes.count - loaded - failures) skipped, \(failures) failed"
+        let considered = outcomes.count - removed
+        var summary = "\(considered) extension\(considered == 1 ? "" : "s"): \(loaded) loaded, \(considered - loaded - failures) skipped, \(failures) failed"
+        if removed > 0 { summary += ", \(removed) removed" }
         if loaded > 0 {
             summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
-                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate))) entries/s"
+                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(deviceRate.value)) entries/s"
         }
         print(summary)
         if failures > 0 { throw ExitCode.failure }
@@ -191,6 +209,10 @@ struct Load: ParsableCommand {
 
     private func describe(_ outcome: SetLoader.Outcome) -> String {
         switch outcome {
+        case .removed(let entries):
+            return "removed: the set has no such extension any more; its \(Terminal.grouped(entries)) entries are cleared and it is unregistered"
+        case .loaded(let result) where result.warning != nil:
+            return "loaded \(Terminal.grouped(result.entries)) entries; warning: \(result.warning!)"
         case .loaded(let result):
             return "loaded \(Terminal.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Terminal.grouped(result.added)) −\(Terminal.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
         case .skippedUnchanged: return "skipped (unchanged)"
@@ -247,11 +269,11 @@ struct Status: ParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Flag(help: "Print the extensions as JSON.")
+    @Flag(help: "Print the extensions as JSON. Reads only: a missing store is an error, never created.")
     var json = false
 
     func run() throws {
-        let store = try CallDirectoryStore(path: storeOptions.store)
+        let store = try CallDirectoryStore(path: storeOptions.store, readOnly: true)
         let rows = try store.extensions()
         if json { return try printJSON(rows) }
         print("extension        enabled  state       entries    checksum   last (ms)  peak KiB  last error")
@@ -284,7 +306,7 @@ struct Lookup: ParsableCommand {
         }
         let blockers: [String]
         do {
-            blockers = try CallDirectoryStore(path: storeOptions.store).lookup(value)
+            blockers = try CallDirectoryStore(path: storeOptions.store, readOnly: true).lookup(value)
         } catch {
             Terminal.error("Error: \(error.message)\n")
             throw ExitCode(2)

@@ -1,6 +1,8 @@
 import ArgumentParser
+import CommandSupport
 import BlocklistCore
 import BlocklistSet
+import BlocklistSetReading
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistSet
+@testable import BlocklistSetReading
 
 /// Runs the built `blocklist` binary and checks stdout, stderr and the exit status.
 @Suite struct CommandLineTests {
@@ -98,7 +99,7 @@ import Testing
         try writeBytes([1], to: directory.file("file"))
         let file = try runBlocklist(["generate", "--pattern", "+1#", "--output", directory.file("file")])
         #expect(file.status == 1)
-        #expect(file.stderr.contains("is a file, not a directory"))
+        #expect(file.stderr.contains("is not a directory"))
         #expect(try readBytes(directory.file("file")) == [1])
 
         let missing = try runBlocklist(["verify", directory.file("nowhere")])

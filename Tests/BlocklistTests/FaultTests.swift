@@ -3,6 +3,7 @@ import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistSet
+@testable import BlocklistSetReading
 @testable import CallDirectorySimulator
 
 /// Faults injected into the real binaries: SIGKILL at random moments, a full disk, two writers.

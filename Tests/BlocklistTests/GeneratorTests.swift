@@ -80,7 +80,7 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
         var entries: Int64 = 0
         var previous: NumberRun?
         for run in spec.runs() {
-            if let previous { #expect(run.start > previous.end) }
+            if let previous { #expect(run.start > previous.last + 1) }
             runs += 1
             entries += run.count
             previous = run

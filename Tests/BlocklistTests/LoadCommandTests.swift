@@ -3,6 +3,7 @@ import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistSet
+@testable import BlocklistSetReading
 @testable import CallDirectorySimulator
 
 /// The simulator's commands run end to end through the built binaries, as the README shows them.

@@ -71,7 +71,7 @@ import Testing
             for _ in 0..<Int.random(in: 0...3000, using: &random) {
                 let run = NumberRun(start: next, count: Int64.random(in: 1...500, using: &random))
                 runs.append(run)
-                next = run.end + Int64.random(in: 1...100_000, using: &random)
+                next = run.last + 1 + Int64.random(in: 1...100_000, using: &random)
             }
             let path = directory.file("r\(trial).blk")
             try writeShard(runs, to: path)

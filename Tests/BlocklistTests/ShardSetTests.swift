@@ -3,12 +3,16 @@ import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistSet
+@testable import BlocklistSetReading
 
 @Suite struct ShardSetTests {
     static let smallSpec = { try! BlockSpec(patterns: ["+8270####"], exclusions: ["000"], rangeSize: 2000, capacity: 1999) }()
 
     private func generate(_ spec: BlockSpec = smallSpec, into directory: String) throws -> Manifest {
-        try ShardSet.generate(try ShardPlan(spec), into: directory, sync: false)
+        let generated = try ShardSet.generate(try ShardPlan(spec), into: directory, sync: false)
+        let manifest = try Manifest.load(from: directory)
+        #expect(generated.directory == manifest.directory && generated.totalEntries == manifest.totalEntries)
+        return manifest
     }
 
     private func setFiles(_ directory: String) throws -> [String] {
@@ -45,8 +49,11 @@ import Testing
     @Test func aFailedGenerateKeepsThePreviousSet() throws {
         let directory = try TemporaryDirectory()
         let before = try generate(into: directory.path)
-        // A leftover of a killed run is cleaned; a refused spec writes nothing.
-        try FileManager.default.createDirectory(atPath: directory.file(".staging-dead"), withIntermediateDirectories: false)
+        // A leftover of a killed run is cleaned (it carries its marker); a refused spec writes nothing.
+        let leftover = directory.file(".staging-0123456789abcdef")
+        try FileManager.default.createDirectory(atPath: leftover, withIntermediateDirectories: false)
+        try writeBytes(Array("blocklist generation 0123456789abcdef\n".utf8), to: leftover + "/" + OutputDirectory.markerName)
+        try writeBytes([1, 2, 3], to: leftover + "/shard-01.blk")
         #expect(throws: BlocklistError.self) {
             try ShardPlan(try BlockSpec(patterns: ["+8270########"], capacity: 1000))
         }
@@ -77,7 +84,7 @@ import Testing
         let directory = try TemporaryDirectory()
         try writeBytes([1], to: directory.file("f"))
         let error = #expect(throws: BlocklistError.self) { try generate(into: directory.file("f")) }
-        #expect(error?.message.contains("is a file") == true)
+        #expect(error?.message.contains("is not a directory") == true)
         let missingParent = #expect(throws: BlocklistError.self) { try generate(into: directory.file("no/such")) }
         #expect(missingParent?.message.contains("Cannot create the output directory") == true)
     }
@@ -97,7 +104,7 @@ import Testing
     private func editManifest(_ directory: TemporaryDirectory, _ edit: (inout Manifest) -> Void) throws {
         var manifest = try Manifest.load(from: directory.path)
         edit(&manifest)
-        try writeBytes(try manifest.encoded(), to: directory.file(Manifest.fileName))
+        try writeBytes(try manifest.jsonForTests(), to: directory.file(Manifest.fileName))
     }
 
     @Test func verifyReportsManifestMismatches() throws {
@@ -138,8 +145,8 @@ import Testing
         // Every number of the second range contains "11", so shard 2 is empty.
         let directory = try TemporaryDirectory()
         let spec = try BlockSpec(patterns: ["+1###"], exclusions: ["11"], rangeSize: 100)
-        let manifest = try ShardSet.generate(try ShardPlan(spec), into: directory.path, sync: false)
-        #expect(manifest.shards[1].count == 0)
+        _ = try ShardSet.generate(try ShardPlan(spec), into: directory.path, sync: false)
+        #expect(try Manifest.load(from: directory.path).shards[1].count == 0)
         #expect(ShardSet.verify(directory.path).isValid)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
+@testable import BlocklistSet
 
 /// A small deterministic generator for property-style tests.
 struct SplitMix64: RandomNumberGenerator {
@@ -113,4 +114,13 @@ func waitUntil(seconds: Double = 60, _ condition: () throws -> Bool) rethrows ->
 func isRunning(_ pid: Int32) -> Bool {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
     return !stat[close...].hasPrefix(") Z")
+}
+
+extension Manifest {
+    /// The manifest as an older blocklist wrote it: JSONEncoder, pretty, keys sorted.
+    func jsonForTests() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
+    }
 }

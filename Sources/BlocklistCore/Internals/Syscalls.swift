@@ -25,22 +25,28 @@ package struct FileDescriptor: ~Copyable {
     package let rawValue: Int32
     package let path: String
 
-    /// Opens `path` for reading, refusing directories with a sentence that says so.
+    /// Opens `path` for reading. Only a regular file is accepted: a directory, a FIFO, a device or
+    /// a socket is refused by its type with a sentence, and opening never blocks (O_NONBLOCK, so a
+    /// FIFO with no writer cannot hang the reader).
     package static func openForReading(_ path: String) throws(BlocklistError) -> FileDescriptor {
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw _ioError("Opening", path) }
         let descriptor = FileDescriptor(rawValue: fd, path: path)
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw _ioError("Reading the status of", path) }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            throw BlocklistError(.notAShard, "\(path) is a directory, not a shard file.")
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            throw BlocklistError(.notAShard, "\(path) is \(_fileTypeName(type)), not a regular file; refusing to read it.")
         }
+        // Reads of a regular file never block; clear the flag so they behave as usual.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return descriptor
     }
 
     /// Creates `path` for writing; fails if it exists, so a writer never clobbers a file it did not make.
     package static func createExclusive(_ path: String, mode: mode_t = 0o644) throws(BlocklistError) -> FileDescriptor {
-        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+        // O_EXCL also refuses a symlink at `path`, dangling or not: nothing is written through one.
+        let fd = path.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw _ioError("Creating", path) }
         return FileDescriptor(rawValue: fd, path: path)
     }
@@ -92,20 +98,19 @@ package struct FileDescriptor: ~Copyable {
 package enum FileSystem {
     /// What is at a path.
     package enum Kind: Equatable {
-        case missing, file, directory, other
+        case missing, file, directory, symlink, other
     }
 
-    package static func kind(_ path: String) throws(BlocklistError) -> Kind {
+    /// What `path` is, following symlinks (as opening it would), or with `followingSymlinks: false`
+    /// what the last component itself is.
+    package static func kind(_ path: String, followingSymlinks: Bool = true) throws(BlocklistError) -> Kind {
         var info = stat()
-        if path.withCString({ stat($0, &info) }) != 0 {
-            if errno == ENOENT { return .missing }
+        let result = path.withCString { followingSymlinks ? stat($0, &info) : lstat($0, &info) }
+        if result != 0 {
+            if errno == ENOENT || errno == ENOTDIR { return .missing }
             throw _ioError("Reading the status of", path)
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .directory
-        default: return .other
-        }
+        return Kind(mode: info.st_mode)
     }
 
     package static func isWritableDirectory(_ path: String) -> Bool {
@@ -124,14 +129,9 @@ package enum FileSystem {
         }
     }
 
+    /// Unlinks `path` (a symlink itself, never its target); a missing file is not an error.
     package static func removeFile(_ path: String) throws(BlocklistError) {
         guard path.withCString({ unlink($0) }) == 0 || errno == ENOENT else { throw _ioError("Removing", path) }
-    }
-
-    /// Removes a directory and the plain files in it (shard-set directories hold nothing else).
-    package static func removeDirectory(_ path: String) throws(BlocklistError) {
-        for name in try list(path) { try removeFile(path + "/" + name) }
-        guard path.withCString({ rmdir($0) }) == 0 || errno == ENOENT else { throw _ioError("Removing the directory", path) }
     }
 
     /// The names in a directory, without "." and "..", sorted.
@@ -154,6 +154,13 @@ package enum FileSystem {
         guard fd >= 0 else { throw _ioError("Opening the directory", path) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw _ioError("Syncing the directory", path) }
+    }
+
+    /// The absolute path of an existing directory, symlinks resolved.
+    package static func resolvedPath(_ path: String) throws(BlocklistError) -> String {
+        guard let resolved = path.withCString({ realpath($0, nil) }) else { throw _ioError("Resolving", path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Reads a whole file of at most `limit` bytes, to its end (files in /proc report size 0).
@@ -183,22 +190,206 @@ package enum FileSystem {
     }
 }
 
+extension FileSystem.Kind {
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .file
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symlink
+        default: self = .other
+        }
+    }
+}
+
+/// "a FIFO (named pipe)", "a character device", …: what a non-regular file is, for sentences.
+package func _fileTypeName(_ type: mode_t) -> String {
+    switch type & S_IFMT {
+    case S_IFDIR: "a directory"
+    case S_IFIFO: "a FIFO (named pipe)"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    case S_IFLNK: "a symbolic link"
+    default: "not a regular file"
+    }
+}
+
+/// An open directory. Everything it does to the entries in it is relative to its descriptor and
+/// never follows a symlink (`fstatat`/`openat` with `AT_SYMLINK_NOFOLLOW`/`O_NOFOLLOW`,
+/// `unlinkat`), so swapping an entry for a symlink cannot make it touch anything outside.
+package final class DirectoryHandle {
+    package let path: String
+    private let fd: Int32
+
+    /// Opens the directory at `path` (following a symlink only if `followingSymlinks`).
+    package init(path: String, followingSymlinks: Bool = true) throws(BlocklistError) {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingSymlinks ? 0 : O_NOFOLLOW)
+        let fd = path.withCString { open($0, flags) }
+        guard fd >= 0 else { throw _ioError("Opening the directory", path) }
+        self.path = path
+        self.fd = fd
+    }
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { _ = close(fd) }
+
+    /// The path of entry `name`, for sentences.
+    package func path(of name: String) -> String { path + "/" + name }
+
+    /// What entry `name` itself is (a symlink is `.symlink`, never its target).
+    package func kind(of name: String) throws(BlocklistError) -> FileSystem.Kind {
+        var info = stat()
+        guard name.withCString({ fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else {
+            if errno == ENOENT { return .missing }
+            throw _ioError("Reading the status of", path(of: name))
+        }
+        return FileSystem.Kind(mode: info.st_mode)
+    }
+
+    /// The entry names, without "." and "..", sorted.
+    package func entries() throws(BlocklistError) -> [String] {
+        let copy = dup(fd)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { _ = close(copy) }
+            throw _ioError("Listing", path)
+        }
+        defer { closedir(directory) }
+        rewinddir(directory)
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Opens the subdirectory `name`; a symlink is refused (ELOOP), never followed.
+    package func openDirectory(_ name: String) throws(BlocklistError) -> DirectoryHandle {
+        let child = name.withCString { openat(fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        guard child >= 0 else { throw _ioError("Opening the directory", path(of: name)) }
+        return DirectoryHandle(fd: child, path: path(of: name))
+    }
+
+    package func makeDirectory(_ name: String) throws(BlocklistError) {
+        guard name.withCString({ mkdirat(fd, $0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path(of: name)) }
+    }
+
+    /// Renames entry `from` to `to` (both in this directory, or `to` in `target`). A symlink at
+    /// `to` is replaced, not followed.
+    package func rename(_ from: String, to: String, in target: DirectoryHandle? = nil) throws(BlocklistError) {
+        let targetFD = target?.fd ?? fd
+        let targetPath = target?.path(of: to) ?? path(of: to)
+        let result = from.withCString { source in to.withCString { renameat(fd, source, targetFD, $0) } }
+        guard result == 0 else {
+            let code = errno
+            throw BlocklistError(
+                .io, "Renaming \(path(of: from)) to \(targetPath) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+        }
+    }
+
+    /// Unlinks the regular file `name`: a symlink, a directory or anything else is left alone and
+    /// refused. A missing entry is not an error.
+    package func removeRegularFile(_ name: String) throws(BlocklistError) {
+        switch try kind(of: name) {
+        case .missing: return
+        case .file: break
+        default: throw BlocklistError(.io, "\(path(of: name)) is not a regular file blocklist wrote; leaving it.")
+        }
+        guard name.withCString({ unlinkat(fd, $0, 0) }) == 0 || errno == ENOENT else { throw _ioError("Removing", path(of: name)) }
+    }
+
+    /// Removes the empty subdirectory `name` (rmdir never follows a symlink). A missing one is
+    /// not an error; a non-empty one fails with ENOTEMPTY.
+    package func removeEmptyDirectory(_ name: String) throws(BlocklistError) {
+        guard name.withCString({ unlinkat(fd, $0, AT_REMOVEDIR) }) == 0 || errno == ENOENT else {
+            throw _ioError("Removing the directory", path(of: name))
+        }
+    }
+
+    /// Reads the regular file `name` (never through a symlink): all of it, refusing more than
+    /// `limit` bytes, or only its first `prefix` bytes.
+    package func readFile(_ name: String, limit: Int, prefix: Int? = nil) throws(BlocklistError) -> [UInt8] {
+        let file = name.withCString { openat(fd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard file >= 0 else { throw _ioError("Opening", path(of: name)) }
+        defer { _ = close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0 else { throw _ioError("Reading the status of", path(of: name)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw BlocklistError(.io, "\(path(of: name)) is \(_fileTypeName(info.st_mode)), not a regular file.")
+        }
+        var bytes = [UInt8](repeating: 0, count: prefix ?? (min(limit, Int(info.st_size)) + 1))
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw _ioError("Reading", path(of: name))
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        guard filled <= limit else { throw BlocklistError(.limitExceeded, "\(path(of: name)) is larger than the \(limit) bytes expected.") }
+        return Array(bytes[0..<filled])
+    }
+
+    /// Flushes the directory's entries to stable storage.
+    package func sync() throws(BlocklistError) {
+        guard fsync(fd) == 0 else { throw _ioError("Syncing the directory", path) }
+    }
+
+    /// Takes an advisory lock on the regular file `name` in this directory, creating it if needed
+    /// (never through a symlink).
+    /// With `create: false` the file must exist, and is opened read-only (enough for `flock`), so
+    /// a reader never creates or changes a file.
+    package func lock(
+        _ name: String, exclusive: Bool, create: Bool = true, what: String, patienceMilliseconds: Int = 0
+    ) throws(BlocklistError) -> FileLock {
+        let flags = create ? O_RDWR | O_CREAT : O_RDONLY
+        let lockFD = name.withCString { openat(fd, $0, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+        guard lockFD >= 0 else { throw _ioError("Opening the lock file", path(of: name)) }
+        return try FileLock(fd: lockFD, path: path(of: name), exclusive: exclusive, what: what, patienceMilliseconds: patienceMilliseconds)
+    }
+}
+
 private func _rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
     rename(from, to)
 }
 
-/// An exclusive advisory lock (`flock`) on a file, held until dropped.
+/// An advisory lock (`flock`) on a file, held until dropped: exclusive for a writer, shared for
+/// readers.
 ///
 /// The kernel releases it when the process dies, so a killed holder never leaves it stuck.
 package final class FileLock {
     private var fd: Int32
 
-    /// Takes the lock on `path` (creating the file), or fails at once with `.busy` naming `what`.
-    package init(path: String, what: String) throws(BlocklistError) {
-        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+    /// Takes the exclusive lock on `path` (creating the file), or fails at once with `.busy`
+    /// naming `what`.
+    package convenience init(path: String, what: String) throws(BlocklistError) {
+        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
         guard fd >= 0 else { throw _ioError("Opening the lock file", path) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        try self.init(fd: fd, path: path, exclusive: true, what: what)
+    }
+
+    /// Takes the lock on an open descriptor, which it then owns; fails with `.busy` if another
+    /// holder keeps it for `patienceMilliseconds` (default: at once).
+    ///
+    /// A little patience matters for a lock a process holds for its whole run: while any thread of
+    /// it spawns a child, the child shares the lock until its exec closes the descriptor.
+    package init(fd: Int32, path: String, exclusive: Bool, what: String, patienceMilliseconds: Int = 0) throws(BlocklistError) {
+        var waited = 0
+        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             let code = errno
+            if code == EWOULDBLOCK && waited < patienceMilliseconds {
+                usleep(10_000)
+                waited += 10
+                continue
+            }
             close(fd)
             if code == EWOULDBLOCK {
                 throw BlocklistError(.busy, "\(what) is busy: another process holds the lock \(path).")
@@ -206,6 +397,13 @@ package final class FileLock {
             throw BlocklistError(.io, "Locking \(path) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
         }
         self.fd = fd
+    }
+
+    /// Whether the locked file still has a name: false once it was unlinked, which is how a
+    /// writer tells readers that waited for this lock that what it guarded is gone.
+    package var isLinked: Bool {
+        var info = stat()
+        return fd >= 0 && fstat(fd, &info) == 0 && info.st_nlink > 0
     }
 
     /// Releases the lock; later calls do nothing.

@@ -15,12 +15,13 @@ final class SQLiteDatabase {
     /// How long a write waits for another connection's write lock before failing with SQLITE_BUSY.
     let busyTimeoutMilliseconds: Int32
 
-    init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
+    init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         _ = Self.configured
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        let mode = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let code = sqlite3_open_v2(path, &handle, mode | SQLITE_OPEN_NOMUTEX, nil)
         self.handle = handle
         guard code == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "error \(code)"

@@ -1,4 +1,5 @@
 import BlocklistCore
+import BlocklistSet
 
 extension ShardSet {
     /// What `verify` found.
@@ -18,7 +19,8 @@ extension ShardSet {
         public var isValid: Bool { problems.isEmpty && manifest != nil }
     }
 
-    /// Checks a shard set completely and reports every problem, not just the first.
+    /// Checks a shard set completely and reports every problem, not just the first. Holds the
+    /// generation it reads (`ReadingSet`), so a generate meanwhile cannot remove it.
     ///
     /// Checks: the manifest reads and its spec is valid; the spec plans to the manifest's shards;
     /// every listed shard exists and passes `ShardVerifier` (header, checksums, order, counts,
@@ -30,8 +32,10 @@ extension ShardSet {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
         let plan: ShardPlan
+        let reading: ReadingSet
         do {
-            manifest = try Manifest.load(from: outputDirectory)
+            reading = try ReadingSet(directory: outputDirectory)
+            manifest = reading.manifest
             result.manifest = manifest
             plan = try ShardPlan(try manifest.spec.blockSpec())
         } catch {
@@ -85,12 +89,13 @@ extension ShardSet {
         }
         do {
             let listed = Set(manifest.shards.map(\.file))
-            for name in try FileSystem.list(setPath) where !listed.contains(name) {
+            for name in try FileSystem.list(setPath) where !listed.contains(name) && name != OutputDirectory.markerName {
                 problem("\(setPath)/\(name) is not listed in \(manifestPath).")
             }
         } catch {
             result.problems.append(error)
         }
+        reading.close()
         return result
     }
 }

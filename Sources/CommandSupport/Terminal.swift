@@ -5,11 +5,11 @@ import Darwin
 #endif
 
 /// Human output helpers: stderr, TTY detection, number formatting.
-enum Terminal {
-    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+public enum Terminal {
+    public static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
     /// Writes `text` to standard error, unbuffered.
-    static func error(_ text: String) {
+    public static func error(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             var done = 0
@@ -22,7 +22,7 @@ enum Terminal {
     }
 
     /// 98552781 → "98,552,781".
-    static func grouped(_ value: Int64) -> String {
+    public static func grouped(_ value: Int64) -> String {
         let digits = String(value.magnitude)
         var result = ""
         for (offset, character) in digits.enumerated() {
@@ -33,7 +33,7 @@ enum Terminal {
     }
 
     /// A decimal with `places` digits after the point.
-    static func fixed(_ value: Double, _ places: Int) -> String {
+    public static func fixed(_ value: Double, _ places: Int) -> String {
         guard value.isFinite else { return "-" }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
@@ -46,35 +46,35 @@ enum Terminal {
     }
 
     /// 7340032 → "7.0 MiB".
-    static func bytes(_ value: Int64) -> String {
+    public static func bytes(_ value: Int64) -> String {
         if value < 1024 { return "\(value) B" }
         if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
         return fixed(Double(value) / 1048576, 1) + " MiB"
     }
 
     /// A one-line progress bar, redrawn in place.
-    static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
+    public static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
         progressLines([bar(done: done, total: total, width: width) + " " + label])
     }
 
     /// "[#####-----]" for `done` of `total`.
-    static func bar(done: Int64, total: Int64, width: Int) -> String {
+    public static func bar(done: Int64, total: Int64, width: Int) -> String {
         let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
         let filled = Int((fraction * Double(width)).rounded(.down))
         return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 
     /// Lines drawn in place: each is cleared to its end and the cursor returns to the first one.
-    static func progressLines(_ lines: [String]) -> String {
+    public static func progressLines(_ lines: [String]) -> String {
         "\r" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K" + (lines.count > 1 ? "\u{1B}[\(lines.count - 1)A\r" : "")
     }
 
     /// Erases what `progressLines` drew.
-    static let clearProgress = "\r\u{1B}[J"
+    public static let clearProgress = "\r\u{1B}[J"
 }
 
 extension Duration {
-    var seconds: Double {
+    public var seconds: Double {
         let (whole, attoseconds) = components
         return Double(whole) + Double(attoseconds) / 1e18
     }

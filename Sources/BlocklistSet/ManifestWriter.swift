@@ -1,0 +1,123 @@
+import BlocklistCore
+
+/// Writes a manifest as pretty JSON, one shard at a time, through one fixed buffer.
+///
+/// `generate` must stay within an extension-sized memory budget however many shards it writes,
+/// so it cannot build the whole document (or every `Manifest.Shard`) first and encode it at the
+/// end, and it links no Foundation. The document has a fixed shape and its strings are validated
+/// names, digits and hex, so it is written field by field; `"format"` comes first, which makes
+/// `OutputDirectory.manifestSignature` the second line. `ManifestWriterTests` decode its output
+/// with `JSONDecoder` and compare it with the records written.
+///
+/// ```
+/// {
+///   "format" : "blocklist-shard-set",
+///   "version" : 1, "generation" : …, "directory" : …, "createdAt" : …, "spec" : { … },
+///   "shards" : [
+///     { "file" : "shard-01.blk", "index" : 1, "count" : …, "first" : …, "last" : …, "bytes" : …, "checksum" : "…" },
+///   ],
+///   "totalEntries" : …, "totalBytes" : …
+/// }
+/// ```
+public final class ManifestWriter {
+    private let file: FileDescriptor
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var used = 0
+    private var written: Int64 = 0
+    private var shardCount = 0
+    private var totalEntries: Int64 = 0
+    private var totalBytes: Int64 = 0
+
+    /// Creates `path` (which must not exist) and writes everything before the first shard.
+    public init(
+        path: String, generation: String, directory: String, createdAt: Int64, spec: Manifest.Spec
+    ) throws(BlocklistError) {
+        file = try FileDescriptor.createExclusive(path)
+        buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
+        try append("{\n")
+        try field("format", string: Manifest.formatName)
+        try field("version", Int64(Manifest.currentVersion))
+        try field("generation", string: generation)
+        try field("directory", string: directory)
+        try field("createdAt", createdAt)
+        try append("  \"spec\" : {\n    \"patterns\" : ")
+        try list(spec.patterns)
+        try append(",\n    \"exclusions\" : ")
+        try list(spec.exclusions)
+        try append(",\n    \"rangeSize\" : \(spec.rangeSize),\n    \"capacity\" : \(spec.capacity)\n  },\n  \"shards\" : [")
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Appends one shard record.
+    public func add(_ shard: Manifest.Shard) throws(BlocklistError) {
+        try append(shardCount == 0 ? "\n    { \"file\" : " : ",\n    { \"file\" : ")
+        try string(shard.file)
+        try append(", \"index\" : \(shard.index), \"count\" : \(shard.count), \"first\" : \(shard.first), \"last\" : \(shard.last)")
+        try append(", \"bytes\" : \(shard.bytes), \"checksum\" : ")
+        try string(shard.checksum)
+        try append(" }")
+        shardCount += 1
+        totalEntries += shard.count
+        totalBytes += shard.bytes
+    }
+
+    /// Writes the totals and the closing brace, flushes, and optionally syncs the file.
+    public func finish(sync: Bool) throws(BlocklistError) {
+        try append(shardCount == 0 ? "],\n" : "\n  ],\n")
+        try append("  \"totalEntries\" : \(totalEntries),\n  \"totalBytes\" : \(totalBytes)\n}\n")
+        try flush()
+        if sync { try file.sync() }
+    }
+
+    private func field(_ key: String, string value: String) throws(BlocklistError) {
+        try append("  \"\(key)\" : ")
+        try string(value)
+        try append(",\n")
+    }
+
+    private func field(_ key: String, _ value: Int64) throws(BlocklistError) { try append("  \"\(key)\" : \(value),\n") }
+
+    private func list(_ values: [String]) throws(BlocklistError) {
+        try append("[")
+        for (offset, value) in values.enumerated() {
+            try append(offset == 0 ? " " : ", ")
+            try string(value)
+        }
+        try append(values.isEmpty ? "]" : " ]")
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped (RFC 8259 §7).
+    private func string(_ value: String) throws(BlocklistError) {
+        try append("\"")
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): try append("\\\"")
+            case UInt8(ascii: "\\"): try append("\\\\")
+            case 0..<0x20:
+                let hexDigits = Array("0123456789abcdef".utf8)
+                try appendBytes([UInt8(ascii: "\\"), UInt8(ascii: "u"), 48, 48, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
+            default: try appendBytes(CollectionOfOne(byte))
+            }
+        }
+        try append("\"")
+    }
+
+    private func append(_ text: String) throws(BlocklistError) {
+        try appendBytes(text.utf8)
+    }
+
+    private func appendBytes(_ bytes: some Collection<UInt8>) throws(BlocklistError) {
+        for byte in bytes {
+            if used == buffer.count { try flush() }
+            buffer[used] = byte
+            used += 1
+        }
+    }
+
+    private func flush() throws(BlocklistError) {
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<used]), at: written)
+        written += Int64(used)
+        used = 0
+    }
+}

@@ -1,0 +1,145 @@
+import BlocklistCore
+import BlocklistSet
+
+/// `blocklist generate`'s work, shared by the CLI (which parses with swift-argument-parser) and by
+/// the small `blocklist-generate` executable it hands the command to, so both print the same.
+///
+/// This module links no Foundation: `generate` runs within an extension-sized memory budget.
+public struct GenerateOptions: Equatable, Sendable {
+    public var patterns: [String] = []
+    public var exclusions: [String] = []
+    public var noExclusions = false
+    public var rangeSize = BlockSpec.defaultRangeSize
+    public var capacity = BlockSpec.defaultCapacity
+    public var output = "Output"
+    public var noSync = false
+    public var json = false
+    public var force = false
+
+    public init() {}
+
+    /// The validated spec.
+    public func spec() throws(BlocklistError) -> BlockSpec {
+        if noExclusions && !exclusions.isEmpty {
+            throw BlocklistError(.invalidSpec, "--no-exclusions and --exclude contradict each other; give one.")
+        }
+        return try BlockSpec(
+            patterns: patterns.isEmpty ? BlockSpec.defaultPatterns : patterns,
+            exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
+            rangeSize: rangeSize, capacity: capacity)
+    }
+
+    /// Reads the arguments after `generate` in the forms the help documents, each option at most
+    /// once (`--pattern` and `--exclude` may repeat): `--name value`, `--name=value`, `-o value`.
+    ///
+    /// - Returns: `nil` for anything else (help, an unknown or repeated option, a value that
+    ///   starts with `-`, a number that does not parse, a spec that does not validate): the CLI's
+    ///   swift-argument-parser then parses the same arguments and says what is wrong.
+    public static func parseStrictly(_ arguments: ArraySlice<String>) -> GenerateOptions? {
+        var options = GenerateOptions()
+        var seen: Set<String> = []
+        var rest = arguments
+        while let argument = rest.popFirst() {
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if name == "-o" { name = "--output" }
+            func value() -> String? {
+                guard let text = inlineValue ?? rest.popFirst(), !text.hasPrefix("-") else { return nil }
+                return text
+            }
+            let repeatable = name == "--pattern" || name == "--exclude"
+            guard repeatable || seen.insert(name).inserted else { return nil }
+            switch name {
+            case "--pattern": guard let text = value() else { return nil }; options.patterns.append(text)
+            case "--exclude": guard let text = value() else { return nil }; options.exclusions.append(text)
+            case "--range-size": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.rangeSize = number
+            case "--capacity": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.capacity = number
+            case "--output": guard let text = value(), !text.isEmpty else { return nil }; options.output = text
+            case "--no-exclusions", "--no-sync", "--json", "--force":
+                guard inlineValue == nil else { return nil }
+                switch name {
+                case "--no-exclusions": options.noExclusions = true
+                case "--no-sync": options.noSync = true
+                case "--json": options.json = true
+                default: options.force = true
+                }
+            default: return nil
+            }
+        }
+        guard (try? options.spec()) != nil else { return nil }
+        return options
+    }
+}
+
+/// Runs a generate and prints its summary (or JSON) on stdout, progress and notes on stderr.
+public enum GenerateRunner {
+    public static func run(_ options: GenerateOptions) throws(BlocklistError) {
+        let spec = try options.spec()
+        for pattern in options.patterns where !pattern.hasPrefix("+") {
+            Terminal.error("note: pattern \(pattern) has no +; it is read as +\(pattern), country code first.\n")
+        }
+        for warning in spec.warnings { Terminal.error("note: \(warning)\n") }
+        let plan = try ShardPlan(spec)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let showProgress = Terminal.stderrIsTerminal && !options.json
+        var peakAnonymous = ProcessMemory.read()?.anonymous
+        let generated = try ShardSet.generate(plan, into: options.output, sync: !options.noSync, force: options.force) {
+            progress throws(BlocklistError) in
+            if let anonymous = ProcessMemory.read()?.anonymous { peakAnonymous = max(peakAnonymous ?? 0, anonymous) }
+            if showProgress {
+                Terminal.error(
+                    Terminal.progressBar(
+                        done: progress.entriesDone, total: progress.totalEntries,
+                        label: "\(progress.shardsDone)/\(progress.shardCount) shards, \(Terminal.grouped(progress.entriesDone)) entries"))
+            }
+        }
+        let elapsed = (clock.now - started).seconds
+        if showProgress { Terminal.error(Terminal.clearProgress) }
+        for note in generated.notes { Terminal.error("note: \(note)\n") }
+        let memory = ProcessMemory.read()
+        let anonymous = peakAnonymous.map { max($0, memory?.anonymous ?? 0) }
+        let rate = Double(generated.totalEntries) / max(elapsed, 1e-9)
+        let directory = options.output + "/" + generated.directory
+        if options.json {
+            // Keys sorted, as the other commands' JSONEncoder output; every value is a number or a
+            // path the user gave (escaped).
+            var fields: [(String, String)] = [
+                ("bytes", String(generated.totalBytes)), ("directory", jsonString(directory)), ("entries", String(generated.totalEntries)),
+                ("entriesPerSecond", String(rate)), ("generation", jsonString(generated.generation)),
+            ]
+            if let anonymous { fields.append(("peakAnonymousKiB", String(anonymous))) }
+            if let resident = memory?.peakResident { fields.append(("peakResidentKiB", String(resident))) }
+            fields += [("seconds", String(elapsed)), ("shards", String(generated.shardCount))]
+            print("{\n" + fields.map { "  \"\($0.0)\" : \($0.1)" }.joined(separator: ",\n") + "\n}")
+            return
+        }
+        print("Generated \(generated.shardCount) shards in \(directory) (manifest: \(options.output)/\(Manifest.fileName))")
+        print("  entries      \(Terminal.grouped(generated.totalEntries))")
+        print("  bytes        \(Terminal.grouped(generated.totalBytes)) (\(Terminal.bytes(generated.totalBytes)))")
+        print("  wall time    \(Terminal.fixed(elapsed * 1000, 1)) ms (\(Terminal.grouped(Int64(rate))) entries/s)")
+        if let resident = memory?.peakResident, let anonymous {
+            print("  peak memory  \(Terminal.grouped(Int64(resident))) KiB resident, \(Terminal.grouped(Int64(anonymous))) KiB anonymous")
+        }
+    }
+
+    /// A JSON string literal (RFC 8259 §7).
+    static func jsonString(_ value: String) -> String {
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\u{0}"..."\u{1F}":
+                let digits = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

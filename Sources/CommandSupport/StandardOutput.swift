@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Standard output's fate at exit: `print` buffers, and a full disk, a closed pipe or /dev/full
+/// only shows when the buffer is flushed and closed, which `exit` does silently.
+public enum StandardOutput {
+    /// Flushes and closes standard output.
+    ///
+    /// - Returns: `nil` if everything printed reached it, or a sentence saying it did not.
+    public static func close() -> String? {
+        // The C library's stream; the process is about to end, nothing else uses it now.
+        let stream = stdout
+        errno = 0
+        let failed = fflush(stream) != 0 || ferror(stream) != 0
+        let flushError = errno
+        let closed = fclose(stream) == 0
+        let closeError = errno
+        if failed { return "Writing to standard output failed: \(text(flushError))." }
+        if !closed && closeError != EBADF { return "Closing standard output failed: \(text(closeError))." }
+        return nil
+    }
+
+    /// Ends the process with `status`, or with 1 (and a sentence on stderr) if standard output
+    /// lost anything, so a command whose output was cut never exits 0.
+    public static func exit(_ status: Int32) -> Never {
+        if let problem = close() {
+            Terminal.error("Error: \(problem)\n")
+            terminate(status == 0 ? 1 : status)
+        }
+        terminate(status)
+    }
+
+    private static func terminate(_ status: Int32) -> Never {
+        #if canImport(Glibc)
+        Glibc.exit(status)
+        #elseif canImport(Musl)
+        Musl.exit(status)
+        #else
+        Darwin.exit(status)
+        #endif
+    }
+
+    private static func text(_ code: Int32) -> String {
+        guard code != 0, let message = strerror(code) else { return "an unknown error" }
+        return String(cString: message)
+    }
+}
+
+/// This executable's path, from /proc/self/exe (or argv[0] if that cannot be read).
+public func executablePath() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else { return CommandLine.arguments[0] }
+    return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// The path of `name` in this executable's directory.
+public func siblingExecutable(_ name: String) -> String {
+    let executable = executablePath()
+    guard let slash = executable.lastIndex(of: "/") else { return name }
+    return String(executable[..<slash]) + "/" + name
+}
+
+/// Replaces this process with `path` run with `arguments` (argv[0] first). Returns only if exec
+/// failed, with errno's sentence.
+public func replaceProcess(with path: String, arguments: [String]) -> String {
+    var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+    pointers.append(nil)
+    defer { for pointer in pointers { free(pointer) } }
+    execv(path, pointers)
+    return String(cString: strerror(errno))
+}
+
+/// Set by `blocklist-generate` when it hands its arguments back to `blocklist generate`, which
+/// then runs in process instead of handing them over again.
+public let inProcessVariable = "BLOCKLIST_GENERATE_IN_PROCESS"
