@@ -183,7 +183,7 @@ public final class ShardReader {
         if runIndex == 0 && start != header.first {
             throw fail("starts at \(start), but the header says the first number is \(header.first)")
         }
-        let last = start + count - 1
+        let last = start + (count - 1)
         guard last <= header.last else { throw fail("reaches \(last), above the header's last number \(header.last)") }
         guard count <= header.entryCount - entriesBeforeRun else {
             throw fail("holds \(count) entries, more than the \(header.entryCount - entriesBeforeRun) the header leaves after entry \(entriesBeforeRun)")

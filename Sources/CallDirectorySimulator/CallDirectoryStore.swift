@@ -58,7 +58,8 @@ public final class CallDirectoryStore {
             throw BlocklistError(.io, "The store \(path) is not a regular file; refusing to open it.")
         }
         database = try SQLiteDatabase(path: path, readOnly: readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
-        if !readOnly { try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;") }
+        // The WAL persists (readers create nothing) but shrinks to nothing when it is reset.
+        if !readOnly { try database.execute("PRAGMA journal_mode=WAL; PRAGMA journal_size_limit=0; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;") }
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()
         let version = statement.integer(0)

@@ -29,6 +29,12 @@ final class SQLiteDatabase {
             self.handle = nil
             throw BlocklistError(.io, "Opening the store \(path) failed: \(message).")
         }
+        if !readOnly {
+            // Keep the -wal and -shm files when the last writer closes, so that a read-only opener
+            // (status, lookup) finds them and creates nothing.
+            var persist: Int32 = 1
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(handle, 1)
     }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs `swift test` with a TMPDIR of its own and checks that nothing outside the tests' own
+# temporary directories changed: the work tree (without .build) and the home directory's top level
+# are listed with sizes and times before and after, and TMPDIR must be empty at the end (every test
+# removes its own directory). Tests that try to write outside (`generate --output /`) check that
+# themselves.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+export TMPDIR="$state/tmp"
+mkdir "$TMPDIR"
+list() {
+    { find . -path ./.build -prune -o -path ./.git -prune -o -path './.build-*' -prune -o -printf '%p %s %T@ %y\n'
+      find "$HOME" -maxdepth 1 -printf '%p %s %T@ %y\n' 2>/dev/null; } | sort
+}
+list > "$state/before"
+swift test
+list > "$state/after"
+if ! diff "$state/before" "$state/after" > "$state/diff"; then
+    echo "swift test changed files outside its temporary directories:" >&2
+    cat "$state/diff" >&2
+    exit 1
+fi
+left=$(ls -A "$TMPDIR")
+if [ -n "$left" ]; then
+    echo "swift test left files in its temporary directory: $left" >&2
+    exit 1
+fi
+echo "swift test touched nothing outside its own temporary directories"
