@@ -1,6 +1,7 @@
 import Benchmark
 import BlocklistCore
 import BlocklistSet
+import BlocklistSetReading
 import CallDirectorySimulator
 import Foundation
 
@@ -12,7 +13,8 @@ private let workspace: (directory: String, set: String, plan: ShardPlan, manifes
     let directory = NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())"
     try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let plan = try! ShardPlan(try! BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions))
-    let manifest = try! ShardSet.generate(plan, into: directory + "/set", sync: false)
+    _ = try! ShardSet.generate(plan, into: directory + "/set", sync: false)
+    let manifest = try! Manifest.load(from: directory + "/set")
     atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())") }
     return (directory, directory + "/set", plan, manifest)
 }()
