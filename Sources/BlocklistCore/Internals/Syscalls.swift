@@ -136,16 +136,7 @@ package enum FileSystem {
 
     /// The names in a directory, without "." and "..", sorted.
     package static func list(_ path: String) throws(BlocklistError) -> [String] {
-        guard let directory = path.withCString({ opendir($0) }) else { throw _ioError("Listing", path) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        try DirectoryHandle(path: path).entries()
     }
 
     /// Flushes a directory's entries (creations, renames) to stable storage.
