@@ -139,13 +139,6 @@ package enum FileSystem {
         try DirectoryHandle(path: path).entries()
     }
 
-    /// Flushes a directory's entries (creations, renames) to stable storage.
-    package static func syncDirectory(_ path: String) throws(BlocklistError) {
-        let fd = path.withCString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw _ioError("Opening the directory", path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw _ioError("Syncing the directory", path) }
-    }
 
     /// The absolute path of an existing directory, symlinks resolved.
     package static func resolvedPath(_ path: String) throws(BlocklistError) -> String {
