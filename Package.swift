@@ -43,9 +43,16 @@ let package = Package(
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
         .executable(name: "blocklist-generate", targets: ["blocklist-generate"]),
+        .library(name: "MessageFilterCore", targets: ["MessageFilterCore"]),
+        .library(name: "MessageFilterCompiler", targets: ["MessageFilterCompiler"]),
+        .executable(name: "blocklist-message-filter", targets: ["blocklist-message-filter"]),
+        .executable(name: "blocklist-sms", targets: ["blocklist-sms"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Only `blocklist-sms` (the deferral server and the Messages simulator) links these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: - C libraries
@@ -90,6 +97,24 @@ let package = Package(
             dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CSQLite"]
         ),
 
+        /// The message filter's portable core: compiled rules (format, reader, automata), the
+        /// classifier, and the deferral response reader. Standard library and zlib only, so it
+        /// can run inside an iOS Message Filter extension.
+        .target(
+            name: "MessageFilterCore",
+            dependencies: ["CZlib"]
+        ),
+        /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
+        .target(
+            name: "MessageFilterCompiler",
+            dependencies: ["MessageFilterCore", "BlocklistCore"]
+        ),
+        /// The frames between the Messages simulator and the message filter extension's host.
+        .target(
+            name: "MessageFilterHosting",
+            dependencies: ["MessageFilterCore"]
+        ),
+
         // MARK: - Executables
 
         /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
@@ -117,6 +142,30 @@ let package = Package(
             dependencies: ["BlocklistCore", "BlocklistSet", "CommandSupport"],
             linkerSettings: staticExecutable
         ),
+        /// Plays the Message Filter extension: loads compiled rules and answers queries and server
+        /// responses over a pipe. No sockets, no Foundation, statically linked, to stay small.
+        .executableTarget(
+            name: "blocklist-message-filter",
+            dependencies: ["MessageFilterCore", "MessageFilterHosting"],
+            linkerSettings: staticExecutable
+        ),
+        /// `blocklist sms serve` and `blocklist sms simulate`: the deferral server (Hummingbird)
+        /// and the Messages app that posts to it. A program of its own, so that SwiftNIO stays out
+        /// of `blocklist` and `blocklist-generate`.
+        .executableTarget(
+            name: "blocklist-sms",
+            dependencies: [
+                "MessageFilterCore",
+                "MessageFilterCompiler",
+                "MessageFilterHosting",
+                "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "blocklist",
             dependencies: [
@@ -125,6 +174,8 @@ let package = Package(
                 "BlocklistSetReading",
                 "CallDirectorySimulator",
                 "CommandSupport",
+                "MessageFilterCore",
+                "MessageFilterCompiler",
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 "blocklist-generate",  // built with it: `generate` execs it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -138,6 +189,8 @@ let package = Package(
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
             name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CallDirectorySimulator"]),
+        .testTarget(
+            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,91 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MessageFilterCore
+
+/// One rule of a rules file, as a user writes it:
+///
+/// ```json
+/// {"name": "Prize scam", "target": "body", "match": "contains", "value": "you have won",
+///  "action": "junk", "caseSensitive": false, "normalize": true}
+/// ```
+///
+/// `caseSensitive` defaults to false and `normalize` to true (see `TextView`). Every other field
+/// is required, and a field the filter does not know is refused, so a misspelt option never goes
+/// unnoticed.
+public struct MessageRule: Sendable, Equatable {
+    public var name: String
+    public var target: RuleTarget
+    public var match: MatchKind
+    public var value: String
+    public var action: MessageAction
+    public var caseSensitive: Bool
+    public var normalize: Bool
+
+    public init(
+        name: String, target: RuleTarget, match: MatchKind, value: String, action: MessageAction,
+        caseSensitive: Bool = false, normalize: Bool = true
+    ) {
+        self.name = name
+        self.target = target
+        self.match = match
+        self.value = value
+        self.action = action
+        self.caseSensitive = caseSensitive
+        self.normalize = normalize
+    }
+
+    public var view: TextView { TextView(caseInsensitive: !caseSensitive, normalized: normalize) }
+}
+
+extension MessageRule: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, target, match, value, action, caseSensitive, normalize
+    }
+
+    /// Decodes any key so that unknown ones can be named.
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let all = try decoder.container(keyedBy: AnyKey.self)
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath + [unknown], debugDescription: "unknown field; the fields are \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", "))"))
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func named<T>(_ key: CodingKeys, _ parse: (String) -> T?, _ choices: String) throws -> T {
+            let text = try container.decode(String.self, forKey: key)
+            guard let value = parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "\"\(text)\" is not one of \(choices)")
+            }
+            return value
+        }
+        name = try container.decode(String.self, forKey: .name)
+        target = try named(.target, { RuleTarget(name: $0) }, "sender, body, any")
+        match = try named(.match, { MatchKind(name: $0) }, "prefix, suffix, contains, regex")
+        value = try container.decode(String.self, forKey: .value)
+        action = try named(.action, { MessageAction(name: $0).flatMap { $0 == .none ? nil : $0 } }, "allow, junk, promotion, transaction")
+        caseSensitive = try container.decodeIfPresent(Bool.self, forKey: .caseSensitive) ?? false
+        normalize = try container.decodeIfPresent(Bool.self, forKey: .normalize) ?? true
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(target.description, forKey: .target)
+        try container.encode(match.description, forKey: .match)
+        try container.encode(value, forKey: .value)
+        try container.encode(action.description, forKey: .action)
+        try container.encode(caseSensitive, forKey: .caseSensitive)
+        try container.encode(normalize, forKey: .normalize)
+    }
+}

@@ -1,0 +1,197 @@
+import MessageFilterCore
+
+/// Compiles checked rules into the compiled rules format (docs/FORMAT.md): keyword rules become
+/// Aho–Corasick automata, one per target and text view, and each regex rule is hung on its
+/// required literal in the same automata.
+public enum RulesCompiler {
+    /// Compiles `rules`, which `RulesFile.check` accepted.
+    ///
+    /// - Complexity: O(total length of the values × log alphabet) time and memory.
+    public static func compile(_ rules: [MessageRule]) -> [UInt8] {
+        var tries: [Int: Trie] = [:]  // by automaton section kind
+        var unfiltered: [UInt32] = []
+        for (index, rule) in rules.enumerated() {
+            let view = rule.view
+            let targets: [RuleTarget] = rule.target == .any ? [.sender, .body] : [rule.target]
+            if rule.match == .regex {
+                // RulesFile.check accepted the pattern.
+                let literal = (try? RegexSubset.analyze(rule.value, caseInsensitive: view.caseInsensitive))?.requiredLiteral ?? []
+                if literal.isEmpty {
+                    unfiltered.append(UInt32(index))
+                    continue
+                }
+                // The literal is ASCII, which every view leaves as it is (lowercased already when
+                // the rule ignores case).
+                for target in targets {
+                    let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
+                    tries[kind, default: Trie()].insert(literal, trigger: UInt32(index))
+                }
+                continue
+            }
+            var keyword = view.fold(rule.value)
+            switch rule.match {
+            case .prefix: keyword.insert(CompiledRulesFormat.startMarker, at: 0)
+            case .suffix: keyword.append(CompiledRulesFormat.endMarker)
+            default: break
+            }
+            let key = CompiledRulesFormat.key(action: rule.action, rule: index)
+            for target in targets {
+                let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
+                tries[kind, default: Trie()].insert(keyword, key: key)
+            }
+        }
+
+        // Sections in kind order: rules, strings, unfiltered regexes, automata.
+        var strings: [UInt8] = []
+        var ruleTable: [UInt8] = []
+        for rule in rules {
+            ruleTable.append(rule.action.rawValue)
+            ruleTable.append(rule.target.rawValue)
+            ruleTable.append(rule.match.rawValue)
+            ruleTable.append((rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag) | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0))
+            let name = Array(rule.name.utf8), value = Array(rule.value.utf8)
+            ruleTable.appendLE(UInt32(strings.count))
+            strings += name
+            ruleTable.appendLE(UInt32(strings.count))
+            strings += value
+            ruleTable.appendLE(UInt16(name.count))
+            ruleTable.appendLE(UInt16(value.count))
+        }
+        var unfilteredBytes: [UInt8] = []
+        for rule in unfiltered { unfilteredBytes.appendLE(rule) }
+        var sections: [(UInt32, [UInt8])] = [
+            (CompiledRulesFormat.Section.rules, ruleTable),
+            (CompiledRulesFormat.Section.strings, strings),
+            (CompiledRulesFormat.Section.unfilteredRegexes, unfilteredBytes),
+        ]
+        for kind in tries.keys.sorted() {
+            sections.append((UInt32(kind), tries[kind]!.serialized()))
+        }
+
+        let F = CompiledRulesFormat.self
+        var offset = F.headerSize + sections.count * F.sectionEntrySize
+        var table: [UInt8] = []
+        var body: [UInt8] = []
+        for (kind, bytes) in sections {
+            table.appendLE(kind)
+            table.appendLE(UInt32(offset))
+            table.appendLE(UInt32(bytes.count))
+            table.appendLE(bytes.withUnsafeBytes { crc32Of($0) })
+            body += bytes
+            let padding = (4 - bytes.count % 4) % 4
+            body += [UInt8](repeating: 0, count: padding)
+            offset += bytes.count + padding
+        }
+        // The file ends at the last section's last byte; its padding is not written.
+        let lastPadding = (4 - (sections.last!.1.count % 4)) % 4
+        body.removeLast(lastPadding)
+        var header: [UInt8] = F.magic
+        header.appendLE(F.version)
+        header.appendLE(UInt16(0))
+        header.appendLE(UInt32(rules.count))
+        header.appendLE(UInt32(sections.count))
+        header.appendLE(UInt32(F.headerSize + table.count + body.count))
+        var crc = header.withUnsafeBytes { crc32Of($0) }
+        crc = table.withUnsafeBytes { crc32Continue(crc, $0) }
+        header.appendLE(crc)
+        header.appendLE(UInt32(0))
+        return header + table + body
+    }
+}
+
+/// A keyword trie that becomes an Aho–Corasick automaton.
+struct Trie {
+    private var children: [[UInt8: Int]] = [[:]]
+    private var keys: [UInt32] = [CompiledRulesFormat.noRule]
+    private var triggers: [[UInt32]] = [[]]
+
+    private mutating func node(for keyword: [UInt8]) -> Int {
+        var state = 0
+        for byte in keyword {
+            if let next = children[state][byte] {
+                state = next
+            } else {
+                children.append([:])
+                keys.append(CompiledRulesFormat.noRule)
+                triggers.append([])
+                children[state][byte] = children.count - 1
+                state = children.count - 1
+            }
+        }
+        return state
+    }
+
+    mutating func insert(_ keyword: [UInt8], key: UInt32) {
+        let state = node(for: keyword)
+        keys[state] = min(keys[state], key)
+    }
+
+    mutating func insert(_ keyword: [UInt8], trigger rule: UInt32) {
+        let state = node(for: keyword)
+        if !triggers[state].contains(rule) { triggers[state].append(rule) }
+    }
+
+    /// Numbers the states breadth-first (so failure links point to lower numbers and edges to
+    /// higher ones), computes failure links, and folds each state's failure chain into its best
+    /// key and trigger list.
+    func serialized() -> [UInt8] {
+        var order: [Int] = [0]
+        var number = [Int](repeating: 0, count: children.count)
+        var fail = [Int](repeating: 0, count: children.count)
+        var best = keys
+        var merged = triggers
+        var head = 0
+        while head < order.count {
+            let state = order[head]
+            head += 1
+            for (byte, child) in children[state].sorted(by: { $0.key < $1.key }) {
+                number[child] = order.count
+                order.append(child)
+                if state != 0 {
+                    var f = fail[state]
+                    while f != 0 && children[f][byte] == nil { f = fail[f] }
+                    fail[child] = children[f][byte] ?? 0
+                }
+                best[child] = min(best[child], best[fail[child]])
+                for rule in merged[fail[child]] where !merged[child].contains(rule) { merged[child].append(rule) }
+            }
+        }
+        var states: [UInt8] = []
+        var labels: [UInt8] = []
+        var targets: [UInt8] = []
+        var triggerBytes: [UInt8] = []
+        var edgeCount = 0, triggerCount = 0
+        for state in order {
+            states.appendLE(UInt32(edgeCount))
+            states.appendLE(UInt32(number[fail[state]]))
+            states.appendLE(best[state])
+            states.appendLE(UInt32(triggerCount))
+            for (byte, child) in children[state].sorted(by: { $0.key < $1.key }) {
+                labels.append(byte)
+                targets.appendLE(UInt32(number[child]))
+                edgeCount += 1
+            }
+            for rule in merged[state].sorted() {
+                triggerBytes.appendLE(rule)
+                triggerCount += 1
+            }
+        }
+        states.appendLE(UInt32(edgeCount))
+        states.appendLE(UInt32(0))
+        states.appendLE(CompiledRulesFormat.noRule)
+        states.appendLE(UInt32(triggerCount))
+        labels += [UInt8](repeating: 0, count: (4 - labels.count % 4) % 4)
+        var bytes: [UInt8] = []
+        bytes.appendLE(UInt32(order.count))
+        bytes.appendLE(UInt32(edgeCount))
+        bytes.appendLE(UInt32(triggerCount))
+        bytes.appendLE(UInt32(0))
+        return bytes + states + labels + targets + triggerBytes
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+}

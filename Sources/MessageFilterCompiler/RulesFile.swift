@@ -1,0 +1,128 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import MessageFilterCore
+
+/// A rules file: a JSON array of `MessageRule`s, read and checked.
+public struct RulesFile: Sendable {
+    public var rules: [MessageRule]
+    /// Rules that contradict or repeat others: the same value, target, match and view. The
+    /// precedence decides between them (`MessageAction.rank`, then file order); each is one
+    /// sentence for a `warning:` line.
+    public var warnings: [String]
+
+    /// The largest rules file read: 64 MiB.
+    public static let maximumBytes = 64 << 20
+
+    /// Reads and checks the rules file at `path` (`-` for standard input is the caller's job).
+    ///
+    /// - Throws: `MessageFilterError.invalidRules` with a sentence naming the file, the rule (by
+    ///   number and name) and the field.
+    public static func load(_ data: Data, source: String) throws(MessageFilterError) -> RulesFile {
+        let rules: [MessageRule]
+        do {
+            rules = try JSONDecoder().decode([MessageRule].self, from: data)
+        } catch let error as DecodingError {
+            throw MessageFilterError(.invalidRules, Self.sentence(for: error, source: source, data: data))
+        } catch {
+            throw MessageFilterError(.invalidRules, "\(source) is not a rules file: \(error).")
+        }
+        var file = RulesFile(rules: rules, warnings: [])
+        try file.check(source: source)
+        return file
+    }
+
+    public init(rules: [MessageRule], warnings: [String] = []) {
+        self.rules = rules
+        self.warnings = warnings
+    }
+
+    /// Checks every rule's values and finds contradictions.
+    public mutating func check(source: String) throws(MessageFilterError) {
+        func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
+            let rule = rules[index]
+            let label = rule.name.isEmpty ? "" : " (\"\(rule.name)\")"
+            return MessageFilterError(.invalidRules, "\(source): rule \(index + 1)\(label), field \"\(field)\": \(what).")
+        }
+        if rules.count > CompiledRulesFormat.maximumRules {
+            throw MessageFilterError(.invalidRules, "\(source) has \(rules.count) rules; at most \(CompiledRulesFormat.maximumRules) are accepted.")
+        }
+        var firstByKey: [String: Int] = [:]
+        warnings = []
+        for (index, rule) in rules.enumerated() {
+            if rule.name.isEmpty { throw fail(index, "name", "the name is empty") }
+            if rule.name.utf8.count > CompiledRulesFormat.maximumNameBytes {
+                throw fail(index, "name", "the name has \(rule.name.utf8.count) bytes; at most \(CompiledRulesFormat.maximumNameBytes) are allowed")
+            }
+            if rule.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw fail(index, "name", "the name holds a control character")
+            }
+            if rule.value.isEmpty { throw fail(index, "value", "the value is empty; an empty keyword would match every message") }
+            if rule.value.utf8.count > CompiledRulesFormat.maximumValueBytes {
+                throw fail(index, "value", "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed")
+            }
+            if rule.match == .regex {
+                do {
+                    _ = try RegexSubset.analyze(rule.value, caseInsensitive: !rule.caseSensitive)
+                } catch {
+                    throw fail(index, "value", "the regex is refused: \(error)")
+                }
+                do {
+                    _ = try Regex(rule.value)
+                } catch {
+                    throw fail(index, "value", "the regex does not compile: \(error)")
+                }
+            } else if rule.view.fold(rule.value).isEmpty {
+                throw fail(index, "value", "the value is empty once normalized (it holds only invisible characters)")
+            }
+            let folded = rule.match == .regex ? Array(rule.value.utf8) : rule.view.fold(rule.value)
+            let key = "\(rule.target)|\(rule.match)|\(rule.view.index)|" + String(decoding: folded, as: UTF8.self)
+            if let first = firstByKey[key] {
+                let other = rules[first]
+                if other.action == rule.action {
+                    warnings.append("\(source): rule \(index + 1) (\"\(rule.name)\") repeats rule \(first + 1) (\"\(other.name)\"); it never decides anything.")
+                } else {
+                    let winner = other.action.rank <= rule.action.rank ? other : rule
+                    warnings.append(
+                        "\(source): rule \(index + 1) (\"\(rule.name)\", \(rule.action)) and rule \(first + 1) (\"\(other.name)\", \(other.action)) match the same \(rule.match) \"\(rule.value)\"; \(winner.action) wins by precedence.")
+                }
+            } else {
+                firstByKey[key] = index
+            }
+        }
+    }
+
+    /// One sentence for a decoding error: the rule number and field, and what was wrong.
+    static func sentence(for error: DecodingError, source: String, data: Data) -> String {
+        func place(_ path: [any CodingKey]) -> String {
+            var parts: [String] = []
+            for key in path {
+                if let index = key.intValue {
+                    parts.append("rule \(index + 1)")
+                } else {
+                    parts.append("field \"\(key.stringValue)\"")
+                }
+            }
+            return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(source):\(place(context.codingPath)) has no field \"\(key.stringValue)\", which every rule needs."
+        case .typeMismatch(let type, let context):
+            let what = type == [MessageRule].self || type == Array<Any>.self ? "a JSON array of rules" : "a \(type == String.self ? "string" : type == Bool.self ? "boolean (true or false)" : "\(type)")"
+            return "\(source):\(place(context.codingPath)) should be \(what)."
+        case .valueNotFound(let type, let context):
+            return "\(source):\(place(context.codingPath)) is null; it should be a \(type == String.self ? "string" : "\(type)")."
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                let underlying = context.underlyingError.map { "\($0)" }
+                return "\(source) is not valid JSON\(underlying.map { ": \($0)" } ?? "")."
+            }
+            return "\(source):\(place(context.codingPath)): \(context.debugDescription)."
+        @unknown default:
+            return "\(source) is not a rules file: \(error)."
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// The compiled rules file, shared by the compiler and the reader. docs/FORMAT.md specifies it
+/// byte by byte; all integers are little-endian.
+///
+/// - A 32-byte header: magic, version, rule count, section count, file length, header CRC.
+/// - A section table, 16 bytes per section: kind, offset, length, CRC-32 of the section.
+/// - Sections: the rules table (16 bytes per rule), the strings (names and values, UTF-8), the
+///   regex rules that have no required literal, and one automaton per target and text view that
+///   some rule uses.
+public enum CompiledRulesFormat {
+    public static let magic: [UInt8] = Array("BLSMSRUL".utf8)
+    public static let version: UInt16 = 1
+    public static let headerSize = 32
+    public static let sectionEntrySize = 16
+    public static let ruleEntrySize = 16
+    public static let stateEntrySize = 16
+    public static let automatonHeaderSize = 16
+    /// The largest file the reader accepts: 64 MiB, far above 1,000,000 rules.
+    public static let maximumFileSize = 64 << 20
+    /// At most this many rules, so that a rule index fits the 24 bits of a precedence key.
+    public static let maximumRules = 1_000_000
+    /// A rule's name and value, in UTF-8 bytes.
+    public static let maximumNameBytes = 200
+    public static let maximumValueBytes = 1_000
+    /// Marks that frame a text in the automata, so that prefix and suffix rules are keywords
+    /// too. Neither byte occurs in UTF-8.
+    public static let startMarker: UInt8 = 0xFE
+    public static let endMarker: UInt8 = 0xFF
+    /// "No rule" in a state's best key.
+    public static let noRule: UInt32 = .max
+
+    /// Section kinds.
+    public enum Section {
+        public static let rules: UInt32 = 1
+        public static let strings: UInt32 = 2
+        public static let unfilteredRegexes: UInt32 = 3
+        /// 16 + target × 4 + view index, for target 0 (sender) and 1 (body).
+        public static func automaton(target: RuleTarget, view: TextView) -> UInt32 {
+            16 + UInt32(target.rawValue) * 4 + UInt32(view.index)
+        }
+    }
+
+    /// Rule flags.
+    public static let caseInsensitiveFlag: UInt8 = 1
+    public static let normalizedFlag: UInt8 = 2
+
+    /// The precedence key of a rule: lower wins. Action rank in the high byte, then file order.
+    @inline(__always)
+    public static func key(action: MessageAction, rule: Int) -> UInt32 {
+        action.rank << 24 | UInt32(rule)
+    }
+}

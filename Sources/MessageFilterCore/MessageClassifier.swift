@@ -1,0 +1,238 @@
+/// Classifies messages with compiled rules: what a Message Filter extension does offline for each
+/// query.
+///
+/// Each target (sender, body) is folded once per text view its rules use and run through that
+/// view's automaton once, in time linear in its length whatever the number of rules. The
+/// automaton yields the best keyword rule and the regex rules whose required literal occurs;
+/// only those regexes run, best first, and only while one could still win.
+///
+/// A classifier reuses its buffers, so it is not thread-safe: use one per thread.
+///
+/// - Complexity: O(length of sender + body) per message, plus the regexes that their literal
+///   prefilter lets through, each bounded by `RegexSubset`.
+public final class MessageClassifier {
+    /// The answer for one message.
+    public struct Decision: Sendable, Equatable {
+        public var action: MessageAction
+        /// The index of the rule that decided, in file order; nil when no rule matched.
+        public var rule: Int?
+
+        public init(action: MessageAction, rule: Int?) {
+            self.action = action
+            self.rule = rule
+        }
+
+        public static let noMatch = Decision(action: .none, rule: nil)
+    }
+
+    /// The longest sender and body accepted, in UTF-8 bytes.
+    public static let maximumSenderBytes = 256
+    public static let maximumBodyBytes = 64 * 1024
+
+    public let rules: CompiledRules
+    private var folded: [[UInt8]]
+    private var candidates: [UInt32] = []
+    private var keys: [UInt32] = []
+    /// The message number at which each rule was last made a candidate, to list it once.
+    private var seen: [UInt32]
+    private var serial: UInt32 = 0
+    private var regexes: RegexCache
+
+    /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs about 10 KiB.
+    public init(rules: CompiledRules, regexCacheSize: Int = 64) {
+        self.rules = rules
+        folded = Array(repeating: [], count: 4)
+        for index in 0..<4 { folded[index].reserveCapacity(1024) }
+        candidates.reserveCapacity(64)
+        seen = Array(repeating: 0, count: rules.rules.count)
+        regexes = RegexCache(capacity: regexCacheSize)
+    }
+
+    /// Checks a message against the filter's limits.
+    ///
+    /// - Throws: `invalidMessage` for an empty or too long sender, a too long body, or invalid
+    ///   UTF-8, naming the field.
+    public static func validate(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) throws(MessageFilterError) {
+        if sender.isEmpty { throw MessageFilterError(.invalidMessage, "The sender is empty; every message has one.") }
+        if sender.count > maximumSenderBytes {
+            throw MessageFilterError(.invalidMessage, "The sender has \(sender.count) bytes; at most \(maximumSenderBytes) are accepted.")
+        }
+        if body.count > maximumBodyBytes {
+            throw MessageFilterError(.invalidMessage, "The body has \(body.count) bytes; at most \(maximumBodyBytes) (64 KiB) are accepted.")
+        }
+        if String(validating: sender, as: UTF8.self) == nil {
+            throw MessageFilterError(.invalidMessage, "The sender is not valid UTF-8.")
+        }
+        if String(validating: body, as: UTF8.self) == nil {
+            throw MessageFilterError(.invalidMessage, "The body is not valid UTF-8.")
+        }
+    }
+
+    /// Classifies one message. Strings are valid UTF-8 by construction; call `validate` first
+    /// on bytes from elsewhere.
+    public func classify(sender: String, body: String) -> Decision {
+        var sender = sender
+        var body = body
+        return sender.withUTF8 { senderBytes in
+            body.withUTF8 { bodyBytes in classify(sender: senderBytes, body: bodyBytes) }
+        }
+    }
+
+    /// Classifies one message given as UTF-8 bytes that passed `validate`.
+    public func classify(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> Decision {
+        serial &+= 1
+        if serial == 0 {
+            for index in seen.indices { seen[index] = 0 }
+            serial = 1
+        }
+        candidates.removeAll(keepingCapacity: true)
+        var best = CompiledRulesFormat.noRule
+        for automatonIndex in rules.automata.indices {
+            let automaton = rules.automata[automatonIndex]
+            let text = automaton.target == .sender ? sender : body
+            let view = automaton.view
+            if view.index == 0 {
+                best = min(best, run(automatonIndex, over: text))
+            } else {
+                view.fold(text, into: &folded[view.index])
+                best = folded[view.index].withUnsafeBufferPointer { min(best, run(automatonIndex, over: $0)) }
+            }
+        }
+        for rule in rules.unfilteredRegexes { candidates.append(rule) }
+        if !candidates.isEmpty {
+            best = runRegexes(best: best, sender: sender, body: body)
+        }
+        guard best != CompiledRulesFormat.noRule else { return .noMatch }
+        let rule = Int(best & 0xFF_FFFF)
+        return Decision(action: rules.rules[rule].action, rule: rule)
+    }
+
+    /// Runs one automaton over `text` framed by the start and end markers; returns the best key
+    /// and adds the regex rules it triggers to `candidates`.
+    private func run(_ automatonIndex: Int, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        let automaton = rules.automata[automatonIndex]
+        let bytes = UnsafeRawBufferPointer(rules.bytes)
+        let stride = CompiledRulesFormat.stateEntrySize
+        var best = CompiledRulesFormat.noRule
+        var state = 0
+        @inline(__always) func field(_ s: Int, _ f: Int) -> Int {
+            Int(bytes.loadLE(UInt32.self, at: automaton.states + s * stride + f * 4))
+        }
+        @inline(__always) func step(_ byte: UInt8) {
+            while true {
+                if state == 0 {
+                    state = Int(automaton.root[Int(byte)])
+                    break
+                }
+                let start = field(state, 0), end = field(state + 1, 0)
+                var found = -1
+                var edge = start
+                while edge < end {
+                    let label = bytes[automaton.labels + edge]
+                    if label == byte {
+                        found = Int(bytes.loadLE(UInt32.self, at: automaton.targets + edge * 4))
+                        break
+                    }
+                    if label > byte { break }
+                    edge += 1
+                }
+                if found >= 0 {
+                    state = found
+                    break
+                }
+                state = field(state, 1)
+            }
+            if state != 0 {
+                let key = UInt32(truncatingIfNeeded: field(state, 2))
+                if key < best { best = key }
+                let triggerStart = field(state, 3), triggerEnd = field(state + 1, 3)
+                if triggerStart < triggerEnd { trigger(automaton, triggerStart, triggerEnd) }
+            }
+        }
+        step(CompiledRulesFormat.startMarker)
+        for byte in text { step(byte) }
+        step(CompiledRulesFormat.endMarker)
+        return best
+    }
+
+    private func trigger(_ automaton: CompiledRules.Automaton, _ start: Int, _ end: Int) {
+        let bytes = UnsafeRawBufferPointer(rules.bytes)
+        for index in start..<end {
+            let rule = bytes.loadLE(UInt32.self, at: automaton.triggers + index * 4)
+            if seen[Int(rule)] != serial {
+                seen[Int(rule)] = serial
+                candidates.append(rule)
+            }
+        }
+    }
+
+    /// Runs the candidate regexes that could beat `best`, best first; the first that matches wins.
+    private func runRegexes(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        keys.removeAll(keepingCapacity: true)
+        for rule in candidates {
+            let key = CompiledRulesFormat.key(action: rules.rules[Int(rule)].action, rule: Int(rule))
+            if key < best { keys.append(key) }
+        }
+        keys.sort()
+        for key in keys {
+            let rule = rules.rules[Int(key & 0xFF_FFFF)]
+            let regex = regexes.regex(for: Int(key & 0xFF_FFFF), rule: rule)
+            if rule.target != .body, Self.matches(regex, sender, normalized: rule.view.normalized) { return key }
+            if rule.target != .sender, Self.matches(regex, body, normalized: rule.view.normalized) { return key }
+        }
+        return best
+    }
+
+    private static func matches(_ regex: Regex<AnyRegexOutput>, _ text: UnsafeBufferPointer<UInt8>, normalized: Bool) -> Bool {
+        // The regex sees its window of the text, cut back to a whole scalar, in the rule's view
+        // without case folding (the regex itself ignores case when the rule does).
+        var end = min(text.count, RegexSubset.window)
+        while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+        let window = UnsafeBufferPointer(rebasing: text[0..<end])
+        let string: String
+        if normalized {
+            let bytes = TextView(caseInsensitive: false, normalized: true).foldedBytes(window)
+            string = String(decoding: bytes, as: UTF8.self)
+        } else {
+            string = String(decoding: window, as: UTF8.self)
+        }
+        return (try? regex.firstMatch(in: string)) != nil
+    }
+}
+
+extension TextView {
+    func foldedBytes(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        fold(text, into: &output)
+        return output
+    }
+}
+
+/// Compiled regexes, at most `capacity` at once, so that memory stays fixed whatever the number
+/// of regex rules: a rule's regex is compiled when its literal first occurs, and the least
+/// recently used one makes room.
+struct RegexCache {
+    private var entries: [(rule: Int, regex: Regex<AnyRegexOutput>, used: UInt64)] = []
+    private let capacity: Int
+    private var clock: UInt64 = 0
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    mutating func regex(for index: Int, rule: CompiledRules.Rule) -> Regex<AnyRegexOutput> {
+        clock += 1
+        if let slot = entries.firstIndex(where: { $0.rule == index }) {
+            entries[slot].used = clock
+            return entries[slot].regex
+        }
+        // CompiledRules compiled every pattern once when it loaded them.
+        var regex = try! Regex(rule.value)
+        if rule.view.caseInsensitive { regex = regex.ignoresCase() }
+        if entries.count < capacity {
+            entries.append((index, regex, clock))
+        } else {
+            let oldest = entries.indices.min { entries[$0].used < entries[$1].used }!
+            entries[oldest] = (index, regex, clock)
+        }
+        return regex
+    }
+}

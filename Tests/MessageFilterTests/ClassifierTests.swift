@@ -1,0 +1,157 @@
+import Foundation
+import MessageFilterCompiler
+import MessageFilterCore
+import Testing
+
+/// The reference: every rule checked one by one, the way today's apps do it, over the same
+/// folded views. The compiled classifier must agree with it on every message.
+func referenceDecision(_ rules: [MessageRule], sender: String, body: String) -> MessageClassifier.Decision {
+    var best: (key: UInt32, rule: Int)? = nil
+    for (index, rule) in rules.enumerated() {
+        let key = CompiledRulesFormat.key(action: rule.action, rule: index)
+        if let current = best, current.key < key { continue }
+        let texts: [String] = rule.target == .sender ? [sender] : rule.target == .body ? [body] : [sender, body]
+        var matched = false
+        for text in texts {
+            if rule.match == .regex {
+                var regex = try! Regex(rule.value)
+                if !rule.caseSensitive { regex = regex.ignoresCase() }
+                var window = Array(text.utf8.prefix(RegexSubset.window))
+                while window.count < text.utf8.count, let last = window.last, last & 0xC0 == 0x80 || window.count > 0 && Array(text.utf8)[window.count] & 0xC0 == 0x80 {
+                    _ = last
+                    window.removeLast()
+                }
+                let view = TextView(caseInsensitive: false, normalized: rule.normalize)
+                let string = String(decoding: view.fold(String(decoding: window, as: UTF8.self)), as: UTF8.self)
+                matched = (try? regex.firstMatch(in: string)) != nil
+            } else {
+                let haystack = rule.view.fold(text)
+                let needle = rule.view.fold(rule.value)
+                switch rule.match {
+                case .prefix: matched = haystack.starts(with: needle)
+                case .suffix: matched = haystack.reversed().starts(with: needle.reversed())
+                default: matched = haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+                }
+            }
+            if matched { break }
+        }
+        if matched { best = (key, index) }
+    }
+    guard let best else { return .noMatch }
+    return MessageClassifier.Decision(action: rules[best.rule].action, rule: best.rule)
+}
+
+func compiled(_ rules: [MessageRule]) throws -> MessageClassifier {
+    var file = RulesFile(rules: rules)
+    try file.check(source: "test")
+    let bytes = RulesCompiler.compile(file.rules)
+    return MessageClassifier(rules: try CompiledRules(bytes: bytes, name: "test"))
+}
+
+/// A small seeded generator, so that failures replay.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite struct ClassifierTests {
+    @Test(arguments: [
+        // match, target, value, sender, body, matches
+        (MatchKind.prefix, RuleTarget.sender, "+1800", "+18005550100", "hi", true),
+        (.prefix, .sender, "+1800", "+44180055", "hi", false),
+        (.suffix, .sender, "0100", "+18005550100", "hi", true),
+        (.suffix, .sender, "0100", "+18005550101", "hi", false),
+        (.contains, .body, "free money", "+1", "Get FREE Money now", true),
+        (.contains, .body, "free money", "+1", "free  money", false),
+        (.prefix, .body, "win", "+1", "Winner!", true),
+        (.prefix, .body, "win", "+1", "You win", false),
+        (.suffix, .body, "stop", "+1", "Reply STOP", true),
+        (.suffix, .body, "stop", "+1", "STOP now", false),
+        (.regex, .body, "code:? \\d{6}", "+1", "Your CODE 123456 expires", true),
+        (.regex, .body, "code:? \\d{6}", "+1", "Your code 12345 expires", false),
+        (.contains, .any, "lottery", "LotteryCorp", "hello", true),
+        (.contains, .any, "lottery", "+1", "the lottery", true),
+        (.contains, .sender, "lottery", "+1", "the lottery", false),
+    ])
+    func matchesEachKind(match: MatchKind, target: RuleTarget, value: String, sender: String, body: String, matches: Bool) throws {
+        let rule = MessageRule(name: "r", target: target, match: match, value: value, action: .junk)
+        let decision = try compiled([rule]).classify(sender: sender, body: body)
+        #expect(decision == (matches ? .init(action: .junk, rule: 0) : .noMatch))
+        #expect(decision == referenceDecision([rule], sender: sender, body: body))
+    }
+
+    @Test func precedenceIsAllowThenJunkThenTransactionThenPromotion() throws {
+        let rules = [
+            MessageRule(name: "promo", target: .body, match: .contains, value: "sale", action: .promotion),
+            MessageRule(name: "txn", target: .body, match: .contains, value: "order", action: .transaction),
+            MessageRule(name: "junk", target: .body, match: .contains, value: "prize", action: .junk),
+            MessageRule(name: "allow", target: .sender, match: .prefix, value: "BANK", action: .allow),
+            MessageRule(name: "promo2", target: .body, match: .contains, value: "sale", action: .promotion),
+        ]
+        let classifier = try compiled(rules)
+        #expect(classifier.classify(sender: "+1", body: "sale order prize") == .init(action: .junk, rule: 2))
+        #expect(classifier.classify(sender: "bank-alerts", body: "sale order prize") == .init(action: .allow, rule: 3))
+        #expect(classifier.classify(sender: "+1", body: "your order, on sale") == .init(action: .transaction, rule: 1))
+        // Same action: the first rule in the file decides.
+        #expect(classifier.classify(sender: "+1", body: "big sale") == .init(action: .promotion, rule: 0))
+        #expect(classifier.classify(sender: "+1", body: "hello") == .noMatch)
+    }
+
+    @Test func caseAndNormalizationOptions() throws {
+        let rules = [
+            MessageRule(name: "exact", target: .body, match: .contains, value: "ACME", action: .junk, caseSensitive: true, normalize: false),
+            MessageRule(name: "folded", target: .body, match: .contains, value: "claim now", action: .junk),
+        ]
+        let classifier = try compiled(rules)
+        #expect(classifier.classify(sender: "+1", body: "acme") == .noMatch)
+        #expect(classifier.classify(sender: "+1", body: "ACME") == .init(action: .junk, rule: 0))
+        // Fullwidth letters, a zero-width space and a right-to-left override are folded away.
+        #expect(classifier.classify(sender: "+1", body: "ＣＬＡＩＭ n\u{200B}ow\u{202E}") == .init(action: .junk, rule: 1))
+        // Composed and decomposed é agree.
+        let accent = try compiled([MessageRule(name: "e", target: .body, match: .contains, value: "caf\u{E9}", action: .junk)])
+        #expect(accent.classify(sender: "+1", body: "CAFE\u{301}") == .init(action: .junk, rule: 0))
+    }
+
+    @Test func messagesWithNULAndBidiControlsClassify() throws {
+        let classifier = try compiled([MessageRule(name: "x", target: .body, match: .contains, value: "prize", action: .junk)])
+        #expect(classifier.classify(sender: "+1", body: "a\u{0}prize\u{202E}") == .init(action: .junk, rule: 0))
+        #expect(classifier.classify(sender: "\u{202E}+1", body: "\u{0}\u{0}") == .noMatch)
+    }
+
+    @Test func agreesWithTheLinearScanOnRandomRulesAndMessages() throws {
+        var random = SeededGenerator(state: 42)
+        let alphabet = Array("abcAB é\u{301}Ｚ1\u{200B}")
+        func word(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &random)! }) }
+        for round in 0..<30 {
+            var rules: [MessageRule] = []
+            for index in 0..<Int.random(in: 1...40, using: &random) {
+                let match = MatchKind.allCases.randomElement(using: &random)!
+                var value = word(Int.random(in: 1...4, using: &random))
+                if match == .regex {
+                    value = ["a[bc]", "b+a", "c.?a", "1\\d", "(?:ab|ba)c", "^a", "b$", "A{2}"].randomElement(using: &random)!
+                }
+                if value.unicodeScalars.allSatisfy({ $0 == "\u{200B}" }) { value = "a" }
+                rules.append(
+                    MessageRule(
+                        name: "rule \(index)", target: RuleTarget.allCases.randomElement(using: &random)!, match: match, value: value,
+                        action: [MessageAction.allow, .junk, .promotion, .transaction].randomElement(using: &random)!,
+                        caseSensitive: Bool.random(using: &random), normalize: Bool.random(using: &random)))
+            }
+            let classifier = try compiled(rules)
+            for _ in 0..<200 {
+                let sender = word(Int.random(in: 1...6, using: &random))
+                let body = word(Int.random(in: 0...30, using: &random))
+                let expected = referenceDecision(rules, sender: sender, body: body)
+                let actual = classifier.classify(sender: sender, body: body)
+                #expect(actual == expected, "round \(round): sender \(sender.debugDescription) body \(body.debugDescription)")
+                if actual != expected { return }
+            }
+        }
+    }
+}
