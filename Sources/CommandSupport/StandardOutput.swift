@@ -25,6 +25,11 @@ public enum StandardOutput {
         return nil
     }
 
+    /// Flushes standard output, before an exec replaces this process.
+    public static func flush() {
+        _ = fflush(stdout)
+    }
+
     /// Ends the process with `status`, or with 1 (and a sentence on stderr) if standard output
     /// lost anything, so a command whose output was cut never exits 0.
     public static func exit(_ status: Int32) -> Never {

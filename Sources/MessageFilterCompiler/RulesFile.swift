@@ -34,6 +34,11 @@ public struct RulesFile: Sendable {
         return file
     }
 
+    /// Reads and checks a rules file's bytes; see `load(_:source:)`.
+    public static func load(bytes: [UInt8], source: String) throws(MessageFilterError) -> RulesFile {
+        try load(Data(bytes), source: source)
+    }
+
     public init(rules: [MessageRule], warnings: [String] = []) {
         self.rules = rules
         self.warnings = warnings

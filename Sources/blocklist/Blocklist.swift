@@ -18,7 +18,7 @@ struct Blocklist: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
-            Lookup.self, Bench.self, BenchWorkload.self,
+            Lookup.self, SMS.self, Bench.self, BenchWorkload.self,
         ]
     )
 
@@ -30,6 +30,11 @@ struct Blocklist: ParsableCommand {
         if arguments.count >= 2, arguments[1] == "generate", getenv(inProcessVariable) == nil {
             // Only returns if the exec failed; the command then runs here.
             _ = replaceProcess(with: siblingExecutable("blocklist-generate"), arguments: ["blocklist-generate"] + arguments.dropFirst(2))
+        }
+        if arguments.count >= 3, arguments[1] == "sms", arguments[2] == "serve" || arguments[2] == "simulate" {
+            // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only
+            // returns if the exec failed, and the stub commands then say so.
+            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), arguments: ["blocklist-sms"] + arguments.dropFirst(2))
         }
         let status: Int32
         do {

@@ -1,0 +1,115 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import BlocklistCore
+import MessageFilterCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Rules from a path that may hold either form: compiled rules (a file, or a directory holding
+/// `rules.blsms`) are checked and used as they are; a JSON rules file is checked and compiled in
+/// memory.
+public struct RulesLoader {
+    public var rules: CompiledRules
+    /// The rules file's warnings (contradictions); empty for compiled rules.
+    public var warnings: [String]
+    /// The JSON rules, when the source was JSON.
+    public var source: RulesFile?
+
+    public static func load(_ path: String) throws -> RulesLoader {
+        let resolved = CompiledRulesFile.resolve(path)
+        let bytes = try readInput(resolved, limit: RulesFile.maximumBytes)
+        if bytes.starts(with: CompiledRulesFormat.magic) {
+            return RulesLoader(rules: try CompiledRules(bytes: bytes, name: resolved), warnings: [], source: nil)
+        }
+        let file = try RulesFile.load(Data(bytes), source: path)
+        let compiled = try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: path)
+        return RulesLoader(rules: compiled, warnings: file.warnings, source: file)
+    }
+
+    /// Reads a whole regular file, or standard input for `-`, refusing more than `limit` bytes.
+    public static func readInput(_ path: String, limit: Int) throws -> [UInt8] {
+        guard path == "-" else { return try FileSystem.readFile(path, limit: limit) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw MessageFilterError(.io, "Reading standard input failed: \(String(cString: strerror(errno))).")
+            }
+            if n == 0 { return bytes }
+            guard bytes.count + n <= limit else {
+                throw MessageFilterError(.io, "Standard input holds more than the \(limit) bytes this command reads.")
+            }
+            bytes += chunk[0..<n]
+        }
+    }
+}
+
+/// One message of a messages file: a JSON object per line, `{"sender": "…", "body": "…"}`.
+public struct TestMessage: Codable, Sendable {
+    public var sender: String
+    public var body: String
+
+    public init(sender: String, body: String) {
+        self.sender = sender
+        self.body = body
+    }
+
+    /// Reads a JSON Lines file of messages; blank lines and lines starting with `#` are skipped.
+    ///
+    /// - Throws: a sentence naming the file and line for a line that is not valid UTF-8, not a
+    ///   message object, or a message the filter refuses (empty sender, too long).
+    public static func load(_ bytes: [UInt8], source: String) throws -> [TestMessage] {
+        var messages: [TestMessage] = []
+        var lineNumber = 0
+        let decoder = JSONDecoder()
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            var content = line
+            if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
+            if lineNumber == 1, content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }
+            if content.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) || content.first == UInt8(ascii: "#") { continue }
+            guard String(validating: content, as: UTF8.self) != nil else {
+                throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): the line is not valid UTF-8.")
+            }
+            let message: TestMessage
+            do {
+                message = try decoder.decode(TestMessage.self, from: Data(content))
+            } catch let error as DecodingError {
+                let what: String
+                switch error {
+                case .keyNotFound(let key, _): what = "it has no \"\(key.stringValue)\" field"
+                case .typeMismatch(_, let context), .valueNotFound(_, let context):
+                    what = "the field \"\(context.codingPath.last?.stringValue ?? "?")\" is not a string"
+                default: what = "it is not a JSON object {\"sender\": …, \"body\": …}"
+                }
+                throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): \(what).")
+            }
+            do {
+                try message.validate()
+            } catch {
+                throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): \(error.message)")
+            }
+            messages.append(message)
+        }
+        return messages
+    }
+
+    /// Checks the message against the filter's limits.
+    public func validate() throws(MessageFilterError) {
+        var sender = self.sender
+        var body = self.body
+        let result: Result<Void, MessageFilterError> = sender.withUTF8 { s in
+            body.withUTF8 { b in Result { () throws(MessageFilterError) in try MessageClassifier.validate(sender: s, body: b) } }
+        }
+        try result.get()
+    }
+}

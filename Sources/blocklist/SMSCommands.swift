@@ -1,0 +1,217 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import CommandSupport
+import MessageFilterCompiler
+import MessageFilterCore
+
+/// `blocklist sms`: rules for the Message Filter extension, the second extension blocking apps ship.
+struct SMS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sms",
+        abstract: "Compile and check SMS rules for a Message Filter extension, serve deferred queries, simulate Messages.",
+        discussion: """
+            Rules (a JSON array) match a message's sender or body by prefix, suffix, contains or regex and give \
+            allow, junk, promotion or transaction. Precedence: allow, then junk, then transaction, then promotion; \
+            among rules with the same action the first in the file decides. No match gives none, which the \
+            extension may defer to a server.
+            """,
+        subcommands: [SMSCompile.self, SMSVerify.self, SMSCheck.self, SMSServe.self, SMSSimulate.self]
+    )
+}
+
+/// Prints the rules file's warnings to standard error.
+func printWarnings(_ warnings: [String]) {
+    for warning in warnings { Terminal.error("warning: \(warning)\n") }
+}
+
+struct SMSCompile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compile",
+        abstract: "Compile a rules file into the file a Message Filter extension loads.",
+        discussion: """
+            Writes DIR/\(CompiledRulesFile.name) aside and renames it into place; an existing file there is replaced \
+            only if it is compiled rules. Rules that repeat or contradict others get a warning: precedence decides.
+            """)
+
+    @Argument(help: ArgumentHelp("The rules file (JSON), or - for standard input.", valueName: "rules.json"))
+    var rules: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The directory to write \(CompiledRulesFile.name) into.", valueName: "dir"))
+    var output: String
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    struct Report: Encodable {
+        var file: String
+        var rules: Int
+        var bytes: Int
+        var states: Int
+        var warnings: [String]
+    }
+
+    func run() throws {
+        let bytes = try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes)
+        let file = try RulesFile.load(bytes: bytes, source: rules)
+        let compiled = RulesCompiler.compile(file.rules)
+        // Read back before it is written: what lands on disk is what an extension accepts.
+        let check = try CompiledRules(bytes: compiled, name: rules)
+        let path = try CompiledRulesFile.write(compiled, toDirectory: output)
+        printWarnings(file.warnings)
+        if json {
+            try printJSON(Report(file: path, rules: file.rules.count, bytes: compiled.count, states: check.stateCount, warnings: file.warnings))
+            return
+        }
+        var kinds: [MatchKind: Int] = [:]
+        for rule in file.rules { kinds[rule.match, default: 0] += 1 }
+        let summary = MatchKind.allCases.compactMap { kind in kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind)" } }
+        print("Compiled \(Terminal.grouped(Int64(file.rules.count))) rules (\(summary.joined(separator: ", "))) into \(path)")
+        print("  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states")
+    }
+}
+
+struct SMSVerify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check a compiled rules file completely: magic, version, checksums, structure, every regex.",
+        discussion: "With --rules, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds.")
+
+    @Argument(help: ArgumentHelp("The compiled rules, or the directory holding \(CompiledRulesFile.name).", valueName: "file"))
+    var file: String
+
+    @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
+    var rules: String?
+
+    func run() throws {
+        let path = CompiledRulesFile.resolve(file)
+        let bytes = try RulesLoader.readInput(path, limit: CompiledRulesFormat.maximumFileSize)
+        let compiled = try CompiledRules(bytes: bytes, name: path)
+        if let rules {
+            let source = try RulesFile.load(bytes: try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes), source: rules)
+            guard RulesCompiler.compile(source.rules) == bytes else {
+                throw MessageFilterError(.corruptRules, "\(path) is sound but is not what \(rules) compiles to; run blocklist sms compile again.")
+            }
+        }
+        print(
+            "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rules, \(Terminal.grouped(Int64(compiled.stateCount))) states, "
+                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(rules.map { ", matches \($0)" } ?? "")")
+    }
+}
+
+struct SMSCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Classify messages offline and print each one's action and the rule that decided it.",
+        discussion: """
+            Give one message with --sender and --body, or a JSON Lines file with --file (one {"sender": …, "body": …} \
+            per line). Every message is checked before any is classified: an empty sender, invalid UTF-8 or a body \
+            over 64 KiB stops the command with the line's number.
+            """)
+
+    @Option(help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"))
+    var rules: String
+
+    @Option(help: "The sender of one message.")
+    var sender: String?
+
+    @Option(help: "The body of one message.")
+    var body: String?
+
+    @Option(help: ArgumentHelp("A JSON Lines file of messages, or - for standard input.", valueName: "messages.jsonl"))
+    var file: String?
+
+    @Flag(help: "Print the results as JSON.")
+    var json = false
+
+    func validate() throws {
+        if file != nil, sender != nil || body != nil {
+            throw ValidationError("Give either --file or --sender and --body, not both.")
+        }
+        if file == nil, sender == nil || body == nil {
+            throw ValidationError("Give --sender and --body for one message, or --file for many.")
+        }
+    }
+
+    struct Result: Encodable {
+        var message: Int
+        var sender: String
+        var action: String
+        var rule: Int?
+        var ruleName: String?
+        var wouldDefer: Bool
+    }
+
+    func run() throws {
+        let messages: [TestMessage]
+        if let file {
+            messages = try TestMessage.load(try RulesLoader.readInput(file, limit: 256 << 20), source: file)
+        } else {
+            let message = TestMessage(sender: sender!, body: body!)
+            try message.validate()
+            messages = [message]
+        }
+        let loaded = try RulesLoader.load(rules)
+        printWarnings(loaded.warnings)
+        let classifier = MessageClassifier(rules: loaded.rules)
+        var results: [Result] = []
+        for (index, message) in messages.enumerated() {
+            let decision = classifier.classify(sender: message.sender, body: message.body)
+            let name = decision.rule.map { loaded.rules.rules[$0].name }
+            results.append(
+                Result(
+                    message: index + 1, sender: message.sender, action: decision.action.description, rule: decision.rule.map { $0 + 1 },
+                    ruleName: name, wouldDefer: decision.action == .none))
+        }
+        if json {
+            try printJSON(results)
+            return
+        }
+        for result in results {
+            let decided = result.rule.map { "rule \($0) \"\(result.ruleName!)\"" } ?? "no rule matched; the extension would defer it"
+            let label = messages.count == 1 ? "" : "message \(result.message): "
+            print("\(label)\(result.action.padding(12))\(decided)")
+        }
+    }
+}
+
+extension String {
+    fileprivate func padding(_ width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// `sms serve` and `sms simulate` run in `blocklist-sms`, which `blocklist` execs before it parses
+/// anything (see Blocklist.main), so that SwiftNIO stays out of this program. These entries list
+/// them in help, and exec it too if reached some other way.
+struct SMSServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Answer deferred queries over HTTP, as a Message Filter extension's server does (runs blocklist-sms).")
+
+    @Argument(parsing: .captureForPassthrough, help: "See blocklist sms serve --help.")
+    var arguments: [String] = []
+
+    func run() throws { try handOver(["serve"] + arguments) }
+}
+
+struct SMSSimulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Play the Messages app: contacts pass, the extension answers offline, none is deferred to the server (runs blocklist-sms).")
+
+    @Argument(parsing: .captureForPassthrough, help: "See blocklist sms simulate --help.")
+    var arguments: [String] = []
+
+    func run() throws { try handOver(["simulate"] + arguments) }
+}
+
+func handOver(_ arguments: [String]) throws {
+    StandardOutput.flush()
+    let path = siblingExecutable("blocklist-sms")
+    let reason = replaceProcess(with: path, arguments: ["blocklist-sms"] + arguments)
+    throw MessageFilterError(.io, "Cannot run \(path): \(reason). Build it with `swift build -c release` (it sits next to blocklist).")
+}
