@@ -53,6 +53,7 @@ let package = Package(
         // Only `blocklist-sms` (the deferral server and the Messages simulator) links these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // MARK: - C libraries
@@ -158,12 +159,15 @@ let package = Package(
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
+                "CallDirectorySimulator",  // ChildProcess
+                "CommandSupport",
                 "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

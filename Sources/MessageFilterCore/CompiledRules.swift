@@ -37,7 +37,18 @@ public final class CompiledRules: @unchecked Sendable {
         let triggers: Int
         /// The root's transitions, dense: the state for each first byte, 0 for none.
         var root: [UInt32]
+        /// The byte classes of the dense table: bytes no edge is labelled with share class 0,
+        /// and in a case-insensitive view an ASCII capital shares its small letter's class, so
+        /// that ASCII text runs without folding.
+        var classes: [UInt8] = []
+        var classCount = 0
+        /// When it fits the budget: the complete transition function, `classCount` entries per
+        /// state, failure links already followed. Bit 31 marks a state with a rule or a trigger.
+        var dense: [UInt32] = []
     }
+
+    /// Bit 31 of a dense transition: the state names a rule or triggers regexes.
+    static let denseOutputFlag: UInt32 = 1 << 31
 
     let bytes: UnsafeMutableRawBufferPointer
     /// The rules, in file order.
@@ -51,7 +62,10 @@ public final class CompiledRules: @unchecked Sendable {
     /// Reads and checks the compiled rules at `path`.
     ///
     /// - Throws: `MessageFilterError` naming the file and what failed.
-    public convenience init(contentsOf path: String) throws(MessageFilterError) {
+    /// - Parameter denseTableBudget: the bytes each automaton may spend on a complete transition
+    ///   table, built at load, which makes matching about twice as fast; an automaton whose
+    ///   table would be larger runs from the file's compact form. Default 4 MiB.
+    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20) throws(MessageFilterError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             throw MessageFilterError(.io, "Cannot open the compiled rules \(path): \(String(cString: strerror(errno))).")
@@ -77,26 +91,30 @@ public final class CompiledRules: @unchecked Sendable {
             }
             done += n
         }
-        try self.init(adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), allocation: buffer, source: path)
+        try self.init(adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), allocation: buffer, source: path, denseTableBudget: denseTableBudget)
     }
 
     /// Checks compiled rules held in memory (copied).
-    public convenience init(bytes source: [UInt8], name: String) throws(MessageFilterError) {
+    public convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int = 4 << 20) throws(MessageFilterError) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 16)
         source.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        try self.init(adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]), allocation: buffer, source: name)
+        try self.init(
+            adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]), allocation: buffer, source: name,
+            denseTableBudget: denseTableBudget)
     }
 
     private let allocation: UnsafeMutableRawBufferPointer
 
-    private init(adopting bytes: UnsafeMutableRawBufferPointer, allocation: UnsafeMutableRawBufferPointer, source: String) throws(MessageFilterError) {
+    private init(
+        adopting bytes: UnsafeMutableRawBufferPointer, allocation: UnsafeMutableRawBufferPointer, source: String, denseTableBudget: Int
+    ) throws(MessageFilterError) {
         self.bytes = bytes
         self.allocation = allocation
         self.source = source
         do {
             let parsed = try Self.parse(UnsafeRawBufferPointer(bytes), source: source)
             rules = parsed.rules
-            automata = parsed.automata
+            automata = parsed.automata.map { Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget) }
             unfilteredRegexes = parsed.unfiltered
         } catch {
             allocation.deallocate()
@@ -111,6 +129,52 @@ public final class CompiledRules: @unchecked Sendable {
 
     /// How many states all automata hold together.
     public var stateCount: Int { automata.reduce(0) { $0 + $1.stateCount } }
+
+    /// How many automata the file has: one per target and text view that some rule uses.
+    public var automatonCount: Int { automata.count }
+
+    /// How many automata run from a dense table.
+    public var denseAutomata: Int { automata.count(where: { !$0.dense.isEmpty }) }
+
+    /// Builds the automaton's complete transition table if it fits `budget` bytes.
+    private static func withDenseTable(_ automaton: Automaton, bytes: UnsafeRawBufferPointer, budget: Int) -> Automaton {
+        var automaton = automaton
+        let F = CompiledRulesFormat.self
+        func field(_ s: Int, _ f: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: automaton.states + s * F.stateEntrySize + f * 4)) }
+        let edgeCount = field(automaton.stateCount, 0)
+        var classes = [UInt8](repeating: 0, count: 256)
+        var used = [Bool](repeating: false, count: 256)
+        for edge in 0..<edgeCount { used[Int(bytes[automaton.labels + edge])] = true }
+        var count = 1
+        for byte in 0..<256 where used[byte] {
+            classes[byte] = UInt8(count)
+            count += 1
+        }
+        // 256 labels would need a class 256; such an automaton keeps the compact form.
+        guard count <= 256, automaton.stateCount * count * 4 <= budget else { return automaton }
+        if automaton.view.caseInsensitive {
+            for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { classes[Int(byte)] = classes[Int(byte | 0x20)] }
+        }
+        var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
+        var flagged = [Bool](repeating: false, count: automaton.stateCount)
+        for s in 0..<automaton.stateCount {
+            flagged[s] = UInt32(truncatingIfNeeded: field(s, 2)) != F.noRule || field(s, 3) != field(s + 1, 3)
+        }
+        // Breadth-first order: a state's failure link is computed before it.
+        for s in 0..<automaton.stateCount {
+            let fail = field(s, 1)
+            for c in 0..<count { dense[s * count + c] = s == 0 ? 0 : dense[fail * count + c] }
+            for edge in field(s, 0)..<field(s + 1, 0) {
+                let label = Int(bytes[automaton.labels + edge])
+                let next = Int(bytes.loadLE(UInt32.self, at: automaton.targets + edge * 4))
+                dense[s * count + Int(classes[label])] = UInt32(next) | (flagged[next] ? denseOutputFlag : 0)
+            }
+        }
+        automaton.classes = classes
+        automaton.classCount = count
+        automaton.dense = dense
+        return automaton
+    }
 
     // MARK: - Parsing
 

@@ -91,7 +91,9 @@ public final class MessageClassifier {
             let automaton = rules.automata[automatonIndex]
             let text = automaton.target == .sender ? sender : body
             let view = automaton.view
-            if view.index == 0 {
+            if view.index == 0 || (!automaton.dense.isEmpty && Self.isASCII(text)) {
+                // The dense table's byte classes fold ASCII capitals; NFC and the normalized
+                // forms leave ASCII as it is.
                 best = min(best, run(automatonIndex, over: text))
             } else {
                 view.fold(text, into: &folded[view.index])
@@ -107,10 +109,26 @@ public final class MessageClassifier {
         return Decision(action: rules.rules[rule].action, rule: rule)
     }
 
+    static func isASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        var bits: UInt64 = 0
+        let raw = UnsafeRawBufferPointer(text)
+        while index + 8 <= text.count {
+            bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < text.count {
+            bits |= UInt64(text[index])
+            index += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
+    }
+
     /// Runs one automaton over `text` framed by the start and end markers; returns the best key
     /// and adds the regex rules it triggers to `candidates`.
     private func run(_ automatonIndex: Int, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
         let automaton = rules.automata[automatonIndex]
+        if !automaton.dense.isEmpty { return runDense(automaton, over: text) }
         let bytes = UnsafeRawBufferPointer(rules.bytes)
         let stride = CompiledRulesFormat.stateEntrySize
         var best = CompiledRulesFormat.noRule
@@ -153,6 +171,34 @@ public final class MessageClassifier {
         for byte in text { step(byte) }
         step(CompiledRulesFormat.endMarker)
         return best
+    }
+
+    private func runDense(_ automaton: CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        let bytes = UnsafeRawBufferPointer(rules.bytes)
+        let stride = CompiledRulesFormat.stateEntrySize
+        let count = automaton.classCount
+        var best = CompiledRulesFormat.noRule
+        return automaton.dense.withUnsafeBufferPointer { dense in
+            automaton.classes.withUnsafeBufferPointer { classes in
+                var state = 0
+                @inline(__always) func step(_ byte: UInt8) {
+                    let next = dense[state &* count &+ Int(classes[Int(byte)])]
+                    state = Int(next & ~CompiledRules.denseOutputFlag)
+                    if next & CompiledRules.denseOutputFlag != 0 {
+                        let at = automaton.states + state * stride
+                        let key = bytes.loadLE(UInt32.self, at: at + 8)
+                        if key < best { best = key }
+                        let triggerStart = Int(bytes.loadLE(UInt32.self, at: at + 12))
+                        let triggerEnd = Int(bytes.loadLE(UInt32.self, at: at + stride + 12))
+                        if triggerStart < triggerEnd { trigger(automaton, triggerStart, triggerEnd) }
+                    }
+                }
+                step(CompiledRulesFormat.startMarker)
+                for byte in text { step(byte) }
+                step(CompiledRulesFormat.endMarker)
+                return best
+            }
+        }
     }
 
     private func trigger(_ automaton: CompiledRules.Automaton, _ start: Int, _ end: Int) {

@@ -4,6 +4,8 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import MessageFilterCompiler
+import MessageFilterCore
 import CommandSupport
 import BlocklistCore
 import BlocklistSet
@@ -230,6 +232,33 @@ struct BenchWorkload: ParsableCommand {
                 hostPeak = max(hostPeak ?? 0, result.peakMemoryKiB)
             }
             bytes = Self.fileSize(store.path) + Self.fileSize(store.path + "-wal")
+        case "sms-compiled", "sms-linear":
+            // 1,000 contains and 50 regex rules, 160-byte bodies, one core.
+            var corpus = SyntheticCorpus(seed: 7)
+            let rules = corpus.rules(contains: 1000, regex: 50)
+            let messages = corpus.messages(10_000, rules: rules)
+            var matched = 0
+            let rounds = max(1, Int(count) / messages.count)
+            if workload == "sms-compiled" {
+                let classifier = MessageClassifier(rules: try CompiledRules(bytes: RulesCompiler.compile(rules), name: "bench"))
+                let started = clock.now
+                for _ in 0..<rounds {
+                    for message in messages where classifier.classify(sender: message.sender, body: message.body).action != .none { matched += 1 }
+                }
+                entries = Int64(rounds * messages.count)
+                bytes = Int64(matched)
+                let seconds = (clock.now - started).seconds
+                print("entries \(entries)\nseconds \(seconds)\nbytes \(matched)\n", terminator: "")
+                return
+            }
+            let filter = try LinearScanFilter(rules: rules)
+            let started = clock.now
+            for _ in 0..<rounds {
+                for message in messages where filter.classify(sender: message.sender, body: message.body).action != .none { matched += 1 }
+            }
+            entries = Int64(rounds * messages.count)
+            print("entries \(entries)\nseconds \((clock.now - started).seconds)\nbytes \(matched)\n", terminator: "")
+            return
         default:
             throw ValidationError("Unknown workload \(workload).")
         }

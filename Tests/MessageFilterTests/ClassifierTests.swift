@@ -41,11 +41,11 @@ func referenceDecision(_ rules: [MessageRule], sender: String, body: String) -> 
     return MessageClassifier.Decision(action: rules[best.rule].action, rule: best.rule)
 }
 
-func compiled(_ rules: [MessageRule]) throws -> MessageClassifier {
+func compiled(_ rules: [MessageRule], denseTableBudget: Int = 4 << 20) throws -> MessageClassifier {
     var file = RulesFile(rules: rules)
     try file.check(source: "test")
     let bytes = RulesCompiler.compile(file.rules)
-    return MessageClassifier(rules: try CompiledRules(bytes: bytes, name: "test"))
+    return MessageClassifier(rules: try CompiledRules(bytes: bytes, name: "test", denseTableBudget: denseTableBudget))
 }
 
 /// A small seeded generator, so that failures replay.
@@ -110,6 +110,7 @@ struct SeededGenerator: RandomNumberGenerator {
         ]
         let classifier = try compiled(rules)
         #expect(classifier.classify(sender: "+1", body: "acme") == .noMatch)
+        #expect(classifier.classify(sender: "+1", body: "CLAIM NOW") == .init(action: .junk, rule: 1))
         #expect(classifier.classify(sender: "+1", body: "ACME") == .init(action: .junk, rule: 0))
         // Fullwidth letters, a zero-width space and a right-to-left override are folded away.
         #expect(classifier.classify(sender: "+1", body: "ＣＬＡＩＭ n\u{200B}ow\u{202E}") == .init(action: .junk, rule: 1))
@@ -124,7 +125,9 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(classifier.classify(sender: "\u{202E}+1", body: "\u{0}\u{0}") == .noMatch)
     }
 
-    @Test func agreesWithTheLinearScanOnRandomRulesAndMessages() throws {
+    /// Both matching paths: the dense table built at load, and the file's compact automaton.
+    @Test(arguments: [4 << 20, 0])
+    func agreesWithTheLinearScanOnRandomRulesAndMessages(denseTableBudget: Int) throws {
         var random = SeededGenerator(state: 42)
         let alphabet = Array("abcAB é\u{301}Ｚ1\u{200B}")
         func word(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &random)! }) }
@@ -143,7 +146,8 @@ struct SeededGenerator: RandomNumberGenerator {
                         action: [MessageAction.allow, .junk, .promotion, .transaction].randomElement(using: &random)!,
                         caseSensitive: Bool.random(using: &random), normalize: Bool.random(using: &random)))
             }
-            let classifier = try compiled(rules)
+            let classifier = try compiled(rules, denseTableBudget: denseTableBudget)
+            #expect(classifier.rules.denseAutomata == (denseTableBudget == 0 ? 0 : classifier.rules.automatonCount))
             for _ in 0..<200 {
                 let sender = word(Int.random(in: 1...6, using: &random))
                 let body = word(Int.random(in: 0...30, using: &random))

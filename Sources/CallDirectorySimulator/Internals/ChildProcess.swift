@@ -13,7 +13,7 @@ import BlocklistCore
 package final class ChildProcess {
     package let pid: pid_t
     /// The read end of the child's standard output.
-    let output: Int32
+    package let output: Int32
     /// The write end of the child's standard input; closing it lets the child exit.
     private var input: Int32
     private var reaped = false
@@ -53,6 +53,9 @@ package final class ChildProcess {
         output = fds[0]
         input = inputFds[1]
     }
+
+    /// The write end of the child's standard input, until `release()`.
+    package var inputDescriptor: Int32 { input }
 
     /// Lets the child exit once it has completed its request (it waits for end of input).
     package func release() {
