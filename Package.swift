@@ -148,7 +148,8 @@ let package = Package(
         .executableTarget(
             name: "blocklist-message-filter",
             dependencies: ["MessageFilterCore", "MessageFilterHosting"],
-            linkerSettings: staticExecutable
+            exclude: ["hot-functions.order"],
+            linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-message-filter")
         ),
         /// `blocklist sms serve` and `blocklist sms simulate`: the deferral server (Hummingbird)
         /// and the Messages app that posts to it. A program of its own, so that SwiftNIO stays out
@@ -180,6 +181,7 @@ let package = Package(
                 "CommandSupport",
                 "MessageFilterCore",
                 "MessageFilterCompiler",
+                "MessageFilterHosting",
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 "blocklist-generate",  // built with it: `generate` execs it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -158,35 +158,42 @@ struct Trie {
         }
         var states: [UInt8] = []
         var labels: [UInt8] = []
-        var targets: [UInt8] = []
+        var triggerIndex: [UInt8] = []
         var triggerBytes: [UInt8] = []
-        var edgeCount = 0, triggerCount = 0
-        for state in order {
+        var edgeCount = 0, triggerCount = 0, triggerStates = 0
+        for (position, state) in order.enumerated() {
+            let list = merged[state].sorted()
             states.appendLE(UInt32(edgeCount))
             states.appendLE(UInt32(number[fail[state]]))
-            states.appendLE(best[state])
-            states.appendLE(UInt32(triggerCount))
+            states.appendLE(best[state] | (list.isEmpty ? 0 : CompiledRulesFormat.triggerFlag))
             for (byte, child) in children[state].sorted(by: { $0.key < $1.key }) {
+                // Breadth-first numbering in edge order: edge e leads to state e + 1.
+                precondition(number[child] == edgeCount + 1)
                 labels.append(byte)
-                targets.appendLE(UInt32(number[child]))
                 edgeCount += 1
             }
-            for rule in merged[state].sorted() {
-                triggerBytes.appendLE(rule)
-                triggerCount += 1
+            if !list.isEmpty {
+                triggerIndex.appendLE(UInt32(position))
+                triggerIndex.appendLE(UInt32(triggerCount))
+                triggerStates += 1
+                for rule in list {
+                    triggerBytes.appendLE(rule)
+                    triggerCount += 1
+                }
             }
         }
         states.appendLE(UInt32(edgeCount))
         states.appendLE(UInt32(0))
         states.appendLE(CompiledRulesFormat.noRule)
-        states.appendLE(UInt32(triggerCount))
+        triggerIndex.appendLE(UInt32(order.count))
+        triggerIndex.appendLE(UInt32(triggerCount))
         labels += [UInt8](repeating: 0, count: (4 - labels.count % 4) % 4)
         var bytes: [UInt8] = []
         bytes.appendLE(UInt32(order.count))
         bytes.appendLE(UInt32(edgeCount))
         bytes.appendLE(UInt32(triggerCount))
-        bytes.appendLE(UInt32(0))
-        return bytes + states + labels + targets + triggerBytes
+        bytes.appendLE(UInt32(triggerStates))
+        return bytes + states + labels + triggerIndex + triggerBytes
     }
 }
 

@@ -30,11 +30,25 @@ public final class CompiledRules: @unchecked Sendable {
         let target: RuleTarget
         let view: TextView
         let stateCount: Int
-        /// Offsets of the arrays inside `bytes`.
-        let states: Int
-        let labels: Int
-        let targets: Int
-        let triggers: Int
+        /// The automaton's section inside `bytes`, and the offsets of its arrays.
+        var section: Range<Int>
+        var states: Int
+        /// Edge labels; edge `e` leads to state `e + 1` (states are numbered breadth-first, in
+        /// edge order, so the file needs no targets).
+        var labels: Int
+        /// Trigger lists of the states that have one: (state, first trigger) pairs, ascending.
+        var triggerIndex: Int
+        let triggerStateCount: Int
+        var triggers: Int
+
+        mutating func move(to base: Int) {
+            let delta = base - section.lowerBound
+            section = (section.lowerBound + delta)..<(section.upperBound + delta)
+            states += delta
+            labels += delta
+            triggerIndex += delta
+            triggers += delta
+        }
         /// The root's transitions, dense: the state for each first byte, 0 for none.
         var root: [UInt32]
         /// The byte classes of the dense table: bytes no edge is labelled with share class 0,
@@ -50,10 +64,13 @@ public final class CompiledRules: @unchecked Sendable {
     /// Bit 31 of a dense transition: the state names a rule or triggers regexes.
     static let denseOutputFlag: UInt32 = 1 << 31
 
-    let bytes: UnsafeMutableRawBufferPointer
-    /// The rules, in file order.
-    public let rules: [Rule]
-    let automata: [Automaton]
+    private(set) var bytes: UnsafeMutableRawBufferPointer
+    /// Each rule's action, target, match and flags, packed a byte each; names and values stay in
+    /// the file's bytes until asked for, so that 10,000 rules cost 40 KB here, not 10,000 strings.
+    private let info: [UInt32]
+    private let ruleTable: Int
+    private let stringTable: Int
+    private(set) var automata: [Automaton]
     /// Regex rules that every message must be checked against.
     let unfilteredRegexes: [UInt32]
     /// Where the file came from, for messages.
@@ -62,10 +79,14 @@ public final class CompiledRules: @unchecked Sendable {
     /// Reads and checks the compiled rules at `path`.
     ///
     /// - Throws: `MessageFilterError` naming the file and what failed.
-    /// - Parameter denseTableBudget: the bytes each automaton may spend on a complete transition
-    ///   table, built at load, which makes matching about twice as fast; an automaton whose
-    ///   table would be larger runs from the file's compact form. Default 4 MiB.
-    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20) throws(MessageFilterError) {
+    /// - Parameters:
+    ///   - denseTableBudget: the bytes each automaton may spend on a complete transition table,
+    ///     built at load, which makes matching about twice as fast; an automaton whose table would
+    ///     be larger runs from the file's compact form. Default 4 MiB.
+    ///   - keepingNames: false keeps in memory only what classifying needs, the automata and the
+    ///     regex patterns: rule names then read "rule N", and 10,000 rules cost about 400 KB less
+    ///     (what an extension wants: it answers with a rule's number).
+    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20, keepingNames: Bool = true) throws(MessageFilterError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             throw MessageFilterError(.io, "Cannot open the compiled rules \(path): \(String(cString: strerror(errno))).")
@@ -79,31 +100,60 @@ public final class CompiledRules: @unchecked Sendable {
         if size > CompiledRulesFormat.maximumFileSize {
             throw MessageFilterError(.notCompiledRules, "\(path) has \(size) bytes; compiled rules have at most \(CompiledRulesFormat.maximumFileSize).")
         }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
+        // malloc, not allocate(byteCount:alignment:), so that dropNames can realloc it smaller.
+        guard let start = malloc(max(size, 1)) else {
+            throw MessageFilterError(.io, "Cannot allocate \(size) bytes for the compiled rules \(path).")
+        }
+        let buffer = UnsafeMutableRawBufferPointer(start: start, count: max(size, 1))
         var done = 0
         while done < size {
             let n = read(fd, buffer.baseAddress! + done, size - done)
             if n < 0, errno == EINTR { continue }
             if n <= 0 {
                 let reason = n == 0 ? "the file ended early" : String(cString: strerror(errno))
-                buffer.deallocate()
+                free(start)
                 throw MessageFilterError(.io, "Cannot read the compiled rules \(path) at byte \(done): \(reason).")
             }
             done += n
         }
         try self.init(adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), allocation: buffer, source: path, denseTableBudget: denseTableBudget)
+        if !keepingNames { dropNames() }
+    }
+
+    /// Keeps only the automata and the regex patterns, in a buffer of their own.
+    private func dropNames() {
+        var values: [Int: String] = [:]
+        for index in 0..<info.count where UInt8(truncatingIfNeeded: info[index] >> 16) == MatchKind.regex.rawValue {
+            values[index] = rule(index).value
+        }
+        // The automata move to the front of the buffer (sections are in ascending order, so each
+        // moves down), and realloc gives the rest back: no second copy, so no higher peak.
+        let base = allocation.baseAddress!
+        var offset = 0
+        for index in automata.indices {
+            let section = automata[index].section
+            memmove(base + offset, base + section.lowerBound, section.count)
+            automata[index].move(to: offset)
+            offset += section.count
+        }
+        regexValues = values
+        let shrunk = realloc(base, max(offset, 1)) ?? base
+        allocation = UnsafeMutableRawBufferPointer(start: shrunk, count: max(offset, 1))
+        bytes = UnsafeMutableRawBufferPointer(start: shrunk, count: offset)
     }
 
     /// Checks compiled rules held in memory (copied).
     public convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int = 4 << 20) throws(MessageFilterError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer(start: malloc(max(source.count, 1))!, count: max(source.count, 1))
         source.withUnsafeBytes { buffer.copyMemory(from: $0) }
         try self.init(
             adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]), allocation: buffer, source: name,
             denseTableBudget: denseTableBudget)
     }
 
-    private let allocation: UnsafeMutableRawBufferPointer
+    private var allocation: UnsafeMutableRawBufferPointer
+    /// When names were dropped at load: the regex rules' patterns, the only strings matching needs.
+    private var regexValues: [Int: String]? = nil
 
     private init(
         adopting bytes: UnsafeMutableRawBufferPointer, allocation: UnsafeMutableRawBufferPointer, source: String, denseTableBudget: Int
@@ -113,18 +163,55 @@ public final class CompiledRules: @unchecked Sendable {
         self.source = source
         do {
             let parsed = try Self.parse(UnsafeRawBufferPointer(bytes), source: source)
-            rules = parsed.rules
+            info = parsed.info
+            ruleTable = parsed.ruleTable
+            stringTable = parsed.stringTable
             automata = parsed.automata.map { Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget) }
             unfilteredRegexes = parsed.unfiltered
         } catch {
-            allocation.deallocate()
+            free(allocation.baseAddress)
             throw error
         }
     }
 
-    deinit { allocation.deallocate() }
+    deinit { free(allocation.baseAddress) }
 
-    /// The file's size in bytes.
+    /// How many rules the file holds.
+    public var ruleCount: Int { info.count }
+
+    /// Rule `index` (0-based, in file order), its name and value read from the file.
+    public func rule(_ index: Int) -> Rule {
+        let packed = info[index]
+        let target = RuleTarget(rawValue: UInt8(truncatingIfNeeded: packed >> 8))!
+        let match = MatchKind(rawValue: UInt8(truncatingIfNeeded: packed >> 16))!
+        if let regexValues {
+            return Rule(action: action(of: index), target: target, match: match, view: view(of: index), name: "rule \(index + 1)", value: regexValues[index] ?? "")
+        }
+        let raw = UnsafeRawBufferPointer(bytes)
+        let at = ruleTable + index * CompiledRulesFormat.ruleEntrySize
+        func string(_ offsetAt: Int, _ lengthAt: Int) -> String {
+            let offset = stringTable + Int(raw.loadLE(UInt32.self, at: offsetAt))
+            let length = Int(raw.loadLE(UInt16.self, at: lengthAt))
+            return String(decoding: UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + length)]), as: UTF8.self)
+        }
+        return Rule(
+            action: action(of: index), target: target, match: match, view: view(of: index), name: string(at + 4, at + 12),
+            value: string(at + 8, at + 14))
+    }
+
+    /// All rules, read from the file now.
+    public var rules: [Rule] { (0..<info.count).map(rule) }
+
+    @inline(__always)
+    func action(of index: Int) -> MessageAction { MessageAction(rawValue: UInt8(truncatingIfNeeded: info[index]))! }
+
+    @inline(__always)
+    func view(of index: Int) -> TextView {
+        let flags = UInt8(truncatingIfNeeded: info[index] >> 24)
+        return TextView(caseInsensitive: flags & CompiledRulesFormat.caseInsensitiveFlag != 0, normalized: flags & CompiledRulesFormat.normalizedFlag != 0)
+    }
+
+    /// The bytes held in memory: the file's size, or less once names were dropped.
     public var byteCount: Int { bytes.count }
 
     /// How many states all automata hold together.
@@ -158,7 +245,7 @@ public final class CompiledRules: @unchecked Sendable {
         var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
-            flagged[s] = UInt32(truncatingIfNeeded: field(s, 2)) != F.noRule || field(s, 3) != field(s + 1, 3)
+            flagged[s] = UInt32(truncatingIfNeeded: field(s, 2)) != F.noRule
         }
         // Breadth-first order: a state's failure link is computed before it.
         for s in 0..<automaton.stateCount {
@@ -166,7 +253,7 @@ public final class CompiledRules: @unchecked Sendable {
             for c in 0..<count { dense[s * count + c] = s == 0 ? 0 : dense[fail * count + c] }
             for edge in field(s, 0)..<field(s + 1, 0) {
                 let label = Int(bytes[automaton.labels + edge])
-                let next = Int(bytes.loadLE(UInt32.self, at: automaton.targets + edge * 4))
+                let next = edge + 1
                 dense[s * count + Int(classes[label])] = UInt32(next) | (flagged[next] ? denseOutputFlag : 0)
             }
         }
@@ -178,7 +265,17 @@ public final class CompiledRules: @unchecked Sendable {
 
     // MARK: - Parsing
 
-    private static func parse(_ bytes: UnsafeRawBufferPointer, source: String) throws(MessageFilterError) -> (rules: [Rule], automata: [Automaton], unfiltered: [UInt32]) {
+    /// What checking a rule needs: its kind, not its strings.
+    struct RuleKind {
+        let action: MessageAction
+        let target: RuleTarget
+        let match: MatchKind
+        let view: TextView
+    }
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer, source: String) throws(MessageFilterError) -> (
+        info: [UInt32], ruleTable: Int, stringTable: Int, automata: [Automaton], unfiltered: [UInt32]
+    ) {
         func corrupt(_ what: String) -> MessageFilterError {
             MessageFilterError(.corruptRules, "The compiled rules \(source) are damaged: \(what).")
         }
@@ -231,8 +328,10 @@ public final class CompiledRules: @unchecked Sendable {
             throw corrupt("the rules section has \(ruleRange.count) bytes for \(ruleCount) rules")
         }
 
-        var rules: [Rule] = []
+        var rules: [RuleKind] = []
         rules.reserveCapacity(ruleCount)
+        var info: [UInt32] = []
+        info.reserveCapacity(ruleCount)
         for index in 0..<ruleCount {
             let at = ruleRange.lowerBound + index * F.ruleEntrySize
             guard let action = MessageAction(rawValue: bytes[at]), action != .none,
@@ -240,34 +339,29 @@ public final class CompiledRules: @unchecked Sendable {
                 bytes[at + 3] & ~3 == 0
             else { throw corrupt("rule \(index + 1) has an unknown action, target, match or flag") }
             let view = TextView(caseInsensitive: bytes[at + 3] & F.caseInsensitiveFlag != 0, normalized: bytes[at + 3] & F.normalizedFlag != 0)
-            func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError) -> String {
+            func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError) -> UnsafeRawBufferPointer {
                 let offset = Int(bytes.loadLE(UInt32.self, at: offsetAt))
                 let length = Int(bytes.loadLE(UInt16.self, at: lengthAt))
                 guard offset <= stringRange.count, length <= stringRange.count - offset else {
                     throw corrupt("rule \(index + 1)'s \(what) lies outside the strings section")
                 }
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[(stringRange.lowerBound + offset)..<(stringRange.lowerBound + offset + length)])
-                guard let text = String(validating: slice, as: UTF8.self), !text.isEmpty else {
+                guard !slice.isEmpty, isValidUTF8(slice) else {
                     throw corrupt("rule \(index + 1)'s \(what) is empty or not UTF-8")
                 }
-                return text
+                return slice
             }
-            let name = try string(at + 4, at + 12, "name")
+            _ = try string(at + 4, at + 12, "name")
             let value = try string(at + 8, at + 14, "value")
             if match == .regex {
                 do {
-                    _ = try RegexSubset.analyze(value, caseInsensitive: view.caseInsensitive)
+                    _ = try RegexSubset.analyze(String(decoding: value, as: UTF8.self), caseInsensitive: view.caseInsensitive)
                 } catch {
                     throw corrupt("rule \(index + 1)'s regex is outside the allowed subset: \(error)")
                 }
-                // Compiled once here and dropped, so that classifying never meets a bad pattern.
-                do {
-                    _ = try Regex(value)
-                } catch {
-                    throw corrupt("rule \(index + 1)'s regex does not compile: \(error)")
-                }
             }
-            rules.append(Rule(action: action, target: target, match: match, view: view, name: name, value: value))
+            rules.append(RuleKind(action: action, target: target, match: match, view: view))
+            info.append(UInt32(action.rawValue) | UInt32(target.rawValue) << 8 | UInt32(match.rawValue) << 16 | UInt32(bytes[at + 3]) << 24)
         }
 
         guard unfilteredRange.count % 4 == 0 else { throw corrupt("the unfiltered regexes section is not a list of rule numbers") }
@@ -290,11 +384,11 @@ public final class CompiledRules: @unchecked Sendable {
         for kind in sections.keys where kind > 3 && !(16..<24).contains(kind) {
             throw corrupt("section kind \(kind) is unknown")
         }
-        return (rules, automata, unfiltered)
+        return (info, ruleRange.lowerBound, stringRange.lowerBound, automata, unfiltered)
     }
 
     private static func parseAutomaton(
-        _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, target: RuleTarget, view: TextView, rules: [Rule],
+        _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, target: RuleTarget, view: TextView, rules: [RuleKind],
         corrupt: (String) -> MessageFilterError
     ) throws(MessageFilterError) -> Automaton {
         let F = CompiledRulesFormat.self
@@ -304,23 +398,28 @@ public final class CompiledRules: @unchecked Sendable {
         let stateCount = Int(bytes.loadLE(UInt32.self, at: base))
         let edgeCount = Int(bytes.loadLE(UInt32.self, at: base + 4))
         let triggerCount = Int(bytes.loadLE(UInt32.self, at: base + 8))
+        let triggerStateCount = Int(bytes.loadLE(UInt32.self, at: base + 12))
         let states = base + F.automatonHeaderSize
         let labels = states + (stateCount + 1) * F.stateEntrySize
-        let targets = labels + (edgeCount + 3) & ~3
-        let triggers = targets + edgeCount * 4
-        guard stateCount >= 1, stateCount < 1 << 26, edgeCount < 1 << 26, triggerCount < 1 << 26,
-            triggers + triggerCount * 4 == range.upperBound
+        let triggerIndex = labels + (edgeCount + 3) & ~3
+        let triggers = triggerIndex + (triggerStateCount + 1) * 8
+        guard stateCount >= 1, stateCount < 1 << 26, edgeCount == stateCount - 1, triggerCount < 1 << 26,
+            triggerStateCount < stateCount, triggers + triggerCount * 4 == range.upperBound
         else { throw corrupt("\(name) has sizes that do not add up to its section") }
         func state(_ s: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: states + s * F.stateEntrySize + field * 4)) }
-        guard state(stateCount, 0) == edgeCount, state(stateCount, 3) == triggerCount, state(0, 1) == 0, state(0, 0) == 0, state(0, 3) == 0 else {
-            throw corrupt("\(name)'s first or closing state record is wrong")
+        func index(_ i: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: triggerIndex + i * 8 + field * 4)) }
+        guard state(stateCount, 0) == edgeCount, state(0, 1) == 0, state(0, 0) == 0,
+            index(triggerStateCount, 0) == stateCount, index(triggerStateCount, 1) == triggerCount, index(0, 1) == 0
+        else {
+            throw corrupt("\(name)'s first or closing record is wrong")
         }
         var root = [UInt32](repeating: 0, count: 256)
+        var flaggedStates = 0
+        var nextIndexed = 0  // the trigger index entry the next flagged state must match
         for s in 0..<stateCount {
             let edgeStart = state(s, 0), edgeEnd = state(s + 1, 0)
-            let triggerStart = state(s, 3), triggerEnd = state(s + 1, 3)
-            guard edgeStart <= edgeEnd, edgeEnd <= edgeCount, triggerStart <= triggerEnd, triggerEnd <= triggerCount else {
-                throw corrupt("\(name) state \(s) has edges or triggers out of order")
+            guard edgeStart <= edgeEnd, edgeEnd <= edgeCount else {
+                throw corrupt("\(name) state \(s) has edges out of order")
             }
             guard s == 0 || state(s, 1) < s else {
                 throw corrupt("\(name) state \(s) fails over to a state that is not shallower")
@@ -328,14 +427,15 @@ public final class CompiledRules: @unchecked Sendable {
             var previous = -1
             for edge in edgeStart..<edgeEnd {
                 let label = Int(bytes[labels + edge])
-                let next = Int(bytes.loadLE(UInt32.self, at: targets + edge * 4))
+                let next = edge + 1
                 guard label > previous, next > s, next < stateCount else {
                     throw corrupt("\(name) state \(s) has an edge out of order or to a state that is not deeper")
                 }
                 previous = label
                 if s == 0 { root[label] = UInt32(next) }
             }
-            let best = UInt32(truncatingIfNeeded: state(s, 2))
+            let field = UInt32(truncatingIfNeeded: state(s, 2))
+            let best = field & ~F.triggerFlag
             if best != F.noRule {
                 let rule = Int(best & 0xFF_FFFF)
                 guard rule < rules.count, rules[rule].match != .regex, rules[rule].view == view,
@@ -343,16 +443,56 @@ public final class CompiledRules: @unchecked Sendable {
                     best >> 24 == rules[rule].action.rank
                 else { throw corrupt("\(name) state \(s) names rule \(rule + 1), which does not fit it") }
             }
+            guard field & F.triggerFlag != 0 else { continue }
+            // A flagged state has the next trigger index entry, and a non-empty list in it.
+            guard nextIndexed < triggerStateCount, index(nextIndexed, 0) == s else {
+                throw corrupt("\(name) state \(s) is marked as triggering regexes but the trigger index does not list it")
+            }
+            let triggerStart = index(nextIndexed, 1), triggerEnd = index(nextIndexed + 1, 1)
+            guard triggerStart < triggerEnd, triggerEnd <= triggerCount else {
+                throw corrupt("\(name) state \(s) has its triggers out of order")
+            }
             for trigger in triggerStart..<triggerEnd {
                 let rule = Int(bytes.loadLE(UInt32.self, at: triggers + trigger * 4))
                 guard rule < rules.count, rules[rule].match == .regex, rules[rule].view == view,
                     rules[rule].target == target || rules[rule].target == .any
                 else { throw corrupt("\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule of its kind") }
             }
+            nextIndexed += 1
+            flaggedStates += 1
+        }
+        guard flaggedStates == triggerStateCount else {
+            throw corrupt("\(name)'s trigger index lists states that are not marked as triggering")
         }
         return Automaton(
-            target: target, view: view, stateCount: stateCount, states: states, labels: labels, targets: targets,
-            triggers: triggers, root: root)
+            target: target, view: view, stateCount: stateCount, section: range, states: states, labels: labels, triggerIndex: triggerIndex,
+            triggerStateCount: triggerStateCount, triggers: triggers, root: root)
+    }
+
+    /// The triggers of `state`, which carries the trigger flag: a binary search in the index.
+    func triggerRange(_ automaton: Automaton, state: Int) -> Range<Int> {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var low = 0, high = automaton.triggerStateCount
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + middle * 8)) < state { low = middle + 1 } else { high = middle }
+        }
+        let start = Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + low * 8 + 4))
+        let end = Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + (low + 1) * 8 + 4))
+        return start..<end
+    }
+}
+
+/// Whether `bytes` are well-formed UTF-8, without making a string.
+func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var parser = Unicode.UTF8.ForwardParser()
+    var iterator = bytes.makeIterator()
+    while true {
+        switch parser.parseScalar(from: &iterator) {
+        case .valid: continue
+        case .emptyInput: return true
+        case .error: return false
+        }
     }
 }
 

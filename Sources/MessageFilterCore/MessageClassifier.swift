@@ -33,9 +33,9 @@ public final class MessageClassifier {
     private var folded: [[UInt8]]
     private var candidates: [UInt32] = []
     private var keys: [UInt32] = []
-    /// The message number at which each rule was last made a candidate, to list it once.
-    private var seen: [UInt32]
-    private var serial: UInt32 = 0
+    /// The regex rules already made candidates for this message, a bit each, to list them once;
+    /// cleared through `candidates` after each message.
+    private var seen: [UInt64]
     private var regexes: RegexCache
 
     /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs about 10 KiB.
@@ -44,7 +44,7 @@ public final class MessageClassifier {
         folded = Array(repeating: [], count: 4)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
         candidates.reserveCapacity(64)
-        seen = Array(repeating: 0, count: rules.rules.count)
+        seen = Array(repeating: 0, count: (rules.ruleCount + 63) / 64)
         regexes = RegexCache(capacity: regexCacheSize)
     }
 
@@ -80,11 +80,7 @@ public final class MessageClassifier {
 
     /// Classifies one message given as UTF-8 bytes that passed `validate`.
     public func classify(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> Decision {
-        serial &+= 1
-        if serial == 0 {
-            for index in seen.indices { seen[index] = 0 }
-            serial = 1
-        }
+        for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidates.removeAll(keepingCapacity: true)
         var best = CompiledRulesFormat.noRule
         for automatonIndex in rules.automata.indices {
@@ -106,7 +102,7 @@ public final class MessageClassifier {
         }
         guard best != CompiledRulesFormat.noRule else { return .noMatch }
         let rule = Int(best & 0xFF_FFFF)
-        return Decision(action: rules.rules[rule].action, rule: rule)
+        return Decision(action: rules.action(of: rule), rule: rule)
     }
 
     static func isASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -148,7 +144,7 @@ public final class MessageClassifier {
                 while edge < end {
                     let label = bytes[automaton.labels + edge]
                     if label == byte {
-                        found = Int(bytes.loadLE(UInt32.self, at: automaton.targets + edge * 4))
+                        found = edge + 1
                         break
                     }
                     if label > byte { break }
@@ -161,10 +157,10 @@ public final class MessageClassifier {
                 state = field(state, 1)
             }
             if state != 0 {
-                let key = UInt32(truncatingIfNeeded: field(state, 2))
+                let field = UInt32(truncatingIfNeeded: field(state, 2))
+                let key = field & ~CompiledRulesFormat.triggerFlag
                 if key < best { best = key }
-                let triggerStart = field(state, 3), triggerEnd = field(state + 1, 3)
-                if triggerStart < triggerEnd { trigger(automaton, triggerStart, triggerEnd) }
+                if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
             }
         }
         step(CompiledRulesFormat.startMarker)
@@ -185,12 +181,10 @@ public final class MessageClassifier {
                     let next = dense[state &* count &+ Int(classes[Int(byte)])]
                     state = Int(next & ~CompiledRules.denseOutputFlag)
                     if next & CompiledRules.denseOutputFlag != 0 {
-                        let at = automaton.states + state * stride
-                        let key = bytes.loadLE(UInt32.self, at: at + 8)
+                        let field = bytes.loadLE(UInt32.self, at: automaton.states + state * stride + 8)
+                        let key = field & ~CompiledRulesFormat.triggerFlag
                         if key < best { best = key }
-                        let triggerStart = Int(bytes.loadLE(UInt32.self, at: at + 12))
-                        let triggerEnd = Int(bytes.loadLE(UInt32.self, at: at + stride + 12))
-                        if triggerStart < triggerEnd { trigger(automaton, triggerStart, triggerEnd) }
+                        if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
                     }
                 }
                 step(CompiledRulesFormat.startMarker)
@@ -201,12 +195,13 @@ public final class MessageClassifier {
         }
     }
 
-    private func trigger(_ automaton: CompiledRules.Automaton, _ start: Int, _ end: Int) {
+    private func trigger(_ automaton: CompiledRules.Automaton, _ range: Range<Int>) {
         let bytes = UnsafeRawBufferPointer(rules.bytes)
-        for index in start..<end {
+        for index in range {
             let rule = bytes.loadLE(UInt32.self, at: automaton.triggers + index * 4)
-            if seen[Int(rule)] != serial {
-                seen[Int(rule)] = serial
+            let bit: UInt64 = 1 << (UInt64(rule) & 63)
+            if seen[Int(rule) >> 6] & bit == 0 {
+                seen[Int(rule) >> 6] |= bit
                 candidates.append(rule)
             }
         }
@@ -216,13 +211,14 @@ public final class MessageClassifier {
     private func runRegexes(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> UInt32 {
         keys.removeAll(keepingCapacity: true)
         for rule in candidates {
-            let key = CompiledRulesFormat.key(action: rules.rules[Int(rule)].action, rule: Int(rule))
+            let key = CompiledRulesFormat.key(action: rules.action(of: Int(rule)), rule: Int(rule))
             if key < best { keys.append(key) }
         }
         keys.sort()
         for key in keys {
-            let rule = rules.rules[Int(key & 0xFF_FFFF)]
-            let regex = regexes.regex(for: Int(key & 0xFF_FFFF), rule: rule)
+            let rule = rules.rule(Int(key & 0xFF_FFFF))
+            // A pattern Swift's Regex refuses (only a hand-made file can hold one) never matches.
+            guard let regex = regexes.regex(for: Int(key & 0xFF_FFFF), rule: rule) else { continue }
             if rule.target != .body, Self.matches(regex, sender, normalized: rule.view.normalized) { return key }
             if rule.target != .sender, Self.matches(regex, body, normalized: rule.view.normalized) { return key }
         }
@@ -264,14 +260,13 @@ struct RegexCache {
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    mutating func regex(for index: Int, rule: CompiledRules.Rule) -> Regex<AnyRegexOutput> {
+    mutating func regex(for index: Int, rule: CompiledRules.Rule) -> Regex<AnyRegexOutput>? {
         clock += 1
         if let slot = entries.firstIndex(where: { $0.rule == index }) {
             entries[slot].used = clock
             return entries[slot].regex
         }
-        // CompiledRules compiled every pattern once when it loaded them.
-        var regex = try! Regex(rule.value)
+        guard var regex = try? Regex(rule.value) else { return nil }
         if rule.view.caseInsensitive { regex = regex.ignoresCase() }
         if entries.count < capacity {
             entries.append((index, regex, clock))

@@ -39,12 +39,13 @@ guard let path else { fail("no compiled rules given; usage: blocklist-message-fi
 
 let rules: CompiledRules
 do {
-    rules = try CompiledRules(contentsOf: path)
+    // Dense tables only for small automata: memory counts more than speed here.
+    rules = try CompiledRules(contentsOf: path, denseTableBudget: 64 << 10, keepingNames: false)
 } catch {
     fail(error.message)
 }
-// Eight compiled regexes at most: about 80 KiB, whatever the number of regex rules.
-let classifier = MessageClassifier(rules: rules, regexCacheSize: 8)
+// Four compiled regexes at most: about 40 KiB, whatever the number of regex rules.
+let classifier = MessageClassifier(rules: rules, regexCacheSize: 4)
 let channel = FrameChannel(input: 0, output: 1)
 
 // Fixed buffers, allocated once: the largest sender, body and response accepted.

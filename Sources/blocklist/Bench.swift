@@ -49,6 +49,7 @@ struct Bench: ParsableCommand {
         var quick: Bool
         var rows: [Row]
         var generatorSpeedupOverSeed: Double
+        var messageFilter: [SMSBench.Row]
     }
 
     func validate() throws {
@@ -96,7 +97,11 @@ struct Bench: ParsableCommand {
         seedFull.extrapolated = true
         rows.insert(seedFull, at: 4)
         let speedup = seedFull.seconds / max(rows[0].seconds, 1e-9)
-        let report = Report(quick: quick, rows: rows, generatorSpeedupOverSeed: speedup)
+        let sms = try SMSBench(directory: directory, quick: quick).run { label in
+            if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines(["running \(label)"])) }
+        }
+        if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
+        let report = Report(quick: quick, rows: rows, generatorSpeedupOverSeed: speedup, messageFilter: sms)
         if json { return try printJSON(report) }
 
         print(
@@ -111,6 +116,14 @@ struct Bench: ParsableCommand {
                     + pad(row.extrapolated || row.peakAnonymousKiB == 0 ? "-" : "\(Terminal.grouped(Int64(row.peakAnonymousKiB))) KiB", 11, right: true))
         }
         print("generate is \(Terminal.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)")
+        print()
+        print(pad("message filter", 42) + pad("messages", 13, right: true) + pad("wall time", 11, right: true) + pad("messages/s", 15, right: true) + pad("peak RSS", 12, right: true) + "  note")
+        for row in sms {
+            print(
+                pad(row.workload, 42) + pad(Terminal.grouped(row.messages), 13, right: true) + pad(Self.duration(row.seconds), 11, right: true)
+                    + pad(Terminal.grouped(Int64(row.messagesPerSecond)), 15, right: true)
+                    + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true) + "  " + (row.note ?? ""))
+        }
     }
 
     static func duration(_ seconds: Double) -> String {
