@@ -1,15 +1,16 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
-/// Posts one JSON body to the deferral server over HTTP/1.1 with SwiftNIO, as the system does for
-/// a deferred query, and gives back the status and body, or why there is none.
+/// Posts JSON bodies to the deferral server over HTTP/1.1 with SwiftNIO, as the system does for
+/// deferred queries, and gives back each status and body, or why there is none. Connections are
+/// kept alive and reused, one request at a time each.
 struct HTTPPoster: Sendable {
     let host: String
     let port: Int
     let path: String
     let timeoutMilliseconds: Int64
+    private let pool = ConnectionPool()
 
     /// Reads `http://HOST:PORT/PATH`.
     init?(url: String, timeoutMilliseconds: Int64) {
@@ -30,66 +31,125 @@ struct HTTPPoster: Sendable {
         case failed(reason: String)
     }
 
+    struct TimedOut: Error {}
+
     func post(_ body: [UInt8]) async -> Outcome {
         let timeout = TimeAmount.milliseconds(timeoutMilliseconds)
-        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(timeout)
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
-                    }
-                }
+            channel = try await pool.acquire { try await connect(timeout: timeout) }
         } catch {
             return .failed(reason: "the server at \(host):\(port) is down or unreachable (\(error))")
         }
-        // Closing the channel ends the read below; the flag tells a timeout from a server's close.
-        let timedOut = TimeoutFlag()
-        let timer = channel.channel.eventLoop.scheduleTask(in: timeout) {
-            timedOut.set()
-            channel.channel.close(promise: nil)
+        let promise = channel.eventLoop.makePromise(of: ResponseCollector.Response.self)
+        let timer = channel.eventLoop.scheduleTask(in: timeout) {
+            promise.fail(TimedOut())
+            channel.close(promise: nil)
         }
-        defer { timer.cancel() }
-        var status = 0
-        var received: [UInt8] = []
-        var complete = false
+        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
+        head.headers.add(name: "Host", value: "\(host):\(port)")
+        head.headers.add(name: "Content-Type", value: "application/json")
+        head.headers.add(name: "Content-Length", value: "\(body.count)")
+        channel.eventLoop.execute {
+            do {
+                try channel.pipeline.syncOperations.handler(type: ResponseCollector.self).expect(promise)
+            } catch {
+                promise.fail(error)
+                return
+            }
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
-                head.headers.add(name: "Host", value: "\(host):\(port)")
-                head.headers.add(name: "Content-Type", value: "application/json")
-                head.headers.add(name: "Content-Length", value: "\(body.count)")
-                head.headers.add(name: "Connection", value: "close")
-                try await outbound.write(.head(head))
-                try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body))))
-                try await outbound.write(.end(nil))
-                for try await part in inbound {
-                    switch part {
-                    case .head(let response): status = Int(response.status.code)
-                    case .body(var buffer):
-                        if received.count + buffer.readableBytes > 1 << 20 { return }
-                        received += buffer.readBytes(length: buffer.readableBytes) ?? []
-                    case .end:
-                        complete = true
-                        return
-                    }
+            let response = try await promise.futureResult.get()
+            timer.cancel()
+            if response.keepAlive { await pool.release(channel) } else { channel.close(promise: nil) }
+            return .response(status: response.status, body: response.body)
+        } catch is TimedOut {
+            return .failed(reason: "no answer from the server within \(timeoutMilliseconds) ms")
+        } catch {
+            timer.cancel()
+            channel.close(promise: nil)
+            return .failed(reason: "the server closed the connection before a whole response (\(error))")
+        }
+    }
+
+    private func connect(timeout: TimeAmount) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ResponseCollector())
                 }
             }
-        } catch {
-            if timedOut.isSet { return .failed(reason: "no answer from the server within \(timeoutMilliseconds) ms") }
-            return .failed(reason: "the exchange with the server failed (\(error))")
-        }
-        if timedOut.isSet { return .failed(reason: "no answer from the server within \(timeoutMilliseconds) ms") }
-        guard complete else { return .failed(reason: "the server closed the connection before a whole response") }
-        return .response(status: status, body: received)
+            .connect(host: host, port: port)
+            .get()
     }
 }
 
-/// A flag one thread sets and another reads.
-final class TimeoutFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
+/// Idle keep-alive connections.
+actor ConnectionPool {
+    private var idle: [any Channel] = []
+
+    func acquire(connect: @Sendable () async throws -> any Channel) async throws -> any Channel {
+        while let channel = idle.popLast() {
+            if channel.isActive { return channel }
+        }
+        return try await connect()
+    }
+
+    func release(_ channel: any Channel) {
+        if channel.isActive { idle.append(channel) }
+    }
+}
+
+/// Collects one response at a time into the promise the poster hands it.
+final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    struct Response: Sendable {
+        var status: Int
+        var body: [UInt8]
+        var keepAlive: Bool
+    }
+
+    private var waiting: EventLoopPromise<Response>?
+    private var response = Response(status: 0, body: [], keepAlive: true)
+
+    func expect(_ promise: EventLoopPromise<Response>) {
+        waiting = promise
+        response = Response(status: 0, body: [], keepAlive: true)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            response.status = Int(head.status.code)
+            response.keepAlive = head.isKeepAlive
+        case .body(var buffer):
+            // A deferral answer is small; more than 1 MiB is not one.
+            if response.body.count + buffer.readableBytes <= 1 << 20 {
+                response.body += buffer.readBytes(length: buffer.readableBytes) ?? []
+            }
+        case .end:
+            let promise = waiting
+            waiting = nil
+            promise?.succeed(response)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        waiting?.fail(ChannelError.eof)
+        waiting = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        waiting?.fail(error)
+        waiting = nil
+        context.close(promise: nil)
+    }
 }
