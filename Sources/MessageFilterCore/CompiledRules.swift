@@ -301,6 +301,9 @@ public final class CompiledRules: @unchecked Sendable {
         var crc = crc32Of(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
         crc = crc32Continue(crc, UnsafeRawBufferPointer(rebasing: bytes[F.headerSize..<tableEnd]))
         guard crc == bytes.loadLE(UInt32.self, at: 24) else { throw corrupt("the header checksum does not match") }
+        guard bytes.loadLE(UInt16.self, at: 10) == 0, bytes.loadLE(UInt32.self, at: 28) == 0 else {
+            throw corrupt("the header's reserved fields are not zero")
+        }
 
         var sections: [UInt32: Range<Int>] = [:]
         var covered = tableEnd
@@ -319,6 +322,10 @@ public final class CompiledRules: @unchecked Sendable {
             }
             sections[kind] = range
             covered = (offset + length + 3) & ~3
+            // Padding is outside every checksum, so it must be zero.
+            for at in (offset + length)..<min(covered, bytes.count) where bytes[at] != 0 {
+                throw corrupt("the padding after section \(index) is not zero")
+            }
         }
         guard covered >= bytes.count, covered - bytes.count < 4 else { throw corrupt("bytes follow the last section") }
         guard let ruleRange = sections[F.Section.rules], let stringRange = sections[F.Section.strings],

@@ -1,0 +1,176 @@
+import Foundation
+import MessageFilterCompiler
+import MessageFilterCore
+import Testing
+
+let sampleRules = [
+    MessageRule(name: "Bank", target: .sender, match: .prefix, value: "BANK", action: .allow),
+    MessageRule(name: "Prize", target: .body, match: .contains, value: "you have won", action: .junk),
+    MessageRule(name: "Links", target: .body, match: .regex, value: "https?://bit\\.ly/\\w+", action: .junk),
+    MessageRule(name: "Any digits", target: .any, match: .regex, value: "\\d{3}-\\d{4}", action: .promotion),
+    MessageRule(name: "Stop", target: .body, match: .suffix, value: "stop", action: .promotion, caseSensitive: true),
+]
+
+@Suite struct CompiledRulesTests {
+    @Test func roundTripsRulesAndRefusesEveryChangedByte() throws {
+        let bytes = RulesCompiler.compile(sampleRules)
+        let rules = try CompiledRules(bytes: bytes, name: "sample")
+        #expect(rules.rules.map(\.name) == sampleRules.map(\.name))
+        #expect(rules.rules.map(\.value) == sampleRules.map(\.value))
+        for index in bytes.indices {
+            var changed = bytes
+            changed[index] ^= 0x01
+            #expect(throws: MessageFilterError.self, "byte \(index)") { try CompiledRules(bytes: changed, name: "changed") }
+        }
+        for length in [0, 7, 31, bytes.count - 1] {
+            #expect(throws: MessageFilterError.self) { try CompiledRules(bytes: Array(bytes.prefix(length)), name: "cut") }
+        }
+        #expect(throws: MessageFilterError.self) { try CompiledRules(bytes: bytes + [0], name: "longer") }
+    }
+
+    @Test func droppingNamesKeepsEveryDecision() throws {
+        let directory = try TemporaryFiles()
+        let path = try CompiledRulesFile.write(RulesCompiler.compile(sampleRules), toDirectory: directory.path + "/out")
+        let full = MessageClassifier(rules: try CompiledRules(contentsOf: path))
+        let lean = MessageClassifier(rules: try CompiledRules(contentsOf: path, denseTableBudget: 0, keepingNames: false))
+        #expect(lean.rules.byteCount < full.rules.byteCount)
+        for (sender, body) in [("BANK", "x"), ("+1", "YOU HAVE WON"), ("+1", "go https://bit.ly/abc"), ("555-1234", "hi"), ("+1", "STOP"), ("+1", "stop")] {
+            #expect(lean.classify(sender: sender, body: body) == full.classify(sender: sender, body: body), "\(sender) \(body)")
+        }
+    }
+
+    @Test func writerReplacesOnlyCompiledRules() throws {
+        let directory = try TemporaryFiles()
+        let output = directory.path + "/out"
+        let bytes = RulesCompiler.compile(sampleRules)
+        _ = try CompiledRulesFile.write(bytes, toDirectory: output)
+        _ = try CompiledRulesFile.write(bytes, toDirectory: output)  // its own file: replaced
+        let foreign = directory.path + "/foreign"
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: false)
+        try Data("not mine".utf8).write(to: URL(fileURLWithPath: foreign + "/" + CompiledRulesFile.name))
+        #expect(throws: (any Error).self) { try CompiledRulesFile.write(bytes, toDirectory: foreign) }
+        #expect(try String(contentsOfFile: foreign + "/" + CompiledRulesFile.name, encoding: .utf8) == "not mine")
+        let linked = directory.path + "/linked"
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: linked + "/" + CompiledRulesFile.name, withDestinationPath: foreign + "/" + CompiledRulesFile.name)
+        #expect(throws: (any Error).self) { try CompiledRulesFile.write(bytes, toDirectory: linked) }
+        #expect(try String(contentsOfFile: foreign + "/" + CompiledRulesFile.name, encoding: .utf8) == "not mine")
+        // Nothing temporary is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output) == [CompiledRulesFile.name])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: linked) == [CompiledRulesFile.name])
+    }
+}
+
+@Suite struct RegexSubsetTests {
+    @Test(arguments: [
+        ("https?://bit\\.ly/\\w+", "://bit.ly/"),
+        ("Code:? \\d{6}", "code"),
+        ("win|won", ""),
+        ("(?:ab|cd)efg", "efg"),
+        ("[0-9]+ usd", " usd"),
+        ("ab+c", "ab"),
+        ("x{0,3}yz", "yz"),
+    ])
+    func acceptsAndFindsTheRequiredLiteral(pattern: String, literal: String) throws {
+        let analysis = try RegexSubset.analyze(pattern, caseInsensitive: true)
+        #expect(analysis.requiredLiteral == Array(literal.utf8))
+        _ = try Regex(pattern)
+    }
+
+    @Test(arguments: [
+        "(a+)+$", "(ab)*", ".*a.*b", "a+b+", "\\1", "(?=a)b", "(?<name>a)", "(?i)a", "\\p{L}", "[[a]]", "a{1000}",
+        "a{3,1}", "[a-z", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", String(repeating: "a", count: 257),
+    ])
+    func refusesWhatCanBacktrackOrIsNotInTheSubset(pattern: String) {
+        #expect(throws: RegexSubsetError.self) { try RegexSubset.analyze(pattern, caseInsensitive: false) }
+    }
+}
+
+@Suite struct DeferralResponseTests {
+    @Test(arguments: [
+        (#"{"action":"junk"}"#, MessageAction.junk, nil as String?),
+        (#" { "action" : "allow" , "rule": "x", "n": [1, 2.5e3, {"a": null}], "t": true } "#, .allow, nil),
+        (#"{"action":"filter"}"#, .junk, nil),
+        (#"{"action":"transaction","subAction":"transactionalFinance"}"#, .transaction, "transactionalFinance"),
+        (#"{"action":"none"}"#, MessageAction.none, nil),
+        (#"{"action":"\u006Aunk"}"#, .junk, nil),
+    ])
+    func reads(json: String, action: MessageAction, subAction: String?) throws {
+        let response = try Array(json.utf8).withUnsafeBytes { try DeferralResponse.parse($0) }
+        #expect(response == DeferralResponse(action: action, subAction: subAction))
+    }
+
+    @Test(arguments: [
+        "", "null", "[]", "{", #"{"action":"junk""#, #"{"action":"spam"}"#, #"{"rule":"x"}"#, #"{"action":junk}"#,
+        #"{"action":"junk"} x"#, #"{"action":"promotion","subAction":"transactionalFinance"}"#, #"{"action":"\ud800"}"#,
+        #"{"a":01,"action":"junk"}"#, "{\"action\":\"ju\u{1}nk\"}", String(repeating: "[", count: 40),
+        #"{"x":"#+String(repeating: "[", count: 40)+#"}"#,
+    ])
+    func refuses(json: String) {
+        #expect(throws: MessageFilterError.self) { try Array(json.utf8).withUnsafeBytes { try DeferralResponse.parse($0) } }
+    }
+}
+
+@Suite struct RulesFileTests {
+    @Test(arguments: [
+        (#"[{"name":"a","target":"bodyy","match":"contains","value":"x","action":"junk"}]"#, "field \"target\""),
+        (#"[{"name":"a","target":"body","match":"contains","value":"","action":"junk"}]"#, "field \"value\""),
+        (#"[{"name":"a","target":"body","match":"regex","value":"(a+)+","action":"junk"}]"#, "quantified groups"),
+        (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"none"}]"#, "field \"action\""),
+        (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","extra":1}]"#, "unknown field"),
+        (#"[{"name":"a","target":"body","match":"contains","action":"junk"}]"#, "no field \"value\""),
+        (#"[{"name":"","target":"body","match":"contains","value":"x","action":"junk"}]"#, "name is empty"),
+        (#"[{"name":"a","target":"body","match":"contains","value":"\u200B","action":"junk"}]"#, "only invisible"),
+        (#"{"rules": []}"#, "JSON array"),
+        ("[", "not valid JSON"),
+    ])
+    func refusesWithASentenceNamingTheField(json: String, expected: String) {
+        do {
+            _ = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.message.contains(expected), "\(error.message)")
+            #expect(error.message.hasPrefix("rules.json"))
+        }
+    }
+
+    @Test func warnsAboutContradictionsAndRepeatsAndAppliesPrecedence() throws {
+        let json = #"""
+            [{"name":"a","target":"body","match":"contains","value":"Sale","action":"promotion"},
+             {"name":"b","target":"body","match":"contains","value":"sale","action":"junk"},
+             {"name":"c","target":"body","match":"contains","value":"SALE","action":"promotion"}]
+            """#
+        let file = try RulesFile.load(bytes: Array(json.utf8), source: "r.json")
+        #expect(file.warnings.count == 2)
+        #expect(file.warnings[0].contains("junk wins by precedence"))
+        #expect(file.warnings[1].contains("repeats rule 1"))
+        let classifier = MessageClassifier(rules: try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: "r"))
+        #expect(classifier.classify(sender: "+1", body: "big sale") == .init(action: .junk, rule: 1))
+    }
+
+    @Test func refusesMessagesOutsideTheLimits() throws {
+        let lines = [
+            #"{"sender":"","body":"x"}"#, #"{"sender":"+1"}"#, "{\"sender\":\"+1\",\"body\":\"" + String(repeating: "a", count: 70_000) + "\"}",
+        ]
+        for line in lines {
+            #expect(throws: MessageFilterError.self) { try TestMessage.load(Array(line.utf8), source: "m.jsonl") }
+        }
+        #expect(throws: MessageFilterError.self) { try TestMessage.load([0x7B, 0xFF, 0x7D], source: "m.jsonl") }
+        // A BOM, CRLF, NUL and a right-to-left override are fine.
+        let good = "\u{FEFF}{\"sender\":\"+1\",\"body\":\"a\\u0000b\u{202E}\"}\r\n"
+        #expect(try TestMessage.load(Array(good.utf8), source: "m.jsonl").count == 1)
+    }
+}
+
+/// A fresh temporary directory, removed when the value goes away.
+final class TemporaryFiles {
+    let path: String
+
+    init() throws {
+        var bytes = Array((FileManager.default.temporaryDirectory.path + "/blocklist-test-XXXXXX").utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: bytes)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
