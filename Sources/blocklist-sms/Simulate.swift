@@ -198,7 +198,8 @@ struct Simulate: AsyncParsableCommand {
             for result in finished {
                 var line = "#\(result.message)  \(result.action.padded(12))"
                 if result.contact {
-                    line += "contact"
+                    print(line + "contact, not asked")
+                    continue
                 } else if let rule = result.rule {
                     line += "rule \"\(rule)\""
                 } else if result.deferred, result.reason == nil {

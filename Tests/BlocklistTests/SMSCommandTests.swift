@@ -119,7 +119,7 @@ final class RunningServer {
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines[0].contains("junk") && lines[0].contains("Prize scam") && lines[0].hasSuffix("offline"))
-        #expect(lines[1].contains("contact"))
+        #expect(lines[1].hasSuffix("contact, not asked"))
         #expect(lines[2].contains("allow") && lines[2].contains("Bank"))
         #expect(lines[3].contains("junk") && lines[3].contains("server") && lines[3].hasSuffix("deferred"))
         #expect(lines[4].contains("none") && lines[4].contains("deferred"))
