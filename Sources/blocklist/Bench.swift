@@ -249,7 +249,7 @@ struct BenchWorkload: ParsableCommand {
             // 1,000 contains and 50 regex rules, 160-byte bodies, one core.
             var corpus = SyntheticCorpus(seed: 7)
             let rules = corpus.rules(contains: 1000, regex: 50)
-            let messages = corpus.messages(10_000, rules: rules)
+            let messages = corpus.messages(Int(min(count, 10_000)), rules: rules)
             var matched = 0
             let rounds = max(1, Int(count) / messages.count)
             if workload == "sms-compiled" {
