@@ -46,10 +46,9 @@ struct HTTPPoster: Sendable {
             promise.fail(TimedOut())
             channel.close(promise: nil)
         }
-        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
-        head.headers.add(name: "Host", value: "\(host):\(port)")
-        head.headers.add(name: "Content-Type", value: "application/json")
-        head.headers.add(name: "Content-Length", value: "\(body.count)")
+        let head = HTTPRequestHead(
+            version: .http1_1, method: .POST, uri: path,
+            headers: ["Host": "\(host):\(port)", "Content-Type": "application/json", "Content-Length": "\(body.count)"])
         channel.eventLoop.execute {
             do {
                 try channel.pipeline.syncOperations.handler(type: ResponseCollector.self).expect(promise)

@@ -169,7 +169,7 @@ final class TemporaryFiles {
     init() throws {
         var bytes = Array((FileManager.default.temporaryDirectory.path + "/blocklist-test-XXXXXX").utf8CString)
         guard mkdtemp(&bytes) != nil else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: bytes)
+        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
