@@ -218,7 +218,9 @@ public enum RegexSubset {
             case "[":
                 throw RegexSubsetError("the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)")
             case "\\":
-                guard i + 1 < characters.count else { break }
+                guard i + 1 < characters.count else {
+                    throw RegexSubsetError("the class at character \(start + 1) ends in a lone backslash")
+                }
                 let e = characters[i + 1]
                 let allowed = "dDwWsSnrt".unicodeScalars.contains(e)
                     || (e.isASCII && !e.properties.isAlphabetic && !("0"..."9").contains(e) && e.value > 0x20)

@@ -79,7 +79,7 @@ let sampleRules = [
 
     @Test(arguments: [
         "(a+)+$", "(ab)*", ".*a.*b", "a+b+", "\\1", "(?=a)b", "(?<name>a)", "(?i)a", "\\p{L}", "[[a]]", "a{1000}",
-        "a{3,1}", "[a-z", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", String(repeating: "a", count: 257),
+        "a{3,1}", "[a-z", "[a\\", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", String(repeating: "a", count: 257),
     ])
     func refusesWhatCanBacktrackOrIsNotInTheSubset(pattern: String) {
         #expect(throws: RegexSubsetError.self) { try RegexSubset.analyze(pattern, caseInsensitive: false) }
