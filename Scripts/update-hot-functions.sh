@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/blocklist/hot-functions.order: the functions the blocklist CLI runs, in the
+# Regenerates Sources/blocklist/hot-functions.order (and the message filter extension's, below): the functions the blocklist CLI runs, in the
 # order it first runs them, as callgrind sees them. The linker puts them together (Package.swift,
 # hotFunctionsFirst), which keeps the static binary's resident memory low. Rerun after changes
 # that add code to the hot commands; a stale list only costs memory, never correctness.
@@ -21,3 +21,12 @@ run 6 generate --help
 run 7 generate --pattern +1## --output "$work/out"
 cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist/hot-functions.order
 wc -l Sources/blocklist/hot-functions.order
+
+# The message filter extension host: `blocklist bench`'s 10,000 rules and 2,000 of its messages.
+swift build -c release --product blocklist-message-filter
+rm -f "$work"/cg.*
+"$bin" bench-workload sms-frames "$work" 2000 >/dev/null
+valgrind --tool=callgrind --callgrind-out-file="$work/cg.sms" --compress-strings=no --compress-pos=no \
+    .build/release/blocklist-message-filter "$work/sms-10k/rules.blsms" <"$work/frames.bin" >/dev/null 2>&1 || true
+cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-message-filter/hot-functions.order
+wc -l Sources/blocklist-message-filter/hot-functions.order

@@ -79,3 +79,10 @@ extension Duration {
         return Double(whole) + Double(attoseconds) / 1e18
     }
 }
+
+/// `text` padded with spaces to `width` columns, on the left with `right` (then followed by one
+/// space), for tables.
+public func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let fill = String(repeating: " ", count: max(0, width - text.count))
+    return right ? fill + text + " " : text + fill
+}

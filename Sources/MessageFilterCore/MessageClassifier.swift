@@ -156,12 +156,7 @@ public final class MessageClassifier {
                 }
                 state = field(state, 1)
             }
-            if state != 0 {
-                let field = UInt32(truncatingIfNeeded: field(state, 2))
-                let key = field & ~CompiledRulesFormat.triggerFlag
-                if key < best { best = key }
-                if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
-            }
+            if state != 0 { visit(automaton, state, best: &best) }
         }
         step(CompiledRulesFormat.startMarker)
         for byte in text { step(byte) }
@@ -170,8 +165,6 @@ public final class MessageClassifier {
     }
 
     private func runDense(_ automaton: CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        let bytes = UnsafeRawBufferPointer(rules.bytes)
-        let stride = CompiledRulesFormat.stateEntrySize
         let count = automaton.classCount
         var best = CompiledRulesFormat.noRule
         return automaton.dense.withUnsafeBufferPointer { dense in
@@ -180,12 +173,7 @@ public final class MessageClassifier {
                 @inline(__always) func step(_ byte: UInt8) {
                     let next = dense[state &* count &+ Int(classes[Int(byte)])]
                     state = Int(next & ~CompiledRules.denseOutputFlag)
-                    if next & CompiledRules.denseOutputFlag != 0 {
-                        let field = bytes.loadLE(UInt32.self, at: automaton.states + state * stride + 8)
-                        let key = field & ~CompiledRulesFormat.triggerFlag
-                        if key < best { best = key }
-                        if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
-                    }
+                    if next & CompiledRules.denseOutputFlag != 0 { visit(automaton, state, best: &best) }
                 }
                 step(CompiledRulesFormat.startMarker)
                 for byte in text { step(byte) }
@@ -193,6 +181,16 @@ public final class MessageClassifier {
                 return best
             }
         }
+    }
+
+    /// A state that may name a rule or trigger regexes: keeps the better key, lists the triggers.
+    @inline(__always)
+    private func visit(_ automaton: CompiledRules.Automaton, _ state: Int, best: inout UInt32) {
+        let field = UnsafeRawBufferPointer(rules.bytes).loadLE(
+            UInt32.self, at: automaton.states + state * CompiledRulesFormat.stateEntrySize + 8)
+        let key = field & ~CompiledRulesFormat.triggerFlag
+        if key < best { best = key }
+        if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
     }
 
     private func trigger(_ automaton: CompiledRules.Automaton, _ range: Range<Int>) {

@@ -196,7 +196,7 @@ struct Simulate: AsyncParsableCommand {
         }
         if !quiet {
             for result in finished {
-                var line = "#\(result.message)  \(result.action.padded(12))"
+                var line = "#\(result.message)  \(pad(result.action, 12))"
                 if result.contact {
                     print(line + "contact, not asked")
                     continue
@@ -229,12 +229,6 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
 func micro(_ value: Double?) -> String {
     guard let value else { return "-" }
     return value >= 1000 ? String(format: "%.2f ms", value / 1000) : String(format: "%.0f µs", value)
-}
-
-extension String {
-    fileprivate func padded(_ width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
-    }
 }
 
 extension Duration {

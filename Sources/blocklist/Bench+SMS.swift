@@ -53,10 +53,7 @@ struct SMSBench {
     /// loaded by `blocklist-message-filter`, which then answers 20,000 messages that reach every
     /// kind of rule; its VmHWM at the end.
     func extensionMemory() throws -> Row {
-        var corpus = SyntheticCorpus(seed: 11)
-        let rules = corpus.rules(contains: 9000, prefix: 500, suffix: 300, regex: 200)
-        let path = try CompiledRulesFile.write(RulesCompiler.compile(rules), toDirectory: directory + "/sms-10k")
-        let messages = corpus.messages(quick ? 5000 : 20_000, rules: rules, hitEvery: 4)
+        let (path, messages) = try Self.extensionCorpus(in: directory, messages: quick ? 5000 : 20_000)
         let child = try ChildProcess(path: siblingExecutable("blocklist-message-filter"), arguments: [path])
         let channel = FrameChannel(input: child.output, output: child.inputDescriptor)
         let clock = ContinuousClock()
@@ -72,6 +69,14 @@ struct SMSBench {
         return Row(
             workload: "sms: extension process, 10,000 rules", messages: Int64(messages.count), seconds: seconds,
             messagesPerSecond: Double(messages.count) / max(seconds, 1e-9), peakResidentKiB: peak, note: "target ≤ 6,144 KiB; pipe round trips")
+    }
+
+    /// The 10,000 rules, compiled into `directory/sms-10k`, and messages that reach every kind.
+    static func extensionCorpus(in directory: String, messages count: Int) throws -> (path: String, messages: [(sender: String, body: String)]) {
+        var corpus = SyntheticCorpus(seed: 11)
+        let rules = corpus.rules(contains: 9000, prefix: 500, suffix: 300, regex: 200)
+        let path = try CompiledRulesFile.write(RulesCompiler.compile(rules), toDirectory: directory + "/sms-10k")
+        return (path, corpus.messages(count, rules: rules, hitEvery: 4))
     }
 
     /// `blocklist-sms serve` on a free port, and `blocklist-sms simulate` deferring every message to

@@ -6,6 +6,7 @@ import Darwin
 import ArgumentParser
 import MessageFilterCompiler
 import MessageFilterCore
+import MessageFilterHosting
 import CommandSupport
 import BlocklistCore
 import BlocklistSet
@@ -271,6 +272,14 @@ struct BenchWorkload: ParsableCommand {
             }
             entries = Int64(rounds * messages.count)
             print("entries \(entries)\nseconds \((clock.now - started).seconds)\nbytes \(matched)\n", terminator: "")
+            return
+        case "sms-frames":
+            // The extension's memory workload as query frames, for Scripts/update-hot-functions.sh.
+            let (path, messages) = try SMSBench.extensionCorpus(in: directory, messages: Int(count))
+            var frames: [UInt8] = []
+            for message in messages { frames += MessageFilterWire.encodeQuery(sender: Array(message.sender.utf8), body: Array(message.body.utf8)) }
+            try FileSystem.writeNewFile(directory + "/frames.bin", frames, sync: false)
+            print("rules \(path)")
             return
         default:
             throw ValidationError("Unknown workload \(workload).")

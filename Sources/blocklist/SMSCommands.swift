@@ -182,14 +182,8 @@ struct SMSCheck: ParsableCommand {
         for result in results {
             let decided = result.rule.map { "rule \($0) \"\(result.ruleName!)\"" } ?? "no rule matched; the extension would defer it"
             let label = messages.count == 1 ? "" : "message \(result.message): "
-            print("\(label)\(result.action.padding(12))\(decided)")
+            print("\(label)\(pad(result.action, 12))\(decided)")
         }
-    }
-}
-
-extension String {
-    fileprivate func padding(_ width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
 }
 

@@ -222,11 +222,6 @@ struct Load: ParsableCommand {
     }
 }
 
-func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
-    let fill = String(repeating: " ", count: max(0, width - text.count))
-    return right ? fill + text + " " : text + fill
-}
-
 extension ReloadStrategy: ExpressibleByArgument {}
 extension CapacityScope: ExpressibleByArgument {}
 

@@ -98,6 +98,14 @@ final class RunningServer {
         #expect(check.status != 0 && check.stdout.isEmpty)
     }
 
+    @Test func verifySaysWhenTheCompiledFileIsNotWhatTheRulesCompileTo() throws {
+        #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "out"], in: directory.path).status == 0)
+        let other = try runBlocklist(["sms", "verify", "out", "--rules", "server.json"], in: directory.path)
+        #expect(other.status != 0)
+        #expect(other.stderr.contains("is not what server.json compiles to"), "\(other.stderr)")
+        #expect(other.stdout.isEmpty)
+    }
+
     @Test func badMessagesStopCheckBeforeAnyOutput() throws {
         let body = String(repeating: "a", count: 1 << 20)
         try writeBytes(Array((#"{"sender":"+1","body":"fine"}"# + "\n" + #"{"sender":"+1","body":"\#(body)"}"# + "\n").utf8), to: directory.file("big.jsonl"))
