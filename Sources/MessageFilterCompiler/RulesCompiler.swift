@@ -158,24 +158,25 @@ struct Trie {
         }
         var states: [UInt8] = []
         var labels: [UInt8] = []
-        var triggerIndex: [UInt8] = []
+        var outputs: [UInt8] = []
         var triggerBytes: [UInt8] = []
-        var edgeCount = 0, triggerCount = 0, triggerStates = 0
+        var edgeCount = 0, triggerCount = 0, outputCount = 0
         for (position, state) in order.enumerated() {
             let list = merged[state].sorted()
-            states.appendLE(UInt32(edgeCount))
+            let hasOutputs = best[state] != CompiledRulesFormat.noRule || !list.isEmpty
+            states.appendLE(UInt32(edgeCount) | (hasOutputs ? CompiledRulesFormat.outputFlag : 0))
             states.appendLE(UInt32(number[fail[state]]))
-            states.appendLE(best[state] | (list.isEmpty ? 0 : CompiledRulesFormat.triggerFlag))
             for (byte, child) in children[state].sorted(by: { $0.key < $1.key }) {
                 // Breadth-first numbering in edge order: edge e leads to state e + 1.
                 precondition(number[child] == edgeCount + 1)
                 labels.append(byte)
                 edgeCount += 1
             }
-            if !list.isEmpty {
-                triggerIndex.appendLE(UInt32(position))
-                triggerIndex.appendLE(UInt32(triggerCount))
-                triggerStates += 1
+            if hasOutputs {
+                outputs.appendLE(UInt32(position))
+                outputs.appendLE(best[state])
+                outputs.appendLE(UInt32(triggerCount))
+                outputCount += 1
                 for rule in list {
                     triggerBytes.appendLE(rule)
                     triggerCount += 1
@@ -184,16 +185,16 @@ struct Trie {
         }
         states.appendLE(UInt32(edgeCount))
         states.appendLE(UInt32(0))
-        states.appendLE(CompiledRulesFormat.noRule)
-        triggerIndex.appendLE(UInt32(order.count))
-        triggerIndex.appendLE(UInt32(triggerCount))
+        outputs.appendLE(UInt32(order.count))
+        outputs.appendLE(CompiledRulesFormat.noRule)
+        outputs.appendLE(UInt32(triggerCount))
         labels += [UInt8](repeating: 0, count: (4 - labels.count % 4) % 4)
         var bytes: [UInt8] = []
         bytes.appendLE(UInt32(order.count))
         bytes.appendLE(UInt32(edgeCount))
         bytes.appendLE(UInt32(triggerCount))
-        bytes.appendLE(UInt32(triggerStates))
-        return bytes + states + labels + triggerIndex + triggerBytes
+        bytes.appendLE(UInt32(outputCount))
+        return bytes + states + labels + outputs + triggerBytes
     }
 }
 

@@ -36,9 +36,10 @@ public final class CompiledRules: @unchecked Sendable {
         /// Edge labels; edge `e` leads to state `e + 1` (states are numbered breadth-first, in
         /// edge order, so the file needs no targets).
         var labels: Int
-        /// Trigger lists of the states that have one: (state, first trigger) pairs, ascending.
-        var triggerIndex: Int
-        let triggerStateCount: Int
+        /// The states that name a rule or trigger regexes: (state, best key, first trigger),
+        /// ascending by state, then a closing entry.
+        var outputs: Int
+        let outputCount: Int
         var triggers: Int
 
         mutating func move(to base: Int) {
@@ -46,7 +47,7 @@ public final class CompiledRules: @unchecked Sendable {
             section = (section.lowerBound + delta)..<(section.upperBound + delta)
             states += delta
             labels += delta
-            triggerIndex += delta
+            outputs += delta
             triggers += delta
         }
         /// The root's transitions, dense: the state for each first byte, 0 for none.
@@ -228,7 +229,8 @@ public final class CompiledRules: @unchecked Sendable {
         var automaton = automaton
         let F = CompiledRulesFormat.self
         func field(_ s: Int, _ f: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: automaton.states + s * F.stateEntrySize + f * 4)) }
-        let edgeCount = field(automaton.stateCount, 0)
+        func edgeStart(_ s: Int) -> Int { field(s, 0) & 0x7FFF_FFFF }
+        let edgeCount = edgeStart(automaton.stateCount)
         var classes = [UInt8](repeating: 0, count: 256)
         var used = [Bool](repeating: false, count: 256)
         for edge in 0..<edgeCount { used[Int(bytes[automaton.labels + edge])] = true }
@@ -245,13 +247,13 @@ public final class CompiledRules: @unchecked Sendable {
         var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
-            flagged[s] = UInt32(truncatingIfNeeded: field(s, 2)) != F.noRule
+            flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & F.outputFlag != 0
         }
         // Breadth-first order: a state's failure link is computed before it.
         for s in 0..<automaton.stateCount {
             let fail = field(s, 1)
             for c in 0..<count { dense[s * count + c] = s == 0 ? 0 : dense[fail * count + c] }
-            for edge in field(s, 0)..<field(s + 1, 0) {
+            for edge in edgeStart(s)..<edgeStart(s + 1) {
                 let label = Int(bytes[automaton.labels + edge])
                 let next = edge + 1
                 dense[s * count + Int(classes[label])] = UInt32(next) | (flagged[next] ? denseOutputFlag : 0)
@@ -405,26 +407,27 @@ public final class CompiledRules: @unchecked Sendable {
         let stateCount = Int(bytes.loadLE(UInt32.self, at: base))
         let edgeCount = Int(bytes.loadLE(UInt32.self, at: base + 4))
         let triggerCount = Int(bytes.loadLE(UInt32.self, at: base + 8))
-        let triggerStateCount = Int(bytes.loadLE(UInt32.self, at: base + 12))
+        let outputCount = Int(bytes.loadLE(UInt32.self, at: base + 12))
         let states = base + F.automatonHeaderSize
         let labels = states + (stateCount + 1) * F.stateEntrySize
-        let triggerIndex = labels + (edgeCount + 3) & ~3
-        let triggers = triggerIndex + (triggerStateCount + 1) * 8
+        let outputs = labels + (edgeCount + 3) & ~3
+        let triggers = outputs + (outputCount + 1) * F.outputEntrySize
         guard stateCount >= 1, stateCount < 1 << 26, edgeCount == stateCount - 1, triggerCount < 1 << 26,
-            triggerStateCount < stateCount, triggers + triggerCount * 4 == range.upperBound
+            outputCount < stateCount, triggers + triggerCount * 4 == range.upperBound
         else { throw corrupt("\(name) has sizes that do not add up to its section") }
         func state(_ s: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: states + s * F.stateEntrySize + field * 4)) }
-        func index(_ i: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: triggerIndex + i * 8 + field * 4)) }
-        guard state(stateCount, 0) == edgeCount, state(0, 1) == 0, state(0, 0) == 0,
-            index(triggerStateCount, 0) == stateCount, index(triggerStateCount, 1) == triggerCount, index(0, 1) == 0
+        func output(_ i: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: outputs + i * F.outputEntrySize + field * 4)) }
+        guard state(stateCount, 0) == edgeCount, state(stateCount, 1) == 0, state(0, 1) == 0, state(0, 0) == 0,
+            output(outputCount, 0) == stateCount, output(outputCount, 1) == Int(F.noRule), output(outputCount, 2) == triggerCount,
+            output(0, 2) == 0
         else {
             throw corrupt("\(name)'s first or closing record is wrong")
         }
         var root = [UInt32](repeating: 0, count: 256)
-        var flaggedStates = 0
-        var nextIndexed = 0  // the trigger index entry the next flagged state must match
+        var nextOutput = 0  // the output entry the next flagged state must match
         for s in 0..<stateCount {
-            let edgeStart = state(s, 0), edgeEnd = state(s + 1, 0)
+            let first = UInt32(truncatingIfNeeded: state(s, 0))
+            let edgeStart = Int(first & ~F.outputFlag), edgeEnd = state(s + 1, 0) & 0x7FFF_FFFF
             guard edgeStart <= edgeEnd, edgeEnd <= edgeCount else {
                 throw corrupt("\(name) state \(s) has edges out of order")
             }
@@ -441,8 +444,16 @@ public final class CompiledRules: @unchecked Sendable {
                 previous = label
                 if s == 0 { root[label] = UInt32(next) }
             }
-            let field = UInt32(truncatingIfNeeded: state(s, 2))
-            let best = field & ~F.triggerFlag
+            guard first & F.outputFlag != 0 else { continue }
+            // A flagged state has the next output entry: a rule, triggers, or both.
+            guard nextOutput < outputCount, output(nextOutput, 0) == s else {
+                throw corrupt("\(name) state \(s) is marked as having outputs but the output table does not list it")
+            }
+            let best = UInt32(truncatingIfNeeded: output(nextOutput, 1))
+            let triggerStart = output(nextOutput, 2), triggerEnd = output(nextOutput + 1, 2)
+            guard triggerStart <= triggerEnd, triggerEnd <= triggerCount, best != F.noRule || triggerStart < triggerEnd else {
+                throw corrupt("\(name) state \(s) has its outputs out of order")
+            }
             if best != F.noRule {
                 let rule = Int(best & 0xFF_FFFF)
                 guard rule < rules.count, rules[rule].match != .regex, rules[rule].view == view,
@@ -450,43 +461,36 @@ public final class CompiledRules: @unchecked Sendable {
                     best >> 24 == rules[rule].action.rank
                 else { throw corrupt("\(name) state \(s) names rule \(rule + 1), which does not fit it") }
             }
-            guard field & F.triggerFlag != 0 else { continue }
-            // A flagged state has the next trigger index entry, and a non-empty list in it.
-            guard nextIndexed < triggerStateCount, index(nextIndexed, 0) == s else {
-                throw corrupt("\(name) state \(s) is marked as triggering regexes but the trigger index does not list it")
-            }
-            let triggerStart = index(nextIndexed, 1), triggerEnd = index(nextIndexed + 1, 1)
-            guard triggerStart < triggerEnd, triggerEnd <= triggerCount else {
-                throw corrupt("\(name) state \(s) has its triggers out of order")
-            }
             for trigger in triggerStart..<triggerEnd {
                 let rule = Int(bytes.loadLE(UInt32.self, at: triggers + trigger * 4))
                 guard rule < rules.count, rules[rule].match == .regex, rules[rule].view == view,
                     rules[rule].target == target || rules[rule].target == .any
                 else { throw corrupt("\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule of its kind") }
             }
-            nextIndexed += 1
-            flaggedStates += 1
+            nextOutput += 1
         }
-        guard flaggedStates == triggerStateCount else {
-            throw corrupt("\(name)'s trigger index lists states that are not marked as triggering")
+        guard nextOutput == outputCount else {
+            throw corrupt("\(name)'s output table lists states that are not marked as having outputs")
         }
         return Automaton(
-            target: target, view: view, stateCount: stateCount, section: range, states: states, labels: labels, triggerIndex: triggerIndex,
-            triggerStateCount: triggerStateCount, triggers: triggers, root: root)
+            target: target, view: view, stateCount: stateCount, section: range, states: states, labels: labels, outputs: outputs,
+            outputCount: outputCount, triggers: triggers, root: root)
     }
 
-    /// The triggers of `state`, which carries the trigger flag: a binary search in the index.
-    func triggerRange(_ automaton: Automaton, state: Int) -> Range<Int> {
+    /// The output entry of `state`, which carries the output flag: its best key and its triggers,
+    /// by binary search in the output table.
+    func outputs(_ automaton: Automaton, state: Int) -> (key: UInt32, triggers: Range<Int>) {
         let raw = UnsafeRawBufferPointer(bytes)
-        var low = 0, high = automaton.triggerStateCount
+        let size = CompiledRulesFormat.outputEntrySize
+        var low = 0, high = automaton.outputCount
         while low < high {
             let middle = (low + high) / 2
-            if Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + middle * 8)) < state { low = middle + 1 } else { high = middle }
+            if Int(raw.loadLE(UInt32.self, at: automaton.outputs + middle * size)) < state { low = middle + 1 } else { high = middle }
         }
-        let start = Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + low * 8 + 4))
-        let end = Int(raw.loadLE(UInt32.self, at: automaton.triggerIndex + (low + 1) * 8 + 4))
-        return start..<end
+        let entry = automaton.outputs + low * size
+        let start = Int(raw.loadLE(UInt32.self, at: entry + 8))
+        let end = Int(raw.loadLE(UInt32.self, at: entry + size + 8))
+        return (raw.loadLE(UInt32.self, at: entry + 4), start..<end)
     }
 }
 

@@ -12,7 +12,8 @@ public enum CompiledRulesFormat {
     public static let headerSize = 32
     public static let sectionEntrySize = 16
     public static let ruleEntrySize = 16
-    public static let stateEntrySize = 12
+    public static let stateEntrySize = 8
+    public static let outputEntrySize = 12
     public static let automatonHeaderSize = 16
     /// The largest file the reader accepts: 64 MiB, far above 1,000,000 rules.
     public static let maximumFileSize = 64 << 20
@@ -27,8 +28,9 @@ public enum CompiledRulesFormat {
     public static let endMarker: UInt8 = 0xFF
     /// "No rule" in a state's best key.
     public static let noRule: UInt32 = 0x7FFF_FFFF
-    /// Bit 31 of a state's best-key field: the state triggers regex rules (see its trigger index).
-    public static let triggerFlag: UInt32 = 0x8000_0000
+    /// Bit 31 of a state's first-edge field: the state has an entry in the output table (it names
+    /// a rule or triggers regexes).
+    public static let outputFlag: UInt32 = 0x8000_0000
 
     /// Section kinds.
     public enum Section {

@@ -138,7 +138,7 @@ public final class MessageClassifier {
                     state = Int(automaton.root[Int(byte)])
                     break
                 }
-                let start = field(state, 0), end = field(state + 1, 0)
+                let start = field(state, 0) & 0x7FFF_FFFF, end = field(state + 1, 0) & 0x7FFF_FFFF
                 var found = -1
                 var edge = start
                 while edge < end {
@@ -156,7 +156,7 @@ public final class MessageClassifier {
                 }
                 state = field(state, 1)
             }
-            if state != 0 { visit(automaton, state, best: &best) }
+            if state != 0, field(state, 0) & Int(CompiledRulesFormat.outputFlag) != 0 { visit(automaton, state, best: &best) }
         }
         step(CompiledRulesFormat.startMarker)
         for byte in text { step(byte) }
@@ -183,14 +183,12 @@ public final class MessageClassifier {
         }
     }
 
-    /// A state that may name a rule or trigger regexes: keeps the better key, lists the triggers.
+    /// A state with outputs: keeps the better key, lists the triggered regexes.
     @inline(__always)
     private func visit(_ automaton: CompiledRules.Automaton, _ state: Int, best: inout UInt32) {
-        let field = UnsafeRawBufferPointer(rules.bytes).loadLE(
-            UInt32.self, at: automaton.states + state * CompiledRulesFormat.stateEntrySize + 8)
-        let key = field & ~CompiledRulesFormat.triggerFlag
+        let (key, triggers) = rules.outputs(automaton, state: state)
         if key < best { best = key }
-        if field & CompiledRulesFormat.triggerFlag != 0 { trigger(automaton, rules.triggerRange(automaton, state: state)) }
+        if !triggers.isEmpty { trigger(automaton, triggers) }
     }
 
     private func trigger(_ automaton: CompiledRules.Automaton, _ range: Range<Int>) {
