@@ -84,6 +84,13 @@ let package = Package(
             name: "BlocklistSet",
             dependencies: ["BlocklistCore"]
         ),
+        /// Lists of any shape for a packed set: number, allow and label files read through fixed
+        /// buffers (gzip too), sorted by an external merge sort in the staging directory, cut into
+        /// shards at stable boundaries. No Foundation: it runs inside `generate`'s budget.
+        .target(
+            name: "BlocklistLists",
+            dependencies: ["BlocklistCore", "BlocklistSet"]
+        ),
         /// Reading sets: the manifest through JSONDecoder, generations held against removal while
         /// they are read, and the set verifier.
         .target(
@@ -122,7 +129,7 @@ let package = Package(
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
             name: "CommandSupport",
-            dependencies: ["BlocklistCore", "BlocklistSet"],
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistLists"],
             // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
@@ -194,7 +201,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CallDirectorySimulator"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "CallDirectorySimulator"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting"]),
     ],

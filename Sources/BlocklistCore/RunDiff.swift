@@ -66,7 +66,8 @@ public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<Nu
 /// Reads a shard's runs as an iterator, stopping at the first damaged run and keeping its error,
 /// which the caller must check after the stream ends.
 public final class ShardRuns: IteratorProtocol {
-    private let reader: ShardReader
+    /// The reader it reads.
+    public let reader: ShardReader
     /// The error that ended the stream early, if any.
     public private(set) var error: BlocklistError?
 
@@ -79,6 +80,89 @@ public final class ShardRuns: IteratorProtocol {
         } catch {
             self.error = error
             return nil
+        }
+    }
+}
+
+/// The difference between two shards' identification entries, a run at a time: a number whose
+/// label changed is removed and added again, as CallKit needs. Labels are compared by content.
+///
+/// - Complexity: O(runs of both); memory is fixed.
+public struct IdentificationDiff {
+    /// A change to apply; `label` indexes the new shard's labels.
+    public enum Change: Hashable, Sendable {
+        case remove(NumberRun)
+        case add(NumberRun, label: Int)
+    }
+
+    private let old: ShardReader
+    private let new: ShardReader
+    private let oldLabels: [[UInt8]]
+    private let newLabels: [[UInt8]]
+    private var oldRun: (run: NumberRun, label: Int)?
+    private var newRun: (run: NumberRun, label: Int)?
+    private var changeAfter: Change?
+
+    /// Diffs `old`'s identification entries against `new`'s. Both readers must have read their
+    /// blocking entries (or will skip them).
+    public init(old: ShardReader, new: ShardReader) throws(BlocklistError) {
+        self.old = old
+        self.new = new
+        oldLabels = try old.readLabels()
+        newLabels = try new.readLabels()
+        oldRun = try old.nextIdentificationRun()
+        newRun = try new.nextIdentificationRun()
+    }
+
+    /// The next change, ascending; `nil` when both streams end.
+    public mutating func next() throws(BlocklistError) -> Change? {
+        if let change = changeAfter {
+            changeAfter = nil
+            return change
+        }
+        while true {
+            switch (oldRun, newRun) {
+            case (nil, nil):
+                return nil
+            case (let o?, nil):
+                oldRun = try old.nextIdentificationRun()
+                return .remove(o.run)
+            case (nil, let n?):
+                newRun = try new.nextIdentificationRun()
+                return .add(n.run, label: n.label)
+            case (let o?, let n?):
+                if o.run.last < n.run.start {
+                    oldRun = try old.nextIdentificationRun()
+                    return .remove(o.run)
+                }
+                if n.run.last < o.run.start {
+                    newRun = try new.nextIdentificationRun()
+                    return .add(n.run, label: n.label)
+                }
+                if o.run.start < n.run.start {
+                    oldRun = (NumberRun(first: n.run.start, last: o.run.last), o.label)
+                    return .remove(NumberRun(first: o.run.start, last: n.run.start - 1))
+                }
+                if n.run.start < o.run.start {
+                    newRun = (NumberRun(first: o.run.start, last: n.run.last), n.label)
+                    return .add(NumberRun(first: n.run.start, last: o.run.start - 1), label: n.label)
+                }
+                let common = NumberRun(first: o.run.start, last: min(o.run.last, n.run.last))
+                if o.run.last == common.last {
+                    oldRun = try old.nextIdentificationRun()
+                } else {
+                    oldRun = (NumberRun(first: common.last + 1, last: o.run.last), o.label)
+                }
+                if n.run.last == common.last {
+                    newRun = try new.nextIdentificationRun()
+                } else {
+                    newRun = (NumberRun(first: common.last + 1, last: n.run.last), n.label)
+                }
+                if oldLabels[o.label] != newLabels[n.label] {
+                    changeAfter = .add(common, label: n.label)
+                    return .remove(common)
+                }
+            }
         }
     }
 }

@@ -19,3 +19,40 @@ package enum ShardFormat {
     /// The longest LEB128 encoding of a UInt64.
     package static let maximumVarintBytes = 10
 }
+
+/// Version 2's adaptive Golomb–Rice code for one stream of unsigned values (gaps, or run lengths
+/// minus one), shared by the writer and the reader so both compute the same parameter.
+///
+/// A value `v` is written as `q = v >> k` one-bits, a zero bit, then the low `k` bits of `v`,
+/// where `k` follows the running mean of the values seen so far (the JPEG-LS rule: the largest
+/// `k` with `count << k <= sum`, halving both every 64 values). For geometrically distributed
+/// gaps, which uniformly random numbers give, this is within a few percent of the entropy.
+/// A quotient of `escapeQuotient` or more is written as `escapeQuotient` one-bits, 6 bits of
+/// bit length `n`, then the `n` bits of `v`.
+package struct RiceState {
+    package static let escapeQuotient: UInt64 = 24
+    private static let initialSum: UInt64 = 1 << 10
+    private static let sumLimit: UInt64 = 1 << 56
+    private var sum: UInt64 = RiceState.initialSum
+    private var count: UInt64 = 1
+
+    package init() {}
+
+    /// The Rice parameter for the next value.
+    @inline(__always)
+    package var parameter: Int {
+        let mean = sum / count
+        return mean == 0 ? 0 : 63 - mean.leadingZeroBitCount
+    }
+
+    /// Takes `value` into the running mean.
+    @inline(__always)
+    package mutating func update(_ value: UInt64) {
+        sum = min(sum &+ min(value, RiceState.sumLimit), RiceState.sumLimit * 2)
+        count += 1
+        if count == 64 {
+            sum >>= 1
+            count >>= 1
+        }
+    }
+}

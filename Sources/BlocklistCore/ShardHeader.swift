@@ -1,14 +1,24 @@
-/// The fixed 64-byte header at the start of every shard file. docs/FORMAT.md gives the layout.
+/// The fixed header at the start of every shard file: 64 bytes in version 1, 128 in version 2.
+/// docs/FORMAT.md gives the layout.
 ///
-/// All integers are little-endian. The header's CRC-32 covers its first 60 bytes, including the
-/// payload's CRC-32, so together they cover every byte of the file.
+/// All integers are little-endian. The header's CRC-32 covers every header byte before it
+/// (including the payload's CRC-32), so together they cover every byte of the file.
 public struct ShardHeader: Hashable, Sendable {
     /// "BLKSHARD".
     public static let magic: [UInt8] = Array("BLKSHARD".utf8)
     /// The format version this library writes and the newest it reads.
-    public static let currentVersion: UInt16 = 1
-    /// Bytes in the header; the payload starts here.
+    public static let currentVersion: UInt16 = 2
+    /// Bytes in a version 1 header; also the least a reader reads before it knows the version.
     public static let size = 64
+    /// Bytes in a version 2 header.
+    public static let version2Size = 128
+    /// The most distinct labels one shard's label table may hold.
+    public static let maximumLabelCount: UInt32 = 65_535
+    /// The most bytes of label text one shard may hold: the reader keeps them in memory.
+    public static let maximumLabelBytes: UInt32 = 1 << 20
+
+    /// Bytes in a header of `version`.
+    public static func size(ofVersion version: UInt16) -> Int { version >= 2 ? version2Size : size }
 
     /// The format version the file was written with.
     public var version: UInt16
@@ -26,8 +36,30 @@ public struct ShardHeader: Hashable, Sendable {
     public var payloadLength: Int64
     /// CRC-32 of the payload bytes as stored (compressed).
     public var payloadCRC: UInt32
-    /// CRC-32 of header bytes 0..<60. It identifies the file's content: the manifest's checksum.
+    /// CRC-32 of the header bytes before it. It identifies the file's content: the manifest's checksum.
     public var headerCRC: UInt32
+    /// Version 2: how many identification runs (numbers with one label) the payload encodes.
+    public var identificationRunCount: UInt32 = 0
+    /// Version 2: how many identification entries the shard holds.
+    public var identificationCount: Int64 = 0
+    /// Version 2: the smallest identified number, or 0 if none.
+    public var identificationFirst: Int64 = 0
+    /// Version 2: the largest identified number, or 0 if none.
+    public var identificationLast: Int64 = 0
+    /// Version 2: distinct labels in the shard's label table.
+    public var labelCount: UInt32 = 0
+    /// Version 2: bytes of label text in the label table.
+    public var labelBytes: UInt32 = 0
+    /// Version 2: the smallest number the shard covers in a packed layout (shard boundaries of the
+    /// next generation start from these), 0 in a range layout.
+    public var lowerBound: Int64 = 0
+
+    /// Bytes in this header; the payload starts here.
+    public var byteCount: Int { Self.size(ofVersion: version) }
+    /// Bytes in the file: header and payload.
+    public var fileSize: Int64 { Int64(byteCount) + payloadLength }
+    /// Numbers of both kinds.
+    public var totalEntries: Int64 { entryCount + identificationCount }
 
     public init(
         version: UInt16 = ShardHeader.currentVersion, shardIndex: UInt32, runCount: UInt32, entryCount: Int64,
@@ -47,12 +79,15 @@ public struct ShardHeader: Hashable, Sendable {
     /// The checksum as the manifest and the store write it: 8 lowercase hex digits.
     public var checksum: String { hex(headerCRC) }
 
-    /// Writes the header into `bytes` (64 bytes), computing `headerCRC` over the first 60.
+    /// Writes the header into `bytes` (`byteCount` bytes), computing `headerCRC` over all but its
+    /// last 4 bytes.
     package mutating func encode(into bytes: UnsafeMutableRawBufferPointer) {
-        precondition(bytes.count >= Self.size)
+        let size = byteCount
+        precondition(bytes.count >= size)
+        for offset in 0..<size { bytes[offset] = 0 }
         for (offset, byte) in Self.magic.enumerated() { bytes[offset] = byte }
         bytes.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt16.self)
-        bytes.storeBytes(of: UInt16(Self.size).littleEndian, toByteOffset: 10, as: UInt16.self)
+        bytes.storeBytes(of: UInt16(size).littleEndian, toByteOffset: 10, as: UInt16.self)
         bytes.storeBytes(of: UInt32(0).littleEndian, toByteOffset: 12, as: UInt32.self)
         bytes.storeBytes(of: shardIndex.littleEndian, toByteOffset: 16, as: UInt32.self)
         bytes.storeBytes(of: runCount.littleEndian, toByteOffset: 20, as: UInt32.self)
@@ -61,18 +96,22 @@ public struct ShardHeader: Hashable, Sendable {
         bytes.storeBytes(of: last.littleEndian, toByteOffset: 40, as: Int64.self)
         bytes.storeBytes(of: payloadLength.littleEndian, toByteOffset: 48, as: Int64.self)
         bytes.storeBytes(of: payloadCRC.littleEndian, toByteOffset: 56, as: UInt32.self)
-        headerCRC = crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[0..<60]))
-        bytes.storeBytes(of: headerCRC.littleEndian, toByteOffset: 60, as: UInt32.self)
+        if version >= 2 {
+            bytes.storeBytes(of: identificationRunCount.littleEndian, toByteOffset: 60, as: UInt32.self)
+            bytes.storeBytes(of: identificationCount.littleEndian, toByteOffset: 64, as: Int64.self)
+            bytes.storeBytes(of: identificationFirst.littleEndian, toByteOffset: 72, as: Int64.self)
+            bytes.storeBytes(of: identificationLast.littleEndian, toByteOffset: 80, as: Int64.self)
+            bytes.storeBytes(of: labelCount.littleEndian, toByteOffset: 88, as: UInt32.self)
+            bytes.storeBytes(of: labelBytes.littleEndian, toByteOffset: 92, as: UInt32.self)
+            bytes.storeBytes(of: lowerBound.littleEndian, toByteOffset: 96, as: Int64.self)
+        }
+        headerCRC = crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
+        bytes.storeBytes(of: headerCRC.littleEndian, toByteOffset: size - 4, as: UInt32.self)
     }
 
-    /// Reads and checks a header: magic, version, header size, CRC, and that its fields agree.
-    ///
-    /// - Parameters:
-    ///   - bytes: the first 64 bytes of the file.
-    ///   - path: the file, for error sentences.
-    /// - Throws: `.notAShard` for a wrong magic, `.unsupportedVersion` for a newer version,
-    ///   `.corruptShard` for anything else.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws(BlocklistError) -> ShardHeader {
+    /// The version at byte 8 of a header's first 64 bytes, checked, so the caller knows how many
+    /// header bytes to read.
+    package static func version(_ bytes: UnsafeRawBufferPointer, path: String) throws(BlocklistError) -> UInt16 {
         precondition(bytes.count >= Self.size)
         guard zip(bytes.prefix(8), magic).allSatisfy({ $0 == $1 }) else {
             throw BlocklistError(.notAShard, "\(path) is not a shard file: it does not start with the magic \"BLKSHARD\".")
@@ -86,22 +125,37 @@ public struct ShardHeader: Hashable, Sendable {
                 .unsupportedVersion,
                 "\(path) is shard format version \(version), newer than the version \(currentVersion) this tool reads; update blocklist.")
         }
-        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self))
-        let computed = crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[0..<60]))
+        return version
+    }
+
+    /// Reads and checks a header: magic, version, header size, CRC, and that its fields agree.
+    ///
+    /// - Parameters:
+    ///   - bytes: the header's bytes: 64 for version 1, 128 for version 2.
+    ///   - path: the file, for error sentences.
+    /// - Throws: `.notAShard` for a wrong magic, `.unsupportedVersion` for a newer version,
+    ///   `.corruptShard` for anything else.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws(BlocklistError) -> ShardHeader {
+        let version = try Self.version(bytes, path: path)
+        let size = Self.size(ofVersion: version)
+        precondition(bytes.count >= size)
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: size - 4, as: UInt32.self))
+        let computed = crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[0..<(size - 4)]))
         guard stored == computed else {
             throw BlocklistError(
                 .corruptShard,
-                "\(path): header checksum mismatch (bytes 0-59 give CRC-32 \(hex(computed)), byte 60 says \(hex(stored))); the header is damaged.")
+                "\(path): header checksum mismatch (bytes 0-\(size - 5) give CRC-32 \(hex(computed)), byte \(size - 4) says \(hex(stored))); the header is damaged.")
         }
         let headerSize = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
         guard headerSize == size else {
-            throw BlocklistError(.corruptShard, "\(path): header size at byte 10 is \(headerSize); version 1 headers are \(size) bytes.")
+            throw BlocklistError(
+                .corruptShard, "\(path): header size at byte 10 is \(headerSize); version \(version) headers are \(size) bytes.")
         }
         let flags = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
         guard flags == 0 else {
-            throw BlocklistError(.corruptShard, "\(path): flags at byte 12 are \(flags); version 1 defines none, so they must be 0.")
+            throw BlocklistError(.corruptShard, "\(path): flags at byte 12 are \(flags); version \(version) defines none, so they must be 0.")
         }
-        let header = ShardHeader(
+        var header = ShardHeader(
             version: version,
             shardIndex: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
             runCount: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)),
@@ -111,6 +165,18 @@ public struct ShardHeader: Hashable, Sendable {
             payloadLength: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 48, as: Int64.self)),
             payloadCRC: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 56, as: UInt32.self)),
             headerCRC: stored)
+        if version >= 2 {
+            header.identificationRunCount = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self))
+            header.identificationCount = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 64, as: Int64.self))
+            header.identificationFirst = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 72, as: Int64.self))
+            header.identificationLast = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 80, as: Int64.self))
+            header.labelCount = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 88, as: UInt32.self))
+            header.labelBytes = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 92, as: UInt32.self))
+            header.lowerBound = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 96, as: Int64.self))
+            for offset in 104..<(size - 4) where bytes[offset] != 0 {
+                throw BlocklistError(.corruptShard, "\(path): reserved header byte \(offset) is \(bytes[offset]); version 2 reserves bytes 104-123 as 0.")
+            }
+        }
         try header.checkConsistency(path: path)
         return header
     }
@@ -132,6 +198,26 @@ public struct ShardHeader: Hashable, Sendable {
                 throw fail("first \(first) and last \(last) cannot bound \(entryCount) distinct entries")
             }
         }
+        guard identificationCount >= 0, lowerBound >= 0 else { throw fail("identification count or lower bound is negative") }
+        if identificationCount == 0 {
+            guard identificationRunCount == 0, identificationFirst == 0, identificationLast == 0 else {
+                throw fail("no identification entries needs 0 identification runs and first = last = 0")
+            }
+        } else {
+            guard identificationRunCount >= 1, Int64(identificationRunCount) <= identificationCount else {
+                throw fail("\(identificationRunCount) identification runs cannot hold \(identificationCount) entries")
+            }
+            guard identificationFirst > 0, identificationFirst <= identificationLast,
+                identificationLast - identificationFirst + 1 >= identificationCount
+            else {
+                throw fail("identification first \(identificationFirst) and last \(identificationLast) cannot bound \(identificationCount) entries")
+            }
+            guard labelCount >= 1 else { throw fail("\(identificationCount) identification entries need at least one label") }
+        }
+        guard labelCount <= Self.maximumLabelCount, labelBytes <= Self.maximumLabelBytes else {
+            throw fail("the label table of \(labelCount) labels and \(labelBytes) bytes is over the limits of \(Self.maximumLabelCount) labels and \(Self.maximumLabelBytes) bytes")
+        }
+        guard labelBytes >= labelCount else { throw fail("\(labelCount) labels, each at least 1 byte, cannot fit \(labelBytes) bytes") }
     }
 }
 

@@ -5,8 +5,12 @@
 /// so a damaged file fails before a Call Directory extension adds a single entry from it.
 /// Decoding then checks every run against the header: order, counts, first and last number.
 ///
+/// Blocking entries come first (`next()`, `read(into:)`, `nextRun()`); a version 2 shard then
+/// holds its label table (`readLabels()`) and identification runs (`nextIdentificationRun()`).
+/// A version 1 shard reads as one with no identification entries.
+///
 /// - Complexity: O(entries) to read every number, O(runs) for `nextRun()`; memory is fixed
-///   (about 80 KiB).
+///   (about 80 KiB), plus the shard's label table once it is read.
 public final class ShardReader {
     /// The file.
     public let path: String
@@ -25,6 +29,17 @@ public final class ShardReader {
     private var runsRead: UInt32 = 0
     private var entriesBeforeRun: Int64 = 0
     private var previousLast: Int64 = 0
+    // Version 2.
+    private var bitBuffer: UInt64 = 0
+    private var bitCount = 0
+    private var gapState = RiceState()
+    private var lengthState = RiceState()
+    private var blockingDone = false
+    private var identificationRunsRead: UInt32 = 0
+    private var identificationEntriesRead: Int64 = 0
+    private var labelWidth = 0
+    private var labelTable: [[UInt8]]?
+    private var previousLabel = -1
 
     // The run being expanded by `next()`.
     @usableFromInline var cursor: Int64 = 0
@@ -44,31 +59,37 @@ public final class ShardReader {
         inputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         do throws(BlocklistError) {
-            let headerBytes = UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<ShardHeader.size])
-            let read = try file.read(into: headerBytes, at: 0)
-            guard read == ShardHeader.size else {
+            var headerBytes = UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<ShardHeader.size])
+            var read = try file.read(into: headerBytes, at: 0)
+            if read == ShardHeader.size {
+                let size = ShardHeader.size(ofVersion: try ShardHeader.version(UnsafeRawBufferPointer(headerBytes), path: path))
+                headerBytes = UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<size])
+                read = try file.read(into: headerBytes, at: 0)
+            }
+            guard read == headerBytes.count else {
                 if read >= 8, zip(headerBytes.prefix(8), ShardHeader.magic).allSatisfy({ $0 == $1 }) {
-                    throw BlocklistError(.corruptShard, "\(path) is truncated: \(read) bytes, shorter than the \(ShardHeader.size)-byte header.")
+                    throw BlocklistError(.corruptShard, "\(path) is truncated: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
                 }
-                throw BlocklistError(.notAShard, "\(path) is not a shard file: \(read) bytes, shorter than the \(ShardHeader.size)-byte header.")
+                throw BlocklistError(.notAShard, "\(path) is not a shard file: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
             }
             header = try ShardHeader.decode(UnsafeRawBufferPointer(headerBytes), path: path)
-            let expected = Int64(ShardHeader.size) + header.payloadLength
+            let expected = header.fileSize
             guard size == expected else {
                 throw BlocklistError(
                     .corruptShard,
                     size < expected
-                        ? "\(path) is truncated: \(size) bytes, but its header says \(ShardHeader.size) + \(header.payloadLength)."
+                        ? "\(path) is truncated: \(size) bytes, but its header says \(header.byteCount) + \(header.payloadLength)."
                         : "\(path) has \(size - expected) bytes after the end its header gives (\(expected) bytes).")
             }
             try Self.checkPayloadCRC(file, header: header, buffer: inputBuffer, path: path)
-            inflater = try Inflater(windowBits: ShardFormat.readerWindowBits, context: path, payloadOffset: Int64(ShardHeader.size))
+            inflater = try Inflater(windowBits: ShardFormat.readerWindowBits, context: path, payloadOffset: Int64(header.byteCount))
         } catch {
             inputBuffer.deallocate()
             outputBuffer.deallocate()
             throw error
         }
         previousLast = header.first - 2
+        inputOffset = Int64(header.byteCount)
     }
 
     deinit {
@@ -80,7 +101,7 @@ public final class ShardReader {
         _ file: borrowing FileDescriptor, header: ShardHeader, buffer: UnsafeMutableRawBufferPointer, path: String
     ) throws(BlocklistError) {
         var crc: UInt32 = 0
-        var offset = Int64(ShardHeader.size)
+        var offset = Int64(header.byteCount)
         let end = offset + header.payloadLength
         while offset < end {
             let want = Int(min(Int64(buffer.count), end - offset))
@@ -94,7 +115,7 @@ public final class ShardReader {
         guard crc == header.payloadCRC else {
             throw BlocklistError(
                 .corruptShard,
-                "\(path): payload checksum mismatch (bytes \(ShardHeader.size)-\(end - 1) give CRC-32 \(hex(crc)), the header says \(hex(header.payloadCRC))); the payload is damaged.")
+                "\(path): payload checksum mismatch (bytes \(header.byteCount)-\(end - 1) give CRC-32 \(hex(crc)), the header says \(hex(header.payloadCRC))); the payload is damaged.")
         }
     }
 
@@ -106,6 +127,11 @@ public final class ShardReader {
         guard header.entryCount <= capacity else {
             throw BlocklistError(
                 .capacityExceeded, "\(path) holds \(header.entryCount) entries, more than the \(capacity) an extension may hold; nothing was added.")
+        }
+        guard header.identificationCount <= capacity else {
+            throw BlocklistError(
+                .capacityExceeded,
+                "\(path) holds \(header.identificationCount) identification entries, more than the \(capacity) an extension may hold; nothing was added.")
         }
     }
 
@@ -163,18 +189,29 @@ public final class ShardReader {
     }
 
     private func nextRunForExpansion() throws(BlocklistError) -> NumberRun? {
-        if finished { return nil }
+        if finished || blockingDone { return nil }
         guard runsRead < header.runCount else {
-            try checkEnd()
-            finished = true
+            if header.version == 1 {
+                try checkEnd()
+                finished = true
+            } else {
+                blockingDone = true
+            }
             return nil
         }
         let runIndex = runsRead
         func fail(_ what: String) -> BlocklistError {
             BlocklistError(.corruptShard, "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) \(what).")
         }
-        let gap = try readVarint(runIndex: runIndex)
-        let countMinusOne = try readVarint(runIndex: runIndex)
+        let gap: UInt64
+        let countMinusOne: UInt64
+        if header.version == 1 {
+            gap = try readVarint(runIndex: runIndex)
+            countMinusOne = try readVarint(runIndex: runIndex)
+        } else {
+            gap = try readRice(&gapState, what: "run \(runIndex + 1) of \(header.runCount)")
+            countMinusOne = try readRice(&lengthState, what: "run \(runIndex + 1) of \(header.runCount)")
+        }
         guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
         let (base, overflow1) = previousLast.addingReportingOverflow(2)
         let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
@@ -192,6 +229,162 @@ public final class ShardReader {
         entriesBeforeRun += count
         previousLast = last
         return NumberRun(start: start, count: count)
+    }
+
+    /// The shard's labels, in table order (version 2; empty for version 1). Reads past any blocking
+    /// runs not read yet.
+    ///
+    /// - Throws: `.corruptShard` if the table disagrees with the header or a label is not UTF-8.
+    public func readLabels() throws(BlocklistError) -> [[UInt8]] {
+        if let labelTable { return labelTable }
+        guard header.version >= 2 else {
+            labelTable = []
+            return []
+        }
+        while try nextRunForExpansion() != nil {}
+        remaining = 0
+        try alignToByte(after: "the blocking runs")
+        var labels: [[UInt8]] = []
+        labels.reserveCapacity(Int(header.labelCount))
+        var total: UInt32 = 0
+        for index in 0..<Int(header.labelCount) {
+            func fail(_ what: String) -> BlocklistError {
+                BlocklistError(.corruptShard, "\(path): label \(index) of \(header.labelCount) \(what).")
+            }
+            let length = try readVarint(runIndex: header.runCount)
+            guard length >= 1, length <= UInt64(header.labelBytes - total) else {
+                throw fail("is \(length) bytes, but the header leaves \(header.labelBytes - total) of its \(header.labelBytes) label bytes")
+            }
+            var label = [UInt8](repeating: 0, count: Int(length))
+            for position in 0..<label.count {
+                guard let byte = try nextByte() else { throw fail("ends before its \(length) bytes") }
+                label[position] = byte
+            }
+            guard String(decoding: label, as: UTF8.self).utf8.elementsEqual(label) else { throw fail("is not valid UTF-8") }
+            total += UInt32(length)
+            labels.append(label)
+        }
+        guard total == header.labelBytes else {
+            throw BlocklistError(.corruptShard, "\(path): the labels hold \(total) bytes, but the header says \(header.labelBytes).")
+        }
+        labelWidth = labels.count <= 1 ? 0 : Int.bitWidth - (labels.count - 1).leadingZeroBitCount
+        previousLast = header.identificationFirst - 1
+        gapState = RiceState()
+        lengthState = RiceState()
+        labelTable = labels
+        return labels
+    }
+
+    /// How many identification entries `nextIdentificationRun()` has yielded.
+    public var identificationEntriesReadSoFar: Int64 { identificationEntriesRead }
+
+    /// The next identification run and the index of its label in `readLabels()`, or `nil` after
+    /// the last one; the first call reads the label table. Checks the end of the payload.
+    public func nextIdentificationRun() throws(BlocklistError) -> (run: NumberRun, label: Int)? {
+        if finished { return nil }
+        if labelTable == nil { _ = try readLabels() }
+        guard header.version >= 2 else { return nil }
+        let runIndex = identificationRunsRead
+        guard runIndex < header.identificationRunCount else {
+            try alignToByte(after: "the identification runs")
+            if try nextByte() != nil {
+                throw BlocklistError(.corruptShard, "\(path): the payload holds more data after the \(header.identificationRunCount) identification runs its header gives.")
+            }
+            guard inflater.totalIn == header.payloadLength else {
+                throw BlocklistError(
+                    .corruptShard,
+                    "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes.")
+            }
+            guard identificationEntriesRead == header.identificationCount,
+                header.identificationCount == 0 || previousLast == header.identificationLast
+            else {
+                throw BlocklistError(
+                    .corruptShard,
+                    "\(path): the identification runs hold \(identificationEntriesRead) entries ending at \(previousLast), but the header says \(header.identificationCount) ending at \(header.identificationLast).")
+            }
+            finished = true
+            return nil
+        }
+        let what = "identification run \(runIndex + 1) of \(header.identificationRunCount)"
+        func fail(_ problem: String) -> BlocklistError {
+            BlocklistError(.corruptShard, "\(path): \(what) (entry \(identificationEntriesRead)) \(problem).")
+        }
+        let gap = try readRice(&gapState, what: what)
+        let countMinusOne = try readRice(&lengthState, what: what)
+        let label = labelWidth == 0 ? 0 : Int(try readBits(labelWidth, what: what))
+        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
+        let (base, overflow1) = previousLast.addingReportingOverflow(1)
+        let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
+        let count = Int64(countMinusOne) + 1
+        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { throw fail("runs past the largest Int64") }
+        if runIndex > 0, gap == 0, label == previousLabel {
+            throw fail("continues the previous run with the same label; the writer merges those")
+        }
+        previousLabel = label
+        if runIndex == 0 && start != header.identificationFirst {
+            throw fail("starts at \(start), but the header says the first identified number is \(header.identificationFirst)")
+        }
+        let last = start + (count - 1)
+        guard last <= header.identificationLast else { throw fail("reaches \(last), above the header's last identified number \(header.identificationLast)") }
+        guard count <= header.identificationCount - identificationEntriesRead else {
+            throw fail("holds \(count) entries, more than the header leaves")
+        }
+        guard label < Int(header.labelCount) else { throw fail("names label \(label) of a table of \(header.labelCount)") }
+        identificationRunsRead += 1
+        identificationEntriesRead += count
+        previousLast = last
+        return (NumberRun(start: start, count: count), label)
+    }
+
+    /// Drops the bits left of the current byte; they must be zero.
+    private func alignToByte(after what: String) throws(BlocklistError) {
+        guard bitCount < 8, bitBuffer == 0 else {
+            throw BlocklistError(.corruptShard, "\(path): the padding after \(what) is not zero bits.")
+        }
+        bitCount = 0
+    }
+
+    @inline(__always)
+    private func readBits(_ width: Int, what: @autoclosure () -> String) throws(BlocklistError) -> UInt64 {
+        var value: UInt64 = 0
+        var filled = 0
+        while filled < width {
+            if bitCount == 0 {
+                guard let byte = try nextByte() else {
+                    throw BlocklistError(.corruptShard, "\(path): the payload ends inside \(what()).")
+                }
+                bitBuffer = UInt64(byte)
+                bitCount = 8
+            }
+            let take = min(width - filled, bitCount)
+            let mask: UInt64 = (1 << UInt64(take)) - 1
+            value |= (bitBuffer & mask) << UInt64(filled)
+            bitBuffer >>= UInt64(take)
+            bitCount -= take
+            filled += take
+        }
+        return value
+    }
+
+    private func readRice(_ state: inout RiceState, what: @autoclosure () -> String) throws(BlocklistError) -> UInt64 {
+        var quotient: UInt64 = 0
+        while quotient < RiceState.escapeQuotient {
+            if try readBits(1, what: what()) == 0 { break }
+            quotient += 1
+        }
+        let value: UInt64
+        if quotient < RiceState.escapeQuotient {
+            let k = state.parameter
+            value = (quotient << UInt64(k)) | (k == 0 ? 0 : try readBits(k, what: what()))
+        } else {
+            let length = Int(try readBits(6, what: what())) + 1
+            value = try readBits(length, what: what())
+            guard length == 64 || value >> UInt64(length - 1) == 1 else {
+                throw BlocklistError(.corruptShard, "\(path): \(what()) has an escaped value whose top bit is not set.")
+            }
+        }
+        state.update(value)
+        return value
     }
 
     private func checkEnd() throws(BlocklistError) {
@@ -235,7 +428,7 @@ public final class ShardReader {
         while outputPosition == outputCount {
             if streamEnded { return nil }
             if inflater.availableInput == 0 {
-                let end = Int64(ShardHeader.size) + header.payloadLength
+                let end = header.fileSize
                 let want = Int(min(Int64(inputBuffer.count), end - inputOffset))
                 guard want > 0 else {
                     throw BlocklistError(.corruptShard, "\(path): the payload ends before its zlib stream does.")

@@ -16,21 +16,24 @@ public enum ShardVerifier {
     ///   - expectedIndex: the index it must carry, or `nil` to accept any.
     ///   - capacity: the most entries it may hold, or `nil` for no limit.
     ///   - expected: the runs it must hold, exactly, or `nil` to skip that check.
+    ///   - expectedIdentification: the identification runs and labels it must hold, exactly, or
+    ///     `nil` to skip that check.
     /// - Returns: its header and size.
     /// - Throws: the first problem found, as a `BlocklistError` naming the file and where.
     /// - Complexity: O(runs); memory is the reader's fixed buffers.
     public static func verify(
-        _ path: String, expectedIndex: Int? = nil, capacity: Int64? = nil, expected: RunGenerator? = nil
+        _ path: String, expectedIndex: Int? = nil, capacity: Int64? = nil, expected: RunGenerator? = nil,
+        expectedIdentification: (any LabelledRunSource)? = nil
     ) throws(BlocklistError) -> Summary {
         let reader = try ShardReader(path: path)
         let header = reader.header
         if let expectedIndex, Int(header.shardIndex) != expectedIndex {
             throw BlocklistError(.manifestMismatch, "\(path) carries shard index \(header.shardIndex), expected \(expectedIndex).")
         }
-        if let capacity, header.entryCount > capacity {
+        if let capacity, max(header.entryCount, header.identificationCount) > capacity {
             throw BlocklistError(
                 .capacityExceeded,
-                "\(path) holds \(header.entryCount) entries, more than the capacity of \(capacity) one extension accepts.")
+                "\(path) holds \(header.entryCount) blocking and \(header.identificationCount) identification entries, more than the capacity of \(capacity) per kind one extension accepts.")
         }
         var previous: NumberRun?
         var entries: Int64 = 0
@@ -53,7 +56,30 @@ public enum ShardVerifier {
         if let expected, let want = expected.next() {
             throw BlocklistError(.manifestMismatch, "\(path) ends after \(entries) entries, but the spec also generates \(want).")
         }
+        let labels = try reader.readLabels()
+        var identified: Int64 = 0
+        while let (run, label) = try reader.nextIdentificationRun() {
+            if let expectedIdentification {
+                let want = try expectedIdentification.nextLabelledRun()
+                guard let want, want.run == run, want.label.elementsEqual(labels[label]) else {
+                    let wanted = want.map { "\($0.run) as \"\(String(decoding: $0.label, as: UTF8.self))\"" } ?? "nothing more"
+                    throw BlocklistError(
+                        .manifestMismatch,
+                        "\(path): identification entry \(identified) is \(run) as \"\(String(decoding: labels[label], as: UTF8.self))\", but the inputs give \(wanted) there.")
+                }
+            }
+            identified += run.count
+        }
+        if let expectedIdentification, let want = try expectedIdentification.nextLabelledRun() {
+            throw BlocklistError(.manifestMismatch, "\(path) ends after \(identified) identification entries, but the inputs also give \(want.run).")
+        }
         // The reader checked that the file is exactly this long when it opened it.
-        return Summary(path: path, header: header, bytes: Int64(ShardHeader.size) + header.payloadLength)
+        return Summary(path: path, header: header, bytes: header.fileSize)
     }
+}
+
+/// Ascending identification runs, each with its label's UTF-8 bytes, for `ShardVerifier`.
+public protocol LabelledRunSource: AnyObject {
+    /// The next run and its label, or `nil` after the last.
+    func nextLabelledRun() throws(BlocklistError) -> (run: NumberRun, label: [UInt8])?
 }

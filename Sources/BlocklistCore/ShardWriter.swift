@@ -24,14 +24,19 @@ public final class ShardEncoder {
 /// Writes one shard file from ascending runs, streaming: a fixed encode buffer and a fixed
 /// compressed-output buffer, allocated once (or borrowed from a `ShardEncoder`).
 ///
-/// The header is written last, at offset 0, once the counts and checksums are known. The writer
-/// creates its file exclusively and never renames it: committing it is the caller's job.
+/// Blocking runs come first; then, in version 2, `beginIdentification(labels:)` writes the label
+/// table and `appendIdentification(_:label:)` the identification runs. The header is written
+/// last, at offset 0, once the counts and checksums are known. The writer creates its file
+/// exclusively and never renames it: committing it is the caller's job.
 ///
 /// - Complexity: O(runs); memory is fixed (about 60 KiB).
 public final class ShardWriter {
     /// The file being written.
     public let path: String
+    /// The format version it writes.
+    public let version: UInt16
     private let shardIndex: UInt32
+    private let lowerBound: Int64
     private let file: FileDescriptor
     private let encoder: ShardEncoder
     private var deflater: Deflater { encoder.deflater }
@@ -39,6 +44,7 @@ public final class ShardWriter {
     private var outputBuffer: UnsafeMutableRawBufferPointer { encoder.outputBuffer }
     private var encoded = 0
     private var pending: NumberRun?
+    private var pendingLabel = 0
     private var previousLast: Int64 = 0
     private var runCount: UInt32 = 0
     private var entryCount: Int64 = 0
@@ -46,6 +52,16 @@ public final class ShardWriter {
     private var payloadLength: Int64 = 0
     private var payloadCRC: UInt32 = 0
     private var finished = false
+    // Version 2.
+    private var bitBuffer: UInt64 = 0
+    private var bitCount = 0
+    private var gapState = RiceState()
+    private var lengthState = RiceState()
+    private var identifying = false
+    private var blocking: (runs: UInt32, entries: Int64, first: Int64, last: Int64) = (0, 0, 0, 0)
+    private var labelCount: UInt32 = 0
+    private var labelBytes: UInt32 = 0
+    private var labelWidth = 0
 
     /// Creates `path` (which must not exist) for shard `shardIndex`.
     ///
@@ -53,16 +69,30 @@ public final class ShardWriter {
     ///   - path: the new file.
     ///   - shardIndex: from 1.
     ///   - encoder: state to reuse; one writer at a time may use it. Default: a new one.
+    ///   - version: the format version, 1 or 2. Default: the current one. Version 1 holds
+    ///     blocking entries only.
+    ///   - lowerBound: the smallest number the shard covers in a packed layout (version 2).
     /// - Throws: `BlocklistError` `.io` if the file cannot be created.
-    public init(path: String, shardIndex: Int, encoder: ShardEncoder? = nil) throws(BlocklistError) {
+    public init(
+        path: String, shardIndex: Int, encoder: ShardEncoder? = nil, version: UInt16 = ShardHeader.currentVersion,
+        lowerBound: Int64 = 0
+    ) throws(BlocklistError) {
         guard shardIndex >= 1, shardIndex <= Int(UInt32.max) else {
             throw BlocklistError(.invalidInput, "Shard index \(shardIndex) for \(path) is outside 1...\(UInt32.max).")
+        }
+        guard (1...ShardHeader.currentVersion).contains(version) else {
+            throw BlocklistError(.invalidInput, "\(path): shard format version \(version) cannot be written; this tool writes 1 and 2.")
+        }
+        guard lowerBound >= 0, version >= 2 || lowerBound == 0 else {
+            throw BlocklistError(.invalidInput, "\(path): lower bound \(lowerBound) needs format version 2 and a number of at least 0.")
         }
         let encoder = if let encoder { encoder } else { try ShardEncoder() }
         precondition(!encoder.inUse, "a ShardEncoder serves one ShardWriter at a time")
         try encoder.deflater.reset(context: path)
         self.path = path
+        self.version = version
         self.shardIndex = UInt32(shardIndex)
+        self.lowerBound = lowerBound
         file = try FileDescriptor.createExclusive(path)
         self.encoder = encoder
         encoder.inUse = true
@@ -70,25 +100,100 @@ public final class ShardWriter {
 
     deinit { encoder.inUse = false }
 
-    /// How many numbers have been appended.
+    private var headerSize: Int { ShardHeader.size(ofVersion: version) }
+    /// Blocking runs never touch (a touching run would have been merged): gaps count from
+    /// `last + 2`. Identification runs touch when the label changes: gaps count from `last + 1`.
+    private var gapBase: Int64 { identifying ? 1 : 2 }
+
+    /// How many numbers of the current kind have been appended.
     public var entriesWritten: Int64 { entryCount + (pending?.count ?? 0) }
 
-    /// Appends a run; it must start after every number appended before. A run that continues the
-    /// previous one is merged with it.
+    /// Appends a blocking run; it must start after every number appended before. A run that
+    /// continues the previous one is merged with it.
     ///
     /// - Throws: `.invalidInput` for an empty, negative or out-of-order run.
     public func append(_ run: NumberRun) throws(BlocklistError) {
         precondition(!finished, "append after finish")
+        precondition(!identifying, "blocking entries come before identification entries")
+        try add(run, label: 0)
+    }
+
+    /// Appends one blocking number; it must be above every number appended before.
+    public func append(_ number: Int64) throws(BlocklistError) {
+        try append(NumberRun(start: number, count: 1))
+    }
+
+    /// Ends the blocking entries and writes the label table (version 2). Each label is UTF-8, at
+    /// least one byte; identification runs then name a label by its index in `labels`.
+    ///
+    /// - Throws: `.invalidInput` for version 1, an empty label, or a table over the format's limits.
+    public func beginIdentification(labels: [[UInt8]]) throws(BlocklistError) {
+        precondition(!finished && !identifying, "beginIdentification once, before finish")
+        guard version >= 2 else {
+            throw BlocklistError(.invalidInput, "\(path): format version 1 holds no identification entries; write version 2.")
+        }
+        let total = labels.reduce(0) { $0 + $1.count }
+        guard labels.count <= Int(ShardHeader.maximumLabelCount), total <= Int(ShardHeader.maximumLabelBytes) else {
+            throw BlocklistError(
+                .limitExceeded,
+                "\(path): \(labels.count) labels of \(total) bytes do not fit one shard's label table (at most \(ShardHeader.maximumLabelCount) labels and \(ShardHeader.maximumLabelBytes) bytes).")
+        }
+        if let index = labels.firstIndex(where: \.isEmpty) {
+            throw BlocklistError(.invalidInput, "\(path): label \(index) is empty; a label is at least one byte.")
+        }
+        try endSection()
+        blocking = (runCount, entryCount, entryCount > 0 ? first : 0, entryCount > 0 ? previousLast : 0)
+        identifying = true
+        runCount = 0
+        entryCount = 0
+        first = 0
+        pending = nil
+        gapState = RiceState()
+        lengthState = RiceState()
+        labelCount = UInt32(labels.count)
+        labelBytes = UInt32(total)
+        labelWidth = labels.count <= 1 ? 0 : Int.bitWidth - (labels.count - 1).leadingZeroBitCount
+        for label in labels {
+            try reserve(ShardFormat.maximumVarintBytes)
+            putVarint(UInt64(label.count))
+            var offset = 0
+            while offset < label.count {
+                if encoded == encodeBuffer.count { try compressEncoded(finish: false) }
+                let take = min(label.count - offset, encodeBuffer.count - encoded)
+                label.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: encodeBuffer[encoded..<(encoded + take)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
+                }
+                encoded += take
+                offset += take
+            }
+        }
+    }
+
+    /// Appends identification run: every number of `run` is identified by label `label`. Runs
+    /// are strictly ascending; a run that continues the previous one with the same label is
+    /// merged with it.
+    public func appendIdentification(_ run: NumberRun, label: Int) throws(BlocklistError) {
+        precondition(!finished, "append after finish")
+        precondition(identifying, "call beginIdentification(labels:) first")
+        guard label >= 0, label < Int(labelCount) else {
+            throw BlocklistError(.invalidInput, "\(path): label index \(label) is outside the table of \(labelCount) labels.")
+        }
+        try add(run, label: label)
+    }
+
+    private func add(_ run: NumberRun, label: Int) throws(BlocklistError) {
         guard run.count >= 1, run.start >= 1, run.start <= Int64.max - (run.count - 1) else {
             throw BlocklistError(.invalidInput, "\(path): run \(run.start) × \(run.count) is not a run of positive numbers.")
         }
         guard var current = pending else {
             pending = run
+            pendingLabel = label
             first = run.start
-            previousLast = run.start - 2
+            previousLast = run.start - gapBase
             return
         }
-        if current.last < Int64.max, run.start == current.last + 1 {
+        if current.last < Int64.max, run.start == current.last + 1, label == pendingLabel {
             current.count += run.count
             pending = current
             return
@@ -96,15 +201,11 @@ public final class ShardWriter {
         guard run.start > current.last else {
             throw BlocklistError(
                 .invalidInput,
-                "\(path): number \(run.start) at entry \(entriesWritten) is not above the previous number \(current.last); entries must be strictly ascending.")
+                "\(path): number \(run.start) at \(identifying ? "identification " : "")entry \(entriesWritten) is not above the previous number \(current.last); entries must be strictly ascending.")
         }
-        try encode(current)
+        try encode(current, label: pendingLabel)
         pending = run
-    }
-
-    /// Appends one number; it must be above every number appended before.
-    public func append(_ number: Int64) throws(BlocklistError) {
-        try append(NumberRun(start: number, count: 1))
+        pendingLabel = label
     }
 
     /// Ends the payload, writes the header, and optionally flushes the file to disk.
@@ -113,30 +214,75 @@ public final class ShardWriter {
     /// - Returns: the header as written.
     public func finish(sync: Bool = true) throws(BlocklistError) -> ShardHeader {
         precondition(!finished, "finish called twice")
+        if version >= 2 && !identifying { try beginIdentification(labels: []) }
         finished = true
-        if let run = pending { try encode(run) }
+        try endSection()
         try compressEncoded(finish: true)
-        var header = ShardHeader(
-            shardIndex: shardIndex, runCount: runCount, entryCount: entryCount,
-            first: entryCount > 0 ? first : 0, last: entryCount > 0 ? previousLast : 0,
-            payloadLength: payloadLength, payloadCRC: payloadCRC)
-        let headerBytes = UnsafeMutableRawBufferPointer(rebasing: encodeBuffer[0..<ShardHeader.size])
+        var header: ShardHeader
+        if identifying {
+            header = ShardHeader(
+                version: version, shardIndex: shardIndex, runCount: blocking.runs, entryCount: blocking.entries,
+                first: blocking.first, last: blocking.last, payloadLength: payloadLength, payloadCRC: payloadCRC)
+            header.identificationRunCount = runCount
+            header.identificationCount = entryCount
+            header.identificationFirst = entryCount > 0 ? first : 0
+            header.identificationLast = entryCount > 0 ? previousLast : 0
+            header.labelCount = labelCount
+            header.labelBytes = labelBytes
+            header.lowerBound = lowerBound
+        } else {
+            header = ShardHeader(
+                version: version, shardIndex: shardIndex, runCount: runCount, entryCount: entryCount,
+                first: entryCount > 0 ? first : 0, last: entryCount > 0 ? previousLast : 0,
+                payloadLength: payloadLength, payloadCRC: payloadCRC)
+        }
+        let headerBytes = UnsafeMutableRawBufferPointer(rebasing: encodeBuffer[0..<headerSize])
         header.encode(into: headerBytes)
         try file.write(UnsafeRawBufferPointer(headerBytes), at: 0)
         if sync { try file.sync() }
         return header
     }
 
-    private func encode(_ run: NumberRun) throws(BlocklistError) {
+    /// Encodes the pending run and pads the bit stream to a byte.
+    private func endSection() throws(BlocklistError) {
+        if let run = pending { try encode(run, label: pendingLabel) }
+        pending = nil
+        if bitCount > 0 {
+            try reserve(8)
+            while bitCount > 0 {
+                encodeBuffer[encoded] = UInt8(truncatingIfNeeded: bitBuffer)
+                encoded += 1
+                bitBuffer >>= 8
+                bitCount = max(0, bitCount - 8)
+            }
+            bitBuffer = 0
+        }
+    }
+
+    private func encode(_ run: NumberRun, label: Int) throws(BlocklistError) {
         guard runCount < UInt32.max else {
             throw BlocklistError(.limitExceeded, "\(path): more than \(UInt32.max) runs do not fit one shard.")
         }
-        if encoded + 2 * ShardFormat.maximumVarintBytes > encodeBuffer.count { try compressEncoded(finish: false) }
-        putVarint(UInt64(run.start - (previousLast + 2)))
-        putVarint(UInt64(run.count - 1))
+        let gap = UInt64(run.start - (previousLast + gapBase))
+        let lengthMinusOne = UInt64(run.count - 1)
+        if version == 1 {
+            try reserve(2 * ShardFormat.maximumVarintBytes)
+            putVarint(gap)
+            putVarint(lengthMinusOne)
+        } else {
+            // Two escaped values (24 + 6 + 64 bits each) and a label index fit in 32 bytes.
+            try reserve(32)
+            putRice(gap, &gapState)
+            putRice(lengthMinusOne, &lengthState)
+            if labelWidth > 0 { putBits(UInt64(label), labelWidth) }
+        }
         previousLast = run.last
         runCount += 1
         entryCount += run.count
+    }
+
+    private func reserve(_ bytes: Int) throws(BlocklistError) {
+        if encoded + bytes > encodeBuffer.count { try compressEncoded(finish: false) }
     }
 
     private func putVarint(_ value: UInt64) {
@@ -150,10 +296,48 @@ public final class ShardWriter {
         encoded += 1
     }
 
+    /// Appends the low `width` bits of `value` (up to 32 at a time), least significant first.
+    @inline(__always)
+    private func putBits(_ value: UInt64, _ width: Int) {
+        var value = value
+        var width = width
+        while width > 0 {
+            let take = min(width, 32)
+            let mask: UInt64 = take == 64 ? ~0 : (1 << UInt64(take)) - 1
+            bitBuffer |= (value & mask) << UInt64(bitCount)
+            bitCount += take
+            value = take == 64 ? 0 : value >> UInt64(take)
+            width -= take
+            while bitCount >= 8 {
+                encodeBuffer[encoded] = UInt8(truncatingIfNeeded: bitBuffer)
+                encoded += 1
+                bitBuffer >>= 8
+                bitCount -= 8
+            }
+        }
+    }
+
+    @inline(__always)
+    private func putRice(_ value: UInt64, _ state: inout RiceState) {
+        let k = state.parameter
+        let quotient = value >> UInt64(k)
+        if quotient < RiceState.escapeQuotient {
+            putBits((1 << quotient) - 1, Int(quotient) + 1)  // quotient ones, then a zero
+            putBits(value, k)
+        } else {
+            putBits((1 << RiceState.escapeQuotient) - 1, Int(RiceState.escapeQuotient))
+            let length = value == 0 ? 0 : UInt64.bitWidth - value.leadingZeroBitCount
+            putBits(UInt64(length - 1), 6)
+            putBits(value, length)
+        }
+        state.update(value)
+    }
+
     private func compressEncoded(finish: Bool) throws(BlocklistError) {
         let input = UnsafeRawBufferPointer(rebasing: encodeBuffer[0..<encoded])
+        let offset = Int64(headerSize)
         try deflater.compress(input, into: outputBuffer, finish: finish) { (chunk) throws(BlocklistError) in
-            try file.write(chunk, at: Int64(ShardHeader.size) + payloadLength)
+            try file.write(chunk, at: offset + payloadLength)
             payloadLength += Int64(chunk.count)
             payloadCRC = crc32Update(payloadCRC, chunk)
         }

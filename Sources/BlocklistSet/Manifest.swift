@@ -11,7 +11,7 @@ public struct Manifest: Codable, Hashable, Sendable {
     /// What `format` says.
     public static let formatName = "blocklist-shard-set"
     /// The manifest version this library writes and the newest it reads.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
 
     /// One shard file.
     public struct Shard: Codable, Hashable, Sendable {
@@ -29,6 +29,54 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var bytes: Int64
         /// The header's CRC-32 as 8 hex digits; it covers every byte of the file.
         public var checksum: String
+        /// How many identification entries it holds (packed sets; absent means none).
+        public var identified: Int64?
+        /// The smallest number it covers (packed sets).
+        public var lowerBound: Int64?
+
+        public init(
+            file: String, index: Int, count: Int64, first: Int64, last: Int64, bytes: Int64, checksum: String,
+            identified: Int64? = nil, lowerBound: Int64? = nil
+        ) {
+            self.file = file
+            self.index = index
+            self.count = count
+            self.first = first
+            self.last = last
+            self.bytes = bytes
+            self.checksum = checksum
+            self.identified = identified
+            self.lowerBound = lowerBound
+        }
+    }
+
+    /// How a set's shards divide the numbers.
+    public enum Layout: String, Codable, Hashable, Sendable {
+        /// Shard i holds candidate ranks [(i-1)·rangeSize, i·rangeSize) of the spec's patterns.
+        case range
+        /// Shards hold consecutive number intervals, filled up to capacity.
+        case packed
+    }
+
+    /// One list file given to `generate`.
+    public struct Input: Codable, Hashable, Sendable {
+        /// numbers, allow or labels.
+        public var kind: String
+        /// The path as given (`-` for standard input).
+        public var path: String
+        /// Bytes read from it.
+        public var bytes: Int64
+        /// Lines read, and how many were skipped as invalid (`--skip-invalid`).
+        public var lines: Int64
+        public var skipped: Int64
+
+        public init(kind: String, path: String, bytes: Int64, lines: Int64, skipped: Int64) {
+            self.kind = kind
+            self.path = path
+            self.bytes = bytes
+            self.lines = lines
+            self.skipped = skipped
+        }
     }
 
     /// The spec, as given to `generate`.
@@ -37,12 +85,29 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var exclusions: [String]
         public var rangeSize: Int64
         public var capacity: Int64
+        /// Packed sets: the layout, the allow patterns and the list files.
+        public var layout: Layout?
+        public var allowPatterns: [String]?
+        public var inputs: [Input]?
+
+        public init(patterns: [String], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [String]?, inputs: [Input]?) {
+            self.patterns = patterns
+            self.exclusions = exclusions
+            self.rangeSize = rangeSize
+            self.capacity = capacity
+            self.layout = layout
+            self.allowPatterns = allowPatterns
+            self.inputs = inputs
+        }
 
         public init(_ spec: BlockSpec) {
             patterns = spec.patterns.map(\.description)
             exclusions = spec.exclusions
             rangeSize = spec.rangeSize
             capacity = spec.capacity
+            layout = nil
+            allowPatterns = nil
+            inputs = nil
         }
 
         /// The spec, validated again.

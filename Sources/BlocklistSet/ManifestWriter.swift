@@ -44,7 +44,26 @@ public final class ManifestWriter {
         try list(spec.patterns)
         try append(",\n    \"exclusions\" : ")
         try list(spec.exclusions)
-        try append(",\n    \"rangeSize\" : \(spec.rangeSize),\n    \"capacity\" : \(spec.capacity)\n  },\n  \"shards\" : [")
+        try append(",\n    \"rangeSize\" : \(spec.rangeSize),\n    \"capacity\" : \(spec.capacity)")
+        if let layout = spec.layout {
+            try append(",\n    \"layout\" : \"\(layout.rawValue)\"")
+        }
+        if let allow = spec.allowPatterns {
+            try append(",\n    \"allowPatterns\" : ")
+            try list(allow)
+        }
+        if let inputs = spec.inputs {
+            try append(",\n    \"inputs\" : [")
+            for (position, input) in inputs.enumerated() {
+                try append(position == 0 ? "\n      { \"kind\" : " : ",\n      { \"kind\" : ")
+                try string(input.kind)
+                try append(", \"path\" : ")
+                try string(input.path)
+                try append(", \"bytes\" : \(input.bytes), \"lines\" : \(input.lines), \"skipped\" : \(input.skipped) }")
+            }
+            try append(inputs.isEmpty ? "]" : "\n    ]")
+        }
+        try append("\n  },\n  \"shards\" : [")
     }
 
     deinit { buffer.deallocate() }
@@ -56,6 +75,8 @@ public final class ManifestWriter {
         try append(", \"index\" : \(shard.index), \"count\" : \(shard.count), \"first\" : \(shard.first), \"last\" : \(shard.last)")
         try append(", \"bytes\" : \(shard.bytes), \"checksum\" : ")
         try string(shard.checksum)
+        if let identified = shard.identified { try append(", \"identified\" : \(identified)") }
+        if let lowerBound = shard.lowerBound { try append(", \"lowerBound\" : \(lowerBound)") }
         try append(" }")
         shardCount += 1
         totalEntries += shard.count

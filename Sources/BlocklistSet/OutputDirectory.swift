@@ -142,7 +142,8 @@ public enum OutputDirectory {
             defer { lock?.unlock() }
             var foreign: [String] = []
             for entry in try child.entries() where entry != markerName {
-                if (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) || entry == ShardSet.pendingManifestName,
+                let temporary = !legacy && entry.hasPrefix(".sort-") && entry.hasSuffix(".tmp")
+                if (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) || entry == ShardSet.pendingManifestName || temporary,
                     try child.kind(of: entry) == .file
                 {
                     try child.removeRegularFile(entry)

@@ -93,6 +93,17 @@ extension ShardSet {
         _ plan: ShardPlan, into outputDirectory: String, sync: Bool = true, force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
+        try generate(producer: RangeProducer(plan), into: outputDirectory, sync: sync, force: force, progress: progress)
+    }
+
+    /// Writes what `producer` makes as a new generation in `outputDirectory` and commits it, as
+    /// `generate(_:into:sync:force:progress:)` describes. The producer may keep temporary files in
+    /// the staging directory while it works; they go before the commit, and with the staging
+    /// directory if the run fails or dies.
+    package static func generate(
+        producer: some ShardProducer, into outputDirectory: String, sync: Bool = true, force: Bool = false,
+        progress: (Progress) throws(BlocklistError) -> Void = { _ in }
+    ) throws(BlocklistError) -> Generated {
         let directory = try prepareDirectory(outputDirectory)
         // Refuse before creating the lock file, so a refused directory is not touched at all;
         // then check again under the lock.
@@ -130,37 +141,36 @@ extension ShardSet {
             }
         }
 
+        let hints = previousLowerBounds(in: directory)
         try directory.makeDirectory(stagingName)
         staged = true
         let staging = try directory.openDirectory(stagingName)
         try FileSystem.writeNewFile(staging.path(of: OutputDirectory.markerName), OutputDirectory.markerContent(generation), sync: sync)
+        defer { producer.cleanUp() }
+        let (shardCount, totalEntries) = try producer.prepare(staging: staging, previousLowerBounds: hints)
         let manifest = try ManifestWriter(
             path: staging.path(of: pendingManifestName), generation: generation, directory: setName,
-            createdAt: Int64(time(nil)), spec: Manifest.Spec(plan.spec))
+            createdAt: Int64(time(nil)), spec: producer.manifestSpec)
         var shardsDone = 0
         var entriesDone: Int64 = 0
         var bytesDone: Int64 = 0
         let encoder = try ShardEncoder()
-        for planned in plan.shards {
-            let name = fileName(ofShard: planned.index, of: plan.shards.count)
-            let writer = try ShardWriter(path: staging.path(of: name), shardIndex: planned.index, encoder: encoder)
-            for run in plan.compiled.runs(ranks: planned.ranks) { try writer.append(run) }
-            let header = try writer.finish(sync: sync)
-            guard header.entryCount == planned.entryCount else {
-                throw BlocklistError(
-                    .manifestMismatch,
-                    "Shard \(planned.index) got \(header.entryCount) entries but was planned with \(planned.entryCount); this is a bug in blocklist.")
-            }
-            let bytes = Int64(ShardHeader.size) + header.payloadLength
+        for index in 1...max(shardCount, 1) where shardCount > 0 {
+            let name = fileName(ofShard: index, of: shardCount)
+            let header = try producer.writeShard(index, path: staging.path(of: name), encoder: encoder, sync: sync)
+            let bytes = header.fileSize
+            let packed = header.version >= 2
             try manifest.add(
                 Manifest.Shard(
-                    file: name, index: planned.index, count: header.entryCount, first: header.first, last: header.last,
-                    bytes: bytes, checksum: header.checksum))
+                    file: name, index: index, count: header.entryCount, first: header.first, last: header.last,
+                    bytes: bytes, checksum: header.checksum, identified: packed ? header.identificationCount : nil,
+                    lowerBound: packed ? header.lowerBound : nil))
             shardsDone += 1
-            entriesDone += header.entryCount
+            entriesDone += header.totalEntries
             bytesDone += bytes
-            try progress(Progress(shardsDone: shardsDone, shardCount: plan.shards.count, entriesDone: entriesDone, totalEntries: plan.totalEntries))
+            try progress(Progress(shardsDone: shardsDone, shardCount: shardCount, entriesDone: entriesDone, totalEntries: totalEntries))
         }
+        producer.cleanUp()
         try manifest.finish(sync: sync)
         if sync { try staging.sync() }
         try directory.rename(stagingName, to: setName)
@@ -181,6 +191,29 @@ extension ShardSet {
         return Generated(
             generation: generation, directory: setName, shardCount: shardsDone, totalEntries: entriesDone, totalBytes: bytesDone,
             notes: notes)
+    }
+
+    /// The lower bounds of the newest committed generation's shards (shards 2…n), if it is a
+    /// packed set: a packed layout keeps them while every shard still fits, so a small change to a
+    /// list leaves most shards unchanged. Only a hint: any problem gives `nil`.
+    static func previousLowerBounds(in directory: DirectoryHandle) -> [Int64]? {
+        guard let names = try? directory.entries() else { return nil }
+        var newest: (name: String, generation: String)?
+        for name in names where name.hasPrefix(setPrefix) {
+            guard case .generation(let generation, false)? = try? OutputDirectory.classify(name, in: directory) else { continue }
+            if newest.map({ generation > $0.generation }) ?? true { newest = (name, generation) }
+        }
+        guard let newest, let set = try? directory.openDirectory(newest.name), let files = try? set.entries() else { return nil }
+        let shards = files.filter { $0.hasPrefix("shard-") && $0.hasSuffix(".blk") }.sorted()
+        guard shards.count >= 2 else { return nil }
+        var bounds: [Int64] = []
+        for name in shards.dropFirst() {
+            guard let reader = try? ShardReader(path: set.path(of: name)), reader.header.version >= 2, reader.header.lowerBound > 0,
+                bounds.last.map({ reader.header.lowerBound > $0 }) ?? true
+            else { return nil }
+            bounds.append(reader.header.lowerBound)
+        }
+        return bounds
     }
 
     /// Makes sure `path` is a writable directory other than `/`, creating it if its parent exists.
@@ -250,4 +283,50 @@ extension ShardSet {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
+}
+
+/// What a generate writes: planned inside the staging directory (where it may keep temporary
+/// files), then written a shard at a time.
+package protocol ShardProducer: AnyObject {
+    /// What the manifest records as the spec.
+    var manifestSpec: Manifest.Spec { get }
+    /// Reads the inputs and plans the shards.
+    ///
+    /// - Parameters:
+    ///   - staging: the new generation's directory, for temporary files named `.sort-*.tmp`.
+    ///   - previousLowerBounds: the previous packed generation's shard bounds, a hint.
+    /// - Returns: how many shards, and how many entries of both kinds they hold.
+    func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64)
+    /// Writes shard `index` (from 1) to the new file `path`.
+    func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader
+    /// Removes temporary files; called before the commit and on failure.
+    func cleanUp()
+}
+
+/// A range layout: shard i holds a pattern spec's candidate ranks [(i-1)·rangeSize, i·rangeSize).
+package final class RangeProducer: ShardProducer {
+    let plan: ShardPlan
+    package init(_ plan: ShardPlan) { self.plan = plan }
+
+    package var manifestSpec: Manifest.Spec { Manifest.Spec(plan.spec) }
+
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+        (plan.shards.count, plan.totalEntries)
+    }
+
+    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader {
+        let planned = plan.shards[index - 1]
+        // Version 1: a pattern spec's runs compress best as varints, and older readers read it.
+        let writer = try ShardWriter(path: path, shardIndex: planned.index, encoder: encoder, version: 1)
+        for run in plan.compiled.runs(ranks: planned.ranks) { try writer.append(run) }
+        let header = try writer.finish(sync: sync)
+        guard header.entryCount == planned.entryCount else {
+            throw BlocklistError(
+                .manifestMismatch,
+                "Shard \(planned.index) got \(header.entryCount) entries but was planned with \(planned.entryCount); this is a bug in blocklist.")
+        }
+        return header
+    }
+
+    package func cleanUp() {}
 }

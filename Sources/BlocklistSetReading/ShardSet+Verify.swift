@@ -31,34 +31,49 @@ extension ShardSet {
     public static func verify(_ outputDirectory: String) -> Verification {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
-        let plan: ShardPlan
+        let plan: ShardPlan?
         let reading: ReadingSet
         do {
             reading = try ReadingSet(directory: outputDirectory)
             manifest = reading.manifest
             result.manifest = manifest
-            plan = try ShardPlan(try manifest.spec.blockSpec())
+            // A packed set is made from list files, which verify does not read again: its shards
+            // are checked on their own, and against each other's bounds.
+            plan = manifest.spec.layout == .packed ? nil : try ShardPlan(try manifest.spec.blockSpec())
         } catch {
             result.problems.append(error)
             return result
         }
         let manifestPath = outputDirectory + "/" + Manifest.fileName
         func problem(_ message: String) { result.problems.append(BlocklistError(.manifestMismatch, message)) }
+        let capacity = plan?.spec.capacity ?? manifest.spec.capacity
 
-        if plan.shards.count != manifest.shards.count {
+        if let plan, plan.shards.count != manifest.shards.count {
             problem("\(manifestPath) lists \(manifest.shards.count) shards, but its spec makes \(plan.shards.count).")
         }
+        var previousBound: Int64 = -1
         let setPath = outputDirectory + "/" + manifest.directory
         var previousLast: Int64 = 0
         var previousFile = ""
         var total: Int64 = 0
         for entry in manifest.shards {
             let path = manifest.path(of: entry, in: outputDirectory)
-            let expected = entry.index <= plan.shards.count ? plan.compiled.runs(ranks: plan.shards[entry.index - 1].ranks) : nil
+            let expected = plan.flatMap { entry.index <= $0.shards.count ? $0.compiled.runs(ranks: $0.shards[entry.index - 1].ranks) : nil }
             do {
-                let summary = try ShardVerifier.verify(
-                    path, expectedIndex: entry.index, capacity: plan.spec.capacity, expected: expected)
+                let summary = try ShardVerifier.verify(path, expectedIndex: entry.index, capacity: capacity, expected: expected)
                 let header = summary.header
+                if plan == nil {
+                    let upper = entry.index < manifest.shards.count ? manifest.shards[entry.index].lowerBound ?? Int64.max : Int64.max
+                    let low = min(header.entryCount > 0 ? header.first : Int64.max, header.identificationCount > 0 ? header.identificationFirst : Int64.max)
+                    let high = max(header.last, header.identificationLast)
+                    if header.version < 2 || header.lowerBound <= previousBound || (low != Int64.max && (low < header.lowerBound || high >= upper)) {
+                        problem("\(path) holds numbers \(low)...\(high) outside its bounds \(header.lowerBound)..<\(upper), or its bound does not ascend; a packed shard holds only its interval.")
+                    }
+                    previousBound = header.lowerBound
+                    if entry.identified != header.identificationCount {
+                        problem("\(path) holds \(header.identificationCount) identification entries, but \(manifestPath) says \(entry.identified ?? 0).")
+                    }
+                }
                 var mismatches: [String] = []
                 if header.entryCount != entry.count { mismatches.append("count \(header.entryCount) ≠ \(entry.count)") }
                 if header.first != entry.first { mismatches.append("first \(header.first) ≠ \(entry.first)") }
@@ -78,7 +93,7 @@ extension ShardSet {
                 }
                 total += header.entryCount
                 result.shardsVerified += 1
-                result.entriesVerified += header.entryCount
+                result.entriesVerified += header.totalEntries
                 result.bytesVerified += summary.bytes
             } catch {
                 result.problems.append(error)

@@ -14,7 +14,9 @@ import BlocklistSet
 /// probe per registered extension.
 public final class CallDirectoryStore {
     /// The schema this code reads and writes (`PRAGMA user_version`).
-    public static let schemaVersion: Int64 = 1
+    /// Version 2 added identification entries; a version 1 store gains their table when opened
+    /// for writing.
+    public static let schemaVersion: Int64 = 2
 
     /// An extension's row.
     public struct Extension: Hashable, Sendable, Codable {
@@ -87,13 +89,53 @@ public final class CallDirectoryStore {
                     number INTEGER NOT NULL,
                     PRIMARY KEY (extension_id, number)
                 ) WITHOUT ROWID;
+                \(Self.identificationTable)
                 PRAGMA user_version = \(Self.schemaVersion);
                 COMMIT;
                 """)
+        } else if version == 1 && !readOnly {
+            try database.execute("BEGIN IMMEDIATE; \(Self.identificationTable) PRAGMA user_version = \(Self.schemaVersion); COMMIT;")
         } else if version > Self.schemaVersion {
             throw BlocklistError(
                 .unsupportedVersion, "The store \(path) has schema version \(version), newer than the \(Self.schemaVersion) this tool knows; update blocklist.")
         }
+    }
+
+    static let identificationTable = """
+        CREATE TABLE IF NOT EXISTS identification_entries (
+            extension_id INTEGER NOT NULL REFERENCES extensions(id),
+            number INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            PRIMARY KEY (extension_id, number)
+        ) WITHOUT ROWID;
+        """
+
+    /// Whether the store has the identification table (a version 1 store opened read-only has not).
+    var hasIdentification: Bool {
+        guard let statement = try? database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'identification_entries'") else { return false }
+        return (try? statement.step()) ?? false
+    }
+
+    /// The enabled extensions that identify `number`, with the label each gives.
+    public func identify(_ number: Int64) throws(BlocklistError) -> [(identifier: String, label: String)] {
+        guard hasIdentification else { return [] }
+        let probe = try database.prepare(
+            "SELECT e.identifier, i.label FROM extensions e JOIN identification_entries i ON i.extension_id = e.id WHERE e.enabled = 1 AND i.number = ?1 ORDER BY e.shard_index")
+        try probe.bind(.integer(number))
+        var result: [(identifier: String, label: String)] = []
+        while try probe.step() { result.append((probe.text(0) ?? "", probe.text(1) ?? "")) }
+        return result
+    }
+
+    /// Every identification entry stored for `identifier`, ascending.
+    public func identificationEntries(of identifier: String) throws(BlocklistError) -> [(number: Int64, label: String)] {
+        guard hasIdentification else { return [] }
+        let query = try database.prepare(
+            "SELECT i.number, i.label FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1 ORDER BY i.number")
+        try query.bind(.text(identifier))
+        var result: [(number: Int64, label: String)] = []
+        while try query.step() { result.append((query.integer(0), query.text(1) ?? "")) }
+        return result
     }
 
     /// The directory where the system keeps each extension's last loaded shard (the App Group copy).
@@ -147,6 +189,7 @@ public final class CallDirectoryStore {
             if try find.step() {
                 let id = find.integer(0)
                 try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(id)).run()
+                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(id)).run()
                 try database.prepare("DELETE FROM extensions WHERE id = ?1").bind(.integer(id)).run()
             }
             try database.execute("COMMIT")
@@ -226,6 +269,16 @@ public final class CallDirectoryStore {
     public func entryCount(of identifier: String) throws(BlocklistError) -> Int64 {
         let query = try database.prepare(
             "SELECT count(*) FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1")
+        try query.bind(.text(identifier))
+        _ = try query.step()
+        return query.integer(0)
+    }
+
+    /// How many identification entries the store holds for `identifier`, counted.
+    public func identificationCount(of identifier: String) throws(BlocklistError) -> Int64 {
+        guard hasIdentification else { return 0 }
+        let query = try database.prepare(
+            "SELECT count(*) FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1")
         try query.bind(.text(identifier))
         _ = try query.step()
         return query.integer(0)

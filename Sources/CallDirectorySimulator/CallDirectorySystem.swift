@@ -110,7 +110,17 @@ public final class CallDirectorySystem {
         let clock = ContinuousClock()
         let started = clock.now
         let incremental = row.state == "loaded" && !row.needsFullReload
-        var request = Request(store: store, identifier: identifier, incremental: incremental, previousCount: row.loadedCount, options: options)
+        var identified: Int64 = 0
+        if incremental {
+            do {
+                identified = try store.identificationCount(of: identifier)
+            } catch {
+                throw CallDirectoryError(.unknown, "\(identifier): \(error.message)")
+            }
+        }
+        var request = Request(
+            store: store, identifier: identifier, incremental: incremental, previousCount: row.loadedCount,
+            previousIdentificationCount: identified, options: options)
         var peak = 0
         do {
             let copy = store.appGroupDirectory + "/" + identifier + ".blk"

@@ -31,13 +31,24 @@ struct Request {
     /// Additions checked but not yet stored; written `batchSize` at a time by one statement.
     private var pending: [Int64] = []
     private static let batchSize = 512
+    // Identification entries: their own order, count and capacity.
+    private var identificationCount: Int64
+    private var identificationAdded: Int64 = 0
+    private var lastIdentified: Int64?
+    private var label: String?
+    private var insertIdentification: SQLiteStatement?
+    private var deleteIdentification: SQLiteStatement?
 
-    init(store: CallDirectoryStore, identifier: String, incremental: Bool, previousCount: Int64, options: ReloadOptions) {
+    init(
+        store: CallDirectoryStore, identifier: String, incremental: Bool, previousCount: Int64, previousIdentificationCount: Int64 = 0,
+        options: ReloadOptions
+    ) {
         self.store = store
         self.identifier = identifier
         self.incremental = incremental
         self.options = options
         count = incremental ? previousCount : 0
+        identificationCount = incremental ? previousIdentificationCount : 0
     }
 
     private func unknown(_ error: BlocklistError) -> CallDirectoryError { CallDirectoryError(.unknown, "\(identifier): \(error.message)") }
@@ -54,7 +65,10 @@ struct Request {
             inTransaction = true
             if !incremental {
                 try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
             }
+            insertIdentification = try database.prepare("INSERT INTO identification_entries (extension_id, number, label) VALUES (?1, ?2, ?3)")
+            deleteIdentification = try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1 AND number = ?2")
             insert = try database.prepare("INSERT INTO blocking_entries (extension_id, number) VALUES (?1, ?2)")
             try insert!.bind(.integer(extensionID), .integer(0))
             let rows = (0..<Self.batchSize).map { "(?1, ?\($0 + 2))" }.joined(separator: ", ")
@@ -152,7 +166,7 @@ struct Request {
         while bytes.count - offset >= RequestWire.recordHeaderSize {
             let operation = bytes[offset]
             let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
-            let payload = operation == RequestWire.cancel ? count : 8 * count
+            let payload = RequestWire.carriesBytes(operation) ? count : 8 * count
             guard count <= RequestWire.maximumBatch * 8 else {
                 throw CallDirectoryError(.unknown, "\(identifier): the extension sent a malformed request record.")
             }
@@ -175,6 +189,18 @@ struct Request {
                 completed = true
             case RequestWire.cancel:
                 cancelReason = String(decoding: body, as: UTF8.self)
+            case RequestWire.label:
+                try storePending()
+                label = String(decoding: body, as: UTF8.self)
+            case RequestWire.addIdentification:
+                try storePending()
+                for index in 0..<count { try identify(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+            case RequestWire.removeIdentification:
+                try storePending()
+                for index in 0..<count { try removeIdentification(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+            case RequestWire.removeAllIdentification:
+                try storePending()
+                try removeAllIdentification()
             default:
                 throw CallDirectoryError(.unknown, "\(identifier): the extension sent an unknown operation \(operation).")
             }
@@ -225,6 +251,70 @@ struct Request {
                 throw CallDirectoryError(.unknown, "\(identifier): storing entry \(entry) (\(number)) failed: \(insert!.lastErrorMessage).")
             }
         }
+    }
+
+    private mutating func identify(_ number: Int64) throws(CallDirectoryError) {
+        guard let label, !label.isEmpty else {
+            throw CallDirectoryError(.unknown, "\(identifier): identification entry \(identificationAdded) (\(number)) has no label.")
+        }
+        if let last = lastIdentified, number <= last {
+            throw number == last
+                ? CallDirectoryError(.duplicateEntries, "\(identifier): identification entry \(identificationAdded) repeats \(number).")
+                : CallDirectoryError(
+                    .entriesOutOfOrder,
+                    "\(identifier): identification entry \(identificationAdded) (\(number)) is not above the previous one, \(last); entries must be strictly ascending.")
+        }
+        lastIdentified = number
+        identificationAdded += 1
+        identificationCount += 1
+        calls += 1
+        let (total, scope) = options.capacityScope == .perExtension ? (identificationCount, "the extension holds") : (identificationAdded, "the request adds")
+        if total > options.capacity {
+            throw CallDirectoryError(
+                .maximumEntriesExceeded,
+                "\(identifier): identification entry \(identificationAdded - 1) (\(number)) makes \(total) identification entries that \(scope), over the maximum of \(options.capacity).")
+        }
+        do {
+            try insertIdentification!.bind(.integer(extensionID), .integer(number), .text(label)).run()
+        } catch {
+            if store.database.isConstraintError {
+                throw CallDirectoryError(
+                    .duplicateEntries,
+                    "\(identifier): identification entry \(identificationAdded - 1) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberIdentificationEntry).")
+            }
+            throw unknown(error)
+        }
+    }
+
+    private mutating func removeIdentification(_ number: Int64) throws(CallDirectoryError) {
+        guard incremental else {
+            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of identification entry \(number) in a non-incremental request; it must only add.")
+        }
+        do {
+            try deleteIdentification!.bind(.integer(extensionID), .integer(number)).run()
+        } catch {
+            throw unknown(error)
+        }
+        guard store.database.changes == 1 else {
+            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of identification entry \(number), which is not stored.")
+        }
+        calls += 1
+        identificationCount -= 1
+    }
+
+    private mutating func removeAllIdentification() throws(CallDirectoryError) {
+        guard incremental else {
+            throw CallDirectoryError(
+                .unexpectedIncrementalRemoval, "\(identifier): removeAllIdentificationEntries in a non-incremental request; it must only add.")
+        }
+        do {
+            try store.database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+        } catch {
+            throw unknown(error)
+        }
+        calls += 1
+        identificationCount = 0
+        lastIdentified = nil
     }
 
     private mutating func remove(_ number: Int64) throws(CallDirectoryError) {

@@ -1,4 +1,5 @@
 import BlocklistCore
+import BlocklistLists
 import BlocklistSet
 
 /// `blocklist generate`'s work, shared by the CLI (which parses with swift-argument-parser) and by
@@ -15,14 +16,46 @@ public struct GenerateOptions: Equatable, Sendable {
     public var noSync = false
     public var json = false
     public var force = false
+    /// List inputs (a packed set).
+    public var numbers: [String] = []
+    public var allow: [String] = []
+    public var allowPatterns: [String] = []
+    public var labels: [String] = []
+    public var skipInvalid = false
+    public var defaultCountry: Int64?
+    /// "range" or "packed"; `nil` chooses packed when lists are given.
+    public var layout: String?
 
     public init() {}
+
+    /// Whether any list input is given.
+    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty }
+
+    /// Whether the set is packed.
+    public var isPacked: Bool { layout == "packed" || (layout == nil && hasLists) }
+
+    /// The validated spec; with lists and no pattern, `nil` (no patterns).
+    public func patternSpec() throws(BlocklistError) -> BlockSpec? {
+        if hasLists && patterns.isEmpty { return nil }
+        return try spec()
+    }
 
     /// The validated spec.
     public func spec() throws(BlocklistError) -> BlockSpec {
         if noExclusions && !exclusions.isEmpty {
             throw BlocklistError(.invalidSpec, "--no-exclusions and --exclude contradict each other; give one.")
         }
+        if let layout, layout != "range" && layout != "packed" {
+            throw BlocklistError(.invalidSpec, "--layout is \"\(layout)\"; give range or packed.")
+        }
+        if layout == "range" && hasLists {
+            throw BlocklistError(
+                .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern or --labels; use --layout packed.")
+        }
+        if let defaultCountry, !(1...999).contains(defaultCountry) {
+            throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
+        }
+        for pattern in allowPatterns { _ = try BlockPattern(parsing: pattern) }
         return try BlockSpec(
             patterns: patterns.isEmpty ? BlockSpec.defaultPatterns : patterns,
             exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
@@ -51,7 +84,7 @@ public struct GenerateOptions: Equatable, Sendable {
                 guard let text = inlineValue ?? rest.popFirst(), !text.hasPrefix("-") else { return nil }
                 return text
             }
-            let repeatable = name == "--pattern" || name == "--exclude"
+            let repeatable = ["--pattern", "--exclude", "--numbers", "--allow", "--allow-pattern", "--labels"].contains(name)
             guard repeatable || seen.insert(name).inserted else { return nil }
             switch name {
             case "--pattern": guard let text = value() else { return nil }; options.patterns.append(text)
@@ -59,6 +92,18 @@ public struct GenerateOptions: Equatable, Sendable {
             case "--range-size": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.rangeSize = number
             case "--capacity": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.capacity = number
             case "--output": guard let text = value(), !text.isEmpty else { return nil }; options.output = text
+            case "--numbers", "--allow", "--labels":
+                // `-` is standard input.
+                guard let text = inlineValue ?? rest.popFirst(), !text.isEmpty, text == "-" || !text.hasPrefix("-") else { return nil }
+                switch name {
+                case "--numbers": options.numbers.append(text)
+                case "--allow": options.allow.append(text)
+                default: options.labels.append(text)
+                }
+            case "--allow-pattern": guard let text = value() else { return nil }; options.allowPatterns.append(text)
+            case "--default-country": guard let number = value().flatMap({ Int64($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }) else { return nil }; options.defaultCountry = number
+            case "--layout": guard let text = value() else { return nil }; options.layout = text
+            case "--skip-invalid": guard inlineValue == nil else { return nil }; options.skipInvalid = true
             case "--no-exclusions", "--no-sync", "--json", "--force":
                 guard inlineValue == nil else { return nil }
                 switch name {
@@ -71,6 +116,7 @@ public struct GenerateOptions: Equatable, Sendable {
             }
         }
         guard (try? options.spec()) != nil else { return nil }
+        guard [options.numbers, options.allow, options.labels].joined().filter({ $0 == "-" }).count <= 1 else { return nil }
         return options
     }
 }
@@ -78,17 +124,34 @@ public struct GenerateOptions: Equatable, Sendable {
 /// Runs a generate and prints its summary (or JSON) on stdout, progress and notes on stderr.
 public enum GenerateRunner {
     public static func run(_ options: GenerateOptions) throws(BlocklistError) {
-        let spec = try options.spec()
+        let spec = try options.patternSpec()
         for pattern in options.patterns where !pattern.hasPrefix("+") {
             Terminal.error("note: pattern \(pattern) has no +; it is read as +\(pattern), country code first.\n")
         }
-        for warning in spec.warnings { Terminal.error("note: \(warning)\n") }
-        let plan = try ShardPlan(spec)
+        for warning in spec?.warnings ?? [] { Terminal.error("note: \(warning)\n") }
+        let producer: any ShardProducer
+        var packed: PackedProducer?
+        if options.isPacked {
+            var list = ListSpec()
+            list.spec = spec
+            list.numbers = options.numbers
+            list.allow = options.allow
+            list.allowPatterns = options.allowPatterns
+            list.labels = options.labels
+            list.skipInvalid = options.skipInvalid
+            list.defaultCountry = options.defaultCountry
+            list.capacity = options.capacity
+            packed = PackedProducer(list)
+            producer = packed!
+            if showProgressFor(options) { Terminal.error("reading and sorting the lists…\r") }
+        } else {
+            producer = RangeProducer(try ShardPlan(spec!))
+        }
         let clock = ContinuousClock()
         let started = clock.now
-        let showProgress = Terminal.stderrIsTerminal && !options.json
+        let showProgress = showProgressFor(options)
         var peakAnonymous = ProcessMemory.read()?.anonymous
-        let generated = try ShardSet.generate(plan, into: options.output, sync: !options.noSync, force: options.force) {
+        let generated = try ShardSet.generate(producer: producer, into: options.output, sync: !options.noSync, force: options.force) {
             progress throws(BlocklistError) in
             if let anonymous = ProcessMemory.read()?.anonymous { peakAnonymous = max(peakAnonymous ?? 0, anonymous) }
             if showProgress {
@@ -100,7 +163,8 @@ public enum GenerateRunner {
         }
         let elapsed = (clock.now - started).seconds
         if showProgress { Terminal.error(Terminal.clearProgress) }
-        for note in generated.notes { Terminal.error("note: \(note)\n") }
+        for note in (packed?.notes ?? []) + generated.notes { Terminal.error("note: \(note)\n") }
+        if let packed, packed.keptBoundaries { Terminal.error("note: kept the previous generation's shard boundaries, so only shards whose numbers changed differ.\n") }
         let memory = ProcessMemory.read()
         let anonymous = peakAnonymous.map { max($0, memory?.anonymous ?? 0) }
         let rate = Double(generated.totalEntries) / max(elapsed, 1e-9)
@@ -127,8 +191,10 @@ public enum GenerateRunner {
         }
     }
 
+    static func showProgressFor(_ options: GenerateOptions) -> Bool { Terminal.stderrIsTerminal && !options.json }
+
     /// A JSON string literal (RFC 8259 §7).
-    static func jsonString(_ value: String) -> String {
+    public static func jsonString(_ value: String) -> String {
         var result = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

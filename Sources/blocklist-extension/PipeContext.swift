@@ -26,6 +26,20 @@ final class PipeContext: CallDirectoryContext {
     func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { append(RequestWire.add, phoneNumber) }
     func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { append(RequestWire.remove, phoneNumber) }
     func removeAllBlockingEntries() { record(RequestWire.removeAll) }
+    func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) { append(RequestWire.removeIdentification, phoneNumber) }
+    func removeAllIdentificationEntries() { record(RequestWire.removeAllIdentification) }
+
+    /// The label the simulator applies to identification additions; sent when it changes. The
+    /// loader hands the same `String` for a whole run, so the common case compares storage.
+    private var currentLabel: String?
+
+    func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) {
+        if label != currentLabel {
+            currentLabel = label
+            sendBytes(RequestWire.label, label)
+        }
+        append(RequestWire.addIdentification, phoneNumber)
+    }
 
     func completeRequest(completionHandler: ((Bool) -> Void)?) {
         record(RequestWire.complete)
@@ -33,12 +47,14 @@ final class PipeContext: CallDirectoryContext {
     }
 
     /// Ends the request with an error, as `cancelRequest(withError:)` does.
-    func cancelRequest(reason: String) {
+    func cancelRequest(reason: String) { sendBytes(RequestWire.cancel, reason) }
+
+    private func sendBytes(_ op: UInt8, _ text: String) {
         flush()
-        var reason = reason
-        reason.withUTF8 { bytes in
+        var text = text
+        text.withUTF8 { bytes in
             let length = min(bytes.count, buffer.count - RequestWire.recordHeaderSize)
-            buffer[0] = RequestWire.cancel
+            buffer[0] = op
             buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 1, as: UInt32.self)
             UnsafeMutableRawBufferPointer(rebasing: buffer[RequestWire.recordHeaderSize...]).copyMemory(
                 from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<length]))

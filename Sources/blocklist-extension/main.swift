@@ -91,11 +91,38 @@ do throws(BlocklistError) {
             }
         }
         if let error = previous.error ?? current.error { throw error }
+        // Identification entries: a changed label is a removal and an addition.
+        var labelDiff = try IdentificationDiff(old: previous.reader, new: reader)
+        let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
+        while let change = try labelDiff.next() {
+            switch change {
+            case .remove(let run):
+                for number in run.start...run.last {
+                    crash.tick()
+                    context.removeIdentificationEntry(withPhoneNumber: number)
+                }
+            case .add(let run, let label):
+                for number in run.start...run.last {
+                    crash.tick()
+                    context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
+                }
+            }
+        }
     } else {
-        if options.incremental { context.removeAllBlockingEntries() }
+        if options.incremental {
+            context.removeAllBlockingEntries()
+            context.removeAllIdentificationEntries()
+        }
         while let number = try reader.next() {
             crash.tick()
             context.addBlockingEntry(withNextSequentialPhoneNumber: number)
+        }
+        let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
+        while let (run, label) = try reader.nextIdentificationRun() {
+            for number in run.start...run.last {
+                crash.tick()
+                context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
+            }
         }
     }
     context.completeRequest(completionHandler: nil)

@@ -10,10 +10,16 @@ import BlocklistCore
 struct Cat: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every number of one or more shards, one per line, ascending.",
-        discussion: "Numbers are printed as CXCallDirectoryPhoneNumber digits (827001001001). Give shards in index order.")
+        discussion: """
+            Numbers are printed as CXCallDirectoryPhoneNumber digits (827001001001). Give shards in index order. \
+            With --labels, prints the identification entries instead: number, a tab, and the label.
+            """)
 
     @Argument(help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"))
     var files: [String]
+
+    @Flag(help: "Print identification entries (number<TAB>label) instead of blocking entries.")
+    var labels = false
 
     func run() throws {
         let output = LineWriter(fd: 1)
@@ -31,7 +37,19 @@ struct Cat: ParsableCommand {
         var previousFile = ""
         let batch = UnsafeMutableBufferPointer<Int64>.allocate(capacity: 4096)
         defer { batch.deallocate() }
-        for file in files {
+        for file in files where labels {
+            let reader = try ShardReader(path: file)
+            let table = try reader.readLabels()
+            while let (run, label) = try reader.nextIdentificationRun() {
+                if run.start <= previous {
+                    throw BlocklistError(.invalidInput, "\(file) identifies \(run.start), not above \(previousFile)'s last \(previous); give shards in index order.")
+                }
+                for number in run.start...run.last { try output.write(number, label: table[label]) }
+                previous = run.last
+                previousFile = file
+            }
+        }
+        for file in files where !labels {
             let reader = try ShardReader(path: file)
             if reader.header.entryCount > 0 && reader.header.first <= previous {
                 throw BlocklistError(
@@ -80,6 +98,21 @@ final class LineWriter {
             UnsafeMutableRawPointer(buffer.baseAddress! + used).copyMemory(from: buffer.baseAddress! + end, byteCount: length)
         }
         used += length
+    }
+
+    /// Writes `value`, a tab and `label`, and a newline.
+    func write(_ value: Int64, label: [UInt8]) throws {
+        if used > buffer.count - 22 - label.count { try flush() }
+        try write(value)
+        used -= 1
+        buffer[used] = 9
+        used += 1
+        for byte in label {
+            buffer[used] = byte
+            used += 1
+        }
+        buffer[used] = UInt8(ascii: "\n")
+        used += 1
     }
 
     func flush() throws {

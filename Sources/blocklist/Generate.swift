@@ -19,6 +19,29 @@ struct Generate: ParsableCommand {
 
     @OptionGroup var spec: SpecOptions
 
+    @Option(name: .customLong("numbers"), help: ArgumentHelp(
+        "A file of numbers to block, one per line or CSV (first column); - for standard input; gzip is read too. Repeat for more.",
+        valueName: "file"))
+    var numbers: [String] = []
+
+    @Option(name: .customLong("allow"), help: ArgumentHelp("A file of numbers never to block or identify (allow wins). Repeat for more.", valueName: "file"))
+    var allow: [String] = []
+
+    @Option(name: .customLong("allow-pattern"), help: ArgumentHelp("A pattern of numbers never to block or identify, e.g. +3316212####. Repeat for more.", valueName: "pattern"))
+    var allowPatterns: [String] = []
+
+    @Option(name: .customLong("labels"), help: ArgumentHelp("A CSV file of number,label: identification entries. Repeat for more.", valueName: "file"))
+    var labels: [String] = []
+
+    @Flag(help: "Skip lines that are not numbers, and report them, instead of refusing the run.")
+    var skipInvalid = false
+
+    @Option(help: ArgumentHelp("The country code for numbers written nationally (0 1 62 …), e.g. 33.", valueName: "code"))
+    var defaultCountry: Int64?
+
+    @Option(help: ArgumentHelp("range: shard i holds pattern ranks [(i-1)·N, i·N) (default for patterns alone); packed: shards filled with consecutive numbers (default with lists).", valueName: "layout"))
+    var layout: String?
+
     @Option(name: .shortAndLong, help: ArgumentHelp("The output directory (created if its parent exists).", valueName: "dir"))
     var output = "Output"
 
@@ -41,6 +64,21 @@ struct Generate: ParsableCommand {
         options.noSync = noSync
         options.json = json
         options.force = force
+        options.numbers = numbers
+        options.allow = allow
+        options.allowPatterns = allowPatterns
+        options.labels = labels
+        options.skipInvalid = skipInvalid
+        options.defaultCountry = defaultCountry
+        options.layout = layout
+        if [numbers, allow, labels].joined().filter({ $0 == "-" }).count > 1 {
+            throw ValidationError("Standard input (-) can be read once; give at most one list as -.")
+        }
+        do {
+            _ = try options.spec()
+        } catch {
+            throw ValidationError(error.message)
+        }
         try GenerateRunner.run(options)
     }
 }

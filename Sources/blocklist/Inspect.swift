@@ -26,6 +26,9 @@ struct Inspect: ParsableCommand {
         var longestRun: Int64
         var shortestRun: Int64
         var bitsPerEntry: Double
+        var headerBytes: Int
+        var identificationEntries: Int64
+        var labels: Int
     }
 
     func run() throws {
@@ -37,13 +40,16 @@ struct Inspect: ParsableCommand {
             longest = max(longest, run.count)
             shortest = min(shortest, run.count)
         }
-        let bytes = Int64(ShardHeader.size) + header.payloadLength
+        let labels = try reader.readLabels()
+        while try reader.nextIdentificationRun() != nil {}
+        let bytes = header.fileSize
         let report = Report(
             file: file, version: header.version, shardIndex: header.shardIndex, entries: header.entryCount,
             runs: header.runCount, first: header.first, last: header.last, bytes: bytes, payloadBytes: header.payloadLength,
             payloadCRC: String(header.payloadCRC, radix: 16), checksum: header.checksum, longestRun: longest,
             shortestRun: header.runCount == 0 ? 0 : shortest,
-            bitsPerEntry: header.entryCount == 0 ? 0 : Double(bytes * 8) / Double(header.entryCount))
+            bitsPerEntry: header.totalEntries == 0 ? 0 : Double(bytes * 8) / Double(header.totalEntries),
+            headerBytes: header.byteCount, identificationEntries: header.identificationCount, labels: labels.count)
         if json { return try printJSON(report) }
         print("""
             \(file): shard format version \(report.version), verified
@@ -51,8 +57,11 @@ struct Inspect: ParsableCommand {
               entries       \(Terminal.grouped(report.entries)) in \(Terminal.grouped(Int64(report.runs))) runs (longest \(Terminal.grouped(report.longestRun)), shortest \(Terminal.grouped(report.shortestRun)))
               first         \(report.first)
               last          \(report.last)
-              size          \(Terminal.grouped(report.bytes)) bytes (\(ShardHeader.size) header + \(Terminal.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
+              size          \(Terminal.grouped(report.bytes)) bytes (\(report.headerBytes) header + \(Terminal.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
               checksum      \(report.checksum) (payload CRC-32 \(report.payloadCRC))
             """)
+        if header.version >= 2 {
+            print("  identified    \(Terminal.grouped(report.identificationEntries)) numbers with \(report.labels) distinct labels")
+        }
     }
 }

@@ -285,13 +285,26 @@ struct Status: ParsableCommand {
 
 struct Lookup: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Say which enabled extension blocks a number.",
-        discussion: "Exits 0 if the number is blocked, 1 if not, 2 on error.")
+        abstract: "Say which enabled extension blocks or identifies a number.",
+        discussion: "Exits 0 if the number is blocked or identified, 1 if neither, 2 on error.")
 
     @Argument(help: ArgumentHelp("A number as CallKit stores it, e.g. 827012345678 (a leading + is accepted).", valueName: "number"))
     var number: String
 
     @OptionGroup var storeOptions: StoreOptions
+
+    @Flag(help: "Print the answer as JSON.")
+    var json = false
+
+    struct Answer: Encodable {
+        struct Identification: Encodable {
+            var `extension`: String
+            var label: String
+        }
+        var number: Int64
+        var blockedBy: [String]
+        var identifiedBy: [Identification]
+    }
 
     func run() throws {
         let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
@@ -300,16 +313,26 @@ struct Lookup: ParsableCommand {
             throw ExitCode(2)
         }
         let blockers: [String]
+        let identifiers: [(identifier: String, label: String)]
         do {
-            blockers = try CallDirectoryStore(path: storeOptions.store, readOnly: true).lookup(value)
+            let store = try CallDirectoryStore(path: storeOptions.store, readOnly: true)
+            blockers = try store.lookup(value)
+            identifiers = try store.identify(value)
         } catch {
             Terminal.error("Error: \(error.message)\n")
             throw ExitCode(2)
         }
-        if blockers.isEmpty {
-            print("\(value) is not blocked")
-            throw ExitCode(1)
+        if json {
+            let answer = Answer(
+                number: value, blockedBy: blockers, identifiedBy: identifiers.map { Answer.Identification(extension: $0.identifier, label: $0.label) })
+            try printJSON(answer)
+        } else {
+            if blockers.isEmpty && identifiers.isEmpty { print("\(value) is neither blocked nor identified") }
+            if !blockers.isEmpty { print("\(value) is blocked by \(blockers.joined(separator: ", "))") }
+            for (identifier, label) in identifiers {
+                print("\(value) is identified as \(GenerateRunner.jsonString(label)) by \(identifier)")
+            }
         }
-        print("\(value) is blocked by \(blockers.joined(separator: ", "))")
+        if blockers.isEmpty && identifiers.isEmpty { throw ExitCode(1) }
     }
 }

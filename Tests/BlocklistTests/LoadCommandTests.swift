@@ -61,7 +61,7 @@ import Testing
         let blocked = try workspace.blocklist("lookup", "+82702345")
         #expect(blocked.status == 0 && blocked.stdout == "82702345 is blocked by extension-02\n", "\(blocked.stdout)")
         let free = try workspace.blocklist("lookup", "82700045")  // contains "000"
-        #expect(free.status == 1 && free.stdout.contains("is not blocked"))
+        #expect(free.status == 1 && free.stdout.contains("is neither blocked nor identified"))
         let bad = try workspace.blocklist("lookup", "82-70")
         #expect(bad.status == 2 && bad.stderr.contains("is not a phone number"))
 

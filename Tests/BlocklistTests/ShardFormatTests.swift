@@ -137,16 +137,16 @@ import Testing
         #expect(magic?.code == .notAShard)
 
         // A future version with a correct header checksum: refused as unsupported, not as damage.
-        bytes[8] = 2
+        bytes[8] = 3
         var header = bytes
         header.withUnsafeMutableBytes { raw in
             let crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: raw[0..<60]))
             raw.storeBytes(of: crc.littleEndian, toByteOffset: 60, as: UInt32.self)
         }
-        try writeBytes(header, to: directory.file("v2.blk"))
-        let version = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("v2.blk")) }
+        try writeBytes(header, to: directory.file("v3.blk"))
+        let version = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("v3.blk")) }
         #expect(version?.code == .unsupportedVersion)
-        #expect(version?.message.contains("version 2") == true)
+        #expect(version?.message.contains("version 3") == true)
     }
 
     @Test func wrongFilesGetASentenceNamingThem() throws {
@@ -186,6 +186,9 @@ import Testing
             func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added += 1 }
             func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllBlockingEntries() {}
+            func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) { added += 1 }
+            func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {}
+            func removeAllIdentificationEntries() {}
             func completeRequest(completionHandler: ((Bool) -> Void)?) {}
         }
         let context = Counting()
@@ -221,7 +224,11 @@ import Testing
             func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added.append(phoneNumber) }
             func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllBlockingEntries() { removedAll += 1 }
+            func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) { identified.append((phoneNumber, label)) }
+            func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {}
+            func removeAllIdentificationEntries() {}
             func completeRequest(completionHandler: ((Bool) -> Void)?) { completed += 1 }
+            var identified: [(Int64, String)] = []
         }
         let directory = try TemporaryDirectory()
         try writeShard(Self.sampleRuns, to: directory.file("s.blk"))

@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func newerManifestVersionIsRefused() throws {
-        try expectProblem("newer than the version 1") { directory, _ in try editManifest(directory) { $0.version = 2 } }
+        try expectProblem("newer than the version 2") { directory, _ in try editManifest(directory) { $0.version = 3 } }
     }
 
     @Test func emptyShardsAreAllowedInASet() throws {

@@ -95,8 +95,9 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(first.calls == first.added && first.removed == 0)
         let second = try fixture.reload(2)
         #expect(second.incremental == true)
-        // The full strategy: removeAll (one call, every entry removed), then every addition.
-        #expect(second.removed == first.entries && second.calls == second.added + 1)
+        // The full strategy: removeAll for each kind (one call each, every entry removed), then
+        // every addition.
+        #expect(second.removed == first.entries && second.calls == second.added + 2)
         try fixture.store.setEnabled(false, identifiers: ["extension-02"])
         try fixture.store.setEnabled(true, identifiers: ["extension-02"])
         #expect(try fixture.reload(2).incremental == false)  // re-enabled

@@ -74,6 +74,8 @@ final class SQLiteDatabase {
     }
 
     var changes: Int { Int(sqlite3_changes64(handle)) }
+    /// Whether the connection's last error was a constraint violation, such as a repeated key.
+    var isConstraintError: Bool { isConstraintViolation(sqlite3_extended_errcode(handle)) }
 
     /// The result of `PRAGMA integrity_check`: "ok" or the problems SQLite found.
     func integrityCheck() throws(BlocklistError) -> String {

@@ -1,0 +1,315 @@
+import BlocklistCore
+import BlocklistSet
+
+/// Everything a packed `generate` combines: patterns (with their exclusions), number lists,
+/// labels, and the allow-list that overrides them all.
+public struct ListSpec: Sendable {
+    /// Blocking patterns and exclusions, as a range-layout spec has them; `nil` for none.
+    public var spec: BlockSpec?
+    /// Files of numbers to block.
+    public var numbers: [String] = []
+    /// Files of numbers never to block or identify.
+    public var allow: [String] = []
+    /// Patterns never to block or identify.
+    public var allowPatterns: [String] = []
+    /// CSV files of `number,label`.
+    public var labels: [String] = []
+    /// Skip (and report) lines that are not numbers instead of refusing the run.
+    public var skipInvalid = false
+    /// The country code national numbers get.
+    public var defaultCountry: Int64?
+    /// The most entries of each kind one shard holds.
+    public var capacity = BlockSpec.defaultCapacity
+    /// Keys a sorter holds in memory before it writes a run.
+    public var sortBufferKeys = 96 * 1024
+
+    public init() {}
+
+    /// Whether anything besides patterns is given.
+    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty }
+
+    /// The most distinct labels one generate accepts.
+    public static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
+    /// Invalid lines shown before "and N more".
+    static let examplesShown = 5
+    /// Packing fills a shard to this fraction of capacity (15/16), so that a list that grows a
+    /// little keeps its shard boundaries.
+    public static func fillTarget(_ capacity: Int64) -> Int64 { max(1, capacity - capacity / 16) }
+}
+
+/// A packed set's producer: reads the lists into external sorters inside the staging
+/// directory, cuts shard boundaries, then writes version 2 shards.
+package final class PackedProducer: ShardProducer {
+    let list: ListSpec
+    /// Sentences about skipped lines and headers, for the caller to print.
+    package private(set) var notes: [String] = []
+    private var numbers: SortedKeys?
+    private var allowed: SortedKeys?
+    private var identified: SortedKeys?
+    private var labels: [[UInt8]] = []
+    private var labelIndex: [[UInt8]: Int] = [:]
+    private var inputs: [Manifest.Input] = []
+    private var bounds: [Int64] = []
+    private var shardLabels: [[Int]] = []
+    private var expected: [(blocking: Int64, identified: Int64)] = []
+    private var blockingStream: (any RunSource)?
+    private var identificationStream: (any LabelledSource)?
+    private var blockingHead: NumberRun?
+    private var identificationHead: (run: NumberRun, label: Int)?
+    private var labelOrigin = ""
+    /// Whether the boundaries came from the previous generation.
+    package private(set) var keptBoundaries = false
+
+    package init(_ list: ListSpec) { self.list = list }
+
+    package var manifestSpec: Manifest.Spec {
+        Manifest.Spec(
+            patterns: list.spec?.patterns.map(\.description) ?? [], exclusions: list.spec?.exclusions ?? [],
+            rangeSize: list.spec?.rangeSize ?? 0, capacity: list.capacity, layout: .packed,
+            allowPatterns: list.allowPatterns, inputs: inputs)
+    }
+
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+        let parser = ListLine(defaultCountry: list.defaultCountry)
+        let numberSorter = ExternalSorter(directory: staging, tag: "numbers", capacity: list.sortBufferKeys)
+        for path in list.numbers {
+            try read(path, kind: "numbers", parser: parser, into: numberSorter) { (number, _, _) throws(ListLineError) in UInt64(number) }
+        }
+        numbers = try numberSorter.finish()
+        let allowSorter = ExternalSorter(directory: staging, tag: "allow", capacity: list.allow.isEmpty ? 2 : list.sortBufferKeys)
+        for path in list.allow {
+            try read(path, kind: "allow", parser: parser, into: allowSorter) { (number, _, _) throws(ListLineError) in UInt64(number) }
+        }
+        allowed = try allowSorter.finish()
+        let labelSorter = ExternalSorter(directory: staging, tag: "labels", capacity: list.labels.isEmpty ? 2 : list.sortBufferKeys)
+        for path in list.labels {
+            try read(path, kind: "labels", parser: parser, into: labelSorter) { (number, line, second) throws(ListLineError) in
+                guard let second else { throw ListLineError("it has no label; a labels file holds number,label") }
+                let label = try ListLine.label(UnsafeRawBufferPointer(rebasing: line[second]))
+                let index: Int
+                if let known = labelIndex[label] {
+                    index = known
+                } else {
+                    guard labels.count < ListSpec.maximumLabels else {
+                        throw ListLineError("it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels")
+                    }
+                    index = labels.count
+                    labels.append(label)
+                    labelIndex[label] = index
+                }
+                return UInt64(number) << LabelledKeyRuns.labelBits | UInt64(index)
+            }
+        }
+        identified = try labelSorter.finish()
+        labelOrigin = list.labels.count == 1 ? "in \(list.labels[0])" : "in the labels files"
+
+        // Pass 1: count, and cut boundaries.
+        if let previous = previousLowerBounds, let counts = try count(bounds: previous),
+            counts.allSatisfy({ $0.blocking <= list.capacity && $0.identified <= list.capacity })
+        {
+            bounds = [0] + previous
+            expected = counts
+            keptBoundaries = true
+        } else {
+            try cut()
+        }
+        guard bounds.count <= BlockSpec.maximumShardCount else {
+            throw BlocklistError(
+                .limitExceeded, "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists.")
+        }
+        try openStreams()
+        return (bounds.count, expected.reduce(0) { $0 + $1.blocking + $1.identified })
+    }
+
+    /// Reads one list file into `sorter`; `key` makes each number (with the line and its second
+    /// field) a key.
+    private func read(
+        _ path: String, kind: String, parser: ListLine, into sorter: ExternalSorter,
+        _ key: (Int64, UnsafeRawBufferPointer, Range<Int>?) throws(ListLineError) -> UInt64
+    ) throws(BlocklistError) {
+        let lines = try InputLines(path: path)
+        var invalid: [String] = []
+        var invalidCount: Int64 = 0
+        while let line = try lines.next() {
+            let made: UInt64?
+            do throws(ListLineError) {
+                guard case .number(let number, let second) = try parser.parse(line) else { continue }
+                made = try key(number, line, second)
+            } catch {
+                made = nil
+                if lines.lineNumber == 1, !line.contains(where: { $0 >= 48 && $0 <= 57 }), line.contains(UInt8(ascii: ",")) {
+                    notes.append("\(lines.name):1 has no digits and a comma; read as a CSV header and skipped.")
+                    continue
+                }
+                invalidCount += 1
+                if invalid.count < ListSpec.examplesShown { invalid.append("\(lines.name):\(lines.lineNumber): \(error.reason)") }
+            }
+            if let made { try sorter.add(made) }
+        }
+        if invalidCount > 0 {
+            let more = invalidCount > Int64(invalid.count) ? "\n  … and \(invalidCount - Int64(invalid.count)) more" : ""
+            let listing = invalid.joined(separator: "\n  ") + more
+            guard list.skipInvalid else {
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(lines.name) has \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s"); nothing was written. Fix \(invalidCount == 1 ? "it" : "them"), or pass --skip-invalid to skip and report them:\n  \(listing)")
+            }
+            notes.append("skipped \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s") of \(lines.name) (--skip-invalid):\n  \(listing)")
+        }
+        inputs.append(Manifest.Input(kind: kind, path: path, bytes: lines.bytesRead, lines: Int64(lines.lineNumber), skipped: invalidCount))
+    }
+
+    // MARK: Streams
+
+    private func allowStream() throws(BlocklistError) -> any RunSource {
+        var sources: [any RunSource] = [KeyRuns(try allowed!.makeIterator())]
+        for text in list.allowPatterns {
+            let spec = try BlockSpec(patterns: [text], capacity: BlockSpec.maximumCapacity)
+            sources.append(GeneratedRuns(CompiledSpec(spec).runs()))
+        }
+        return try UnionRuns(sources)
+    }
+
+    private func openStreams() throws(BlocklistError) {
+        var sources: [any RunSource] = [KeyRuns(try numbers!.makeIterator())]
+        if let spec = list.spec { sources.append(GeneratedRuns(CompiledSpec(spec).runs())) }
+        blockingStream = DifferenceRuns(try UnionRuns(sources), minus: try allowStream())
+        identificationStream = LabelledDifference(
+            LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin), minus: try allowStream())
+        blockingHead = try blockingStream!.nextRun()
+        identificationHead = try identificationStream!.nextLabelled()
+    }
+
+    /// Counts both kinds per interval of `bounds` (lower bounds of shards 2…n); `nil` if a shard
+    /// would be empty of both (then a fresh cut packs better).
+    private func count(bounds previous: [Int64]) throws(BlocklistError) -> [(blocking: Int64, identified: Int64)]? {
+        try openStreams()
+        var counts: [(blocking: Int64, identified: Int64)] = []
+        bounds = [0] + previous
+        shardLabels = []
+        for shard in 0..<bounds.count {
+            let upper = shard + 1 < bounds.count ? bounds[shard + 1] : Int64.max
+            var blocking: Int64 = 0
+            var identifiedCount: Int64 = 0
+            var used = Set<Int>()
+            while let run = try takeBlocking(below: upper) { blocking += run.count }
+            while let (run, label) = try takeIdentification(below: upper) {
+                identifiedCount += run.count
+                used.insert(label)
+            }
+            counts.append((blocking, identifiedCount))
+            shardLabels.append(used.sorted())
+        }
+        return counts
+    }
+
+    private func takeBlocking(below upper: Int64) throws(BlocklistError) -> NumberRun? {
+        guard let run = blockingHead, run.start < upper else { return nil }
+        if run.last < upper {
+            blockingHead = try blockingStream!.nextRun()
+            return run
+        }
+        blockingHead = NumberRun(first: upper, last: run.last)
+        return NumberRun(first: run.start, last: upper - 1)
+    }
+
+    private func takeIdentification(below upper: Int64) throws(BlocklistError) -> (run: NumberRun, label: Int)? {
+        guard let (run, label) = identificationHead, run.start < upper else { return nil }
+        if run.last < upper {
+            identificationHead = try identificationStream!.nextLabelled()
+            return (run, label)
+        }
+        identificationHead = (NumberRun(first: upper, last: run.last), label)
+        return (NumberRun(first: run.start, last: upper - 1), label)
+    }
+
+    /// Fresh boundaries: fill each shard to the fill target, in number order across both kinds,
+    /// and cut at the roundest number (most trailing zeros) between the last entry taken and the
+    /// next, so that boundaries fall on number prefixes.
+    private func cut() throws(BlocklistError) {
+        try openStreams()
+        let target = ListSpec.fillTarget(list.capacity)
+        bounds = [0]
+        var blocking: Int64 = 0
+        var identifiedCount: Int64 = 0
+        var lastTaken: Int64 = 0
+        var counts: [(blocking: Int64, identified: Int64)] = []
+        var used = Set<Int>()
+        shardLabels = []
+        while true {
+            let b = blockingHead?.start ?? Int64.max
+            let i = identificationHead?.run.start ?? Int64.max
+            let start = min(b, i)
+            if start == Int64.max { break }
+            // The segment from `start` where the set of kinds covering it stays the same.
+            var end = Int64.max
+            if let run = blockingHead { end = min(end, run.start == start ? run.last : run.start - 1) }
+            if let run = identificationHead?.run { end = min(end, run.start == start ? run.last : run.start - 1) }
+            let length = end - start + 1
+            var room = length
+            if b == start { room = min(room, target - blocking) }
+            if i == start { room = min(room, target - identifiedCount) }
+            let take = max(0, room)
+            if take > 0 {
+                let upper = take == length ? (end == Int64.max ? end : end + 1) : start + take
+                if b == start, let run = try takeBlocking(below: upper) { blocking += run.count }
+                if i == start, let taken = try takeIdentification(below: upper) {
+                    identifiedCount += taken.run.count
+                    used.insert(taken.label)
+                }
+                lastTaken = upper - 1
+            }
+            if take < length {
+                let next = start + take
+                bounds.append(Self.roundest(after: lastTaken, upTo: next))
+                counts.append((blocking, identifiedCount))
+                shardLabels.append(used.sorted())
+                used = []
+                blocking = 0
+                identifiedCount = 0
+            }
+        }
+        counts.append((blocking, identifiedCount))
+        shardLabels.append(used.sorted())
+        expected = counts
+    }
+
+    /// The number in `(after, upTo]` with the most trailing zeros.
+    static func roundest(after lower: Int64, upTo upper: Int64) -> Int64 {
+        var scale: Int64 = 1_000_000_000_000_000_000
+        while scale > 1 {
+            let candidate = (upper / scale) * scale
+            if candidate > lower { return candidate }
+            scale /= 10
+        }
+        return upper
+    }
+
+    // MARK: Pass 2
+
+    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader {
+        if index == 1 { try openStreams() }
+        let upper = index < bounds.count ? bounds[index] : Int64.max
+        let writer = try ShardWriter(path: path, shardIndex: index, encoder: encoder, version: 2, lowerBound: bounds[index - 1])
+        while let run = try takeBlocking(below: upper) { try writer.append(run) }
+        let used = shardLabels[index - 1]
+        var local: [Int: Int] = [:]
+        for (position, label) in used.enumerated() { local[label] = position }
+        try writer.beginIdentification(labels: used.map { labels[$0] })
+        while let (run, label) = try takeIdentification(below: upper) { try writer.appendIdentification(run, label: local[label]!) }
+        let header = try writer.finish(sync: sync)
+        let want = expected[index - 1]
+        guard header.entryCount == want.blocking, header.identificationCount == want.identified else {
+            throw BlocklistError(
+                .manifestMismatch,
+                "Shard \(index) got \(header.entryCount) + \(header.identificationCount) entries but was planned with \(want.blocking) + \(want.identified); this is a bug in blocklist.")
+        }
+        return header
+    }
+
+    package func cleanUp() {
+        numbers?.remove()
+        allowed?.remove()
+        identified?.remove()
+    }
+}
