@@ -128,6 +128,35 @@ public struct ShardHeader: Hashable, Sendable {
         return version
     }
 
+    /// Reads and checks the header at the start of `file` (64 or 128 bytes, by its version),
+    /// using `buffer` (at least 128 bytes); the payload is not read.
+    package static func read(
+        _ file: borrowing FileDescriptor, buffer: UnsafeMutableRawBufferPointer, path: String
+    ) throws(BlocklistError) -> ShardHeader {
+        var headerBytes = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size])
+        var read = try file.read(into: headerBytes, at: 0)
+        if read == size {
+            let versionSize = Self.size(ofVersion: try version(UnsafeRawBufferPointer(headerBytes), path: path))
+            headerBytes = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<versionSize])
+            read = try file.read(into: headerBytes, at: 0)
+        }
+        guard read == headerBytes.count else {
+            if read >= 8, zip(headerBytes.prefix(8), magic).allSatisfy({ $0 == $1 }) {
+                throw BlocklistError(.corruptShard, "\(path) is truncated: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
+            }
+            throw BlocklistError(.notAShard, "\(path) is not a shard file: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
+        }
+        return try decode(UnsafeRawBufferPointer(headerBytes), path: path)
+    }
+
+    /// Reads and checks the header of the shard at `path` alone, without reading its payload.
+    package static func read(path: String) throws(BlocklistError) -> ShardHeader {
+        let file = try FileDescriptor.openForReading(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: version2Size, alignment: 8)
+        defer { buffer.deallocate() }
+        return try read(file, buffer: buffer, path: path)
+    }
+
     /// Reads and checks a header: magic, version, header size, CRC, and that its fields agree.
     ///
     /// - Parameters:

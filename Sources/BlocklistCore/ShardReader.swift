@@ -59,20 +59,7 @@ public final class ShardReader {
         inputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         do throws(BlocklistError) {
-            var headerBytes = UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<ShardHeader.size])
-            var read = try file.read(into: headerBytes, at: 0)
-            if read == ShardHeader.size {
-                let size = ShardHeader.size(ofVersion: try ShardHeader.version(UnsafeRawBufferPointer(headerBytes), path: path))
-                headerBytes = UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<size])
-                read = try file.read(into: headerBytes, at: 0)
-            }
-            guard read == headerBytes.count else {
-                if read >= 8, zip(headerBytes.prefix(8), ShardHeader.magic).allSatisfy({ $0 == $1 }) {
-                    throw BlocklistError(.corruptShard, "\(path) is truncated: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
-                }
-                throw BlocklistError(.notAShard, "\(path) is not a shard file: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
-            }
-            header = try ShardHeader.decode(UnsafeRawBufferPointer(headerBytes), path: path)
+            header = try ShardHeader.read(file, buffer: inputBuffer, path: path)
             let expected = header.fileSize
             guard size == expected else {
                 throw BlocklistError(

@@ -18,8 +18,6 @@ package final class ExternalSorter {
     private var filled = 0
     private var runs: [String] = []
     private var nextRun = 0
-    /// Keys added, duplicates included.
-    package private(set) var added: Int64 = 0
 
     /// - Parameters:
     ///   - directory: where run files go.
@@ -39,7 +37,6 @@ package final class ExternalSorter {
         if filled == buffer.count { try spill() }
         buffer[filled] = key
         filled += 1
-        added += 1
     }
 
     private func sortBuffer() -> Int {

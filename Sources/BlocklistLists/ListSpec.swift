@@ -69,7 +69,7 @@ package final class PackedProducer: ShardProducer {
             allowPatterns: list.allowPatterns, inputs: inputs)
     }
 
-    package func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
         let parser = ListLine(defaultCountry: list.defaultCountry)
         let numberSorter = ExternalSorter(directory: staging, tag: "numbers", capacity: list.sortBufferKeys)
         for path in list.numbers {
@@ -104,7 +104,7 @@ package final class PackedProducer: ShardProducer {
         labelOrigin = list.labels.count == 1 ? "in \(list.labels[0])" : "in the labels files"
 
         // Pass 1: count, and cut boundaries.
-        if let previous = previousLowerBounds, let counts = try count(bounds: previous),
+        if let previous = previousLowerBounds(), case let counts = try count(bounds: previous),
             counts.allSatisfy({ $0.blocking <= list.capacity && $0.identified <= list.capacity })
         {
             bounds = [0] + previous
@@ -117,7 +117,6 @@ package final class PackedProducer: ShardProducer {
             throw BlocklistError(
                 .limitExceeded, "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists.")
         }
-        try openStreams()
         return (bounds.count, expected.reduce(0) { $0 + $1.blocking + $1.identified })
     }
 
@@ -180,9 +179,9 @@ package final class PackedProducer: ShardProducer {
         identificationHead = try identificationStream!.nextLabelled()
     }
 
-    /// Counts both kinds per interval of `bounds` (lower bounds of shards 2…n); `nil` if a shard
-    /// would be empty of both (then a fresh cut packs better).
-    private func count(bounds previous: [Int64]) throws(BlocklistError) -> [(blocking: Int64, identified: Int64)]? {
+    /// Counts both kinds per interval of `bounds` (lower bounds of shards 2…n), and the labels
+    /// each shard uses.
+    private func count(bounds previous: [Int64]) throws(BlocklistError) -> [(blocking: Int64, identified: Int64)] {
         try openStreams()
         var counts: [(blocking: Int64, identified: Int64)] = []
         bounds = [0] + previous

@@ -141,13 +141,12 @@ extension ShardSet {
             }
         }
 
-        let hints = previousLowerBounds(in: directory)
         try directory.makeDirectory(stagingName)
         staged = true
         let staging = try directory.openDirectory(stagingName)
         try FileSystem.writeNewFile(staging.path(of: OutputDirectory.markerName), OutputDirectory.markerContent(generation), sync: sync)
         defer { producer.cleanUp() }
-        let (shardCount, totalEntries) = try producer.prepare(staging: staging, previousLowerBounds: hints)
+        let (shardCount, totalEntries) = try producer.prepare(staging: staging) { previousLowerBounds(in: directory, excluding: stagingName) }
         let manifest = try ManifestWriter(
             path: staging.path(of: pendingManifestName), generation: generation, directory: setName,
             createdAt: Int64(time(nil)), spec: producer.manifestSpec)
@@ -196,10 +195,10 @@ extension ShardSet {
     /// The lower bounds of the newest committed generation's shards (shards 2…n), if it is a
     /// packed set: a packed layout keeps them while every shard still fits, so a small change to a
     /// list leaves most shards unchanged. Only a hint: any problem gives `nil`.
-    static func previousLowerBounds(in directory: DirectoryHandle) -> [Int64]? {
+    static func previousLowerBounds(in directory: DirectoryHandle, excluding staging: String) -> [Int64]? {
         guard let names = try? directory.entries() else { return nil }
         var newest: (name: String, generation: String)?
-        for name in names where name.hasPrefix(setPrefix) {
+        for name in names where name.hasPrefix(setPrefix) && name != staging {
             guard case .generation(let generation, false)? = try? OutputDirectory.classify(name, in: directory) else { continue }
             if newest.map({ generation > $0.generation }) ?? true { newest = (name, generation) }
         }
@@ -208,10 +207,11 @@ extension ShardSet {
         guard shards.count >= 2 else { return nil }
         var bounds: [Int64] = []
         for name in shards.dropFirst() {
-            guard let reader = try? ShardReader(path: set.path(of: name)), reader.header.version >= 2, reader.header.lowerBound > 0,
-                bounds.last.map({ reader.header.lowerBound > $0 }) ?? true
+            // The headers alone: each is checked by its CRC, and the bounds are only a hint.
+            guard let header = try? ShardHeader.read(path: set.path(of: name)), header.version >= 2, header.lowerBound > 0,
+                bounds.last.map({ header.lowerBound > $0 }) ?? true
             else { return nil }
-            bounds.append(reader.header.lowerBound)
+            bounds.append(header.lowerBound)
         }
         return bounds
     }
@@ -294,9 +294,10 @@ package protocol ShardProducer: AnyObject {
     ///
     /// - Parameters:
     ///   - staging: the new generation's directory, for temporary files named `.sort-*.tmp`.
-    ///   - previousLowerBounds: the previous packed generation's shard bounds, a hint.
+    ///   - previousLowerBounds: reads the previous packed generation's shard bounds, a hint;
+    ///     called only by producers that use them.
     /// - Returns: how many shards, and how many entries of both kinds they hold.
-    func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64)
+    func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64)
     /// Writes shard `index` (from 1) to the new file `path`.
     func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader
     /// Removes temporary files; called before the commit and on failure.
@@ -310,7 +311,7 @@ package final class RangeProducer: ShardProducer {
 
     package var manifestSpec: Manifest.Spec { Manifest.Spec(plan.spec) }
 
-    package func prepare(staging: DirectoryHandle, previousLowerBounds: [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
         (plan.shards.count, plan.totalEntries)
     }
 

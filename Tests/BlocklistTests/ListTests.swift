@@ -182,3 +182,80 @@ import BlocklistSet
         #expect(changed == 1, "\(changed) shards changed")
     }
 }
+
+/// Shard format version 2 on its own: identification entries, labels, size, damage.
+@Suite struct ShardFormatVersion2Tests {
+    @Test func roundTripsBothKindsAndStaysNearTheBound() throws {
+        let directory = try TemporaryDirectory()
+        var random = SplitMix64(state: 9)
+        let candidates: Int64 = 10_000_000
+        let base: Int64 = 33_600_000_000
+        var numbers = Set<Int64>()
+        while numbers.count < 300_000 { numbers.insert(base + Int64.random(in: 0..<candidates, using: &random)) }
+        let blocked = numbers.sorted()
+        let labels: [[UInt8]] = [Array("Scam".utf8), Array("Démarchage".utf8), Array("Énergie".utf8)]
+        var identified: [(Int64, Int)] = []
+        var next = base
+        for _ in 0..<5_000 {
+            next += Int64.random(in: 1..<50, using: &random)
+            identified.append((next, Int.random(in: 0..<labels.count, using: &random)))
+        }
+        let writer = try ShardWriter(path: directory.file("v2.blk"), shardIndex: 4, version: 2, lowerBound: base)
+        for number in blocked { try writer.append(number) }
+        try writer.beginIdentification(labels: labels)
+        for (number, label) in identified { try writer.appendIdentification(NumberRun(start: number, count: 1), label: label) }
+        let header = try writer.finish(sync: false)
+        #expect(header.version == 2 && header.lowerBound == base && header.labelCount == 3)
+
+        let reader = try ShardReader(path: directory.file("v2.blk"))
+        var gotBlocked: [Int64] = []
+        while let number = try reader.next() { gotBlocked.append(number) }
+        #expect(gotBlocked == blocked)
+        #expect(try reader.readLabels() == labels)
+        var gotIdentified: [(Int64, Int)] = []
+        while let (run, label) = try reader.nextIdentificationRun() {
+            for number in run.start...run.last { gotIdentified.append((number, label)) }
+        }
+        #expect(gotIdentified.map(\.0) == identified.map(\.0) && gotIdentified.map(\.1) == identified.map(\.1))
+
+        // The blocking entries' share of the file is within 15% of log2(C(candidates, count)).
+        func log2Binomial(_ n: Double, _ k: Double) -> Double { (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(2) }
+        let blockingOnly = try ShardWriter(path: directory.file("b.blk"), shardIndex: 1, version: 2)
+        for number in blocked { try blockingOnly.append(number) }
+        let bits = Double(try blockingOnly.finish(sync: false).fileSize * 8)
+        let bound = log2Binomial(Double(candidates), Double(blocked.count))
+        #expect(bits <= bound * 1.15, "\(bits / Double(blocked.count)) bits per entry, bound \(bound / Double(blocked.count))")
+
+        // Any damaged payload byte is refused before anything is read.
+        var bytes = try readBytes(directory.file("v2.blk"))
+        bytes[bytes.count / 2] ^= 0x10
+        try writeBytes(bytes, to: directory.file("bad.blk"))
+        let damaged = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("bad.blk")) }
+        #expect(damaged?.code == .corruptShard)
+    }
+
+    @Test func aChangedLabelReloadsAsARemovalAndAnAddition() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+33162123459,Telemarketing\n+33162123460,Scam\n".utf8), to: directory.file("labels.csv"))
+        try writeBytes(Array("+33162123456\n".utf8), to: directory.file("numbers.txt"))
+        let generate = ["generate", "--numbers", "numbers.txt", "--labels", "labels.csv", "--no-sync", "-o", "out"]
+        #expect(try runBlocklist(generate, in: directory.path).status == 0)
+        #expect(try runBlocklist(["enable", "all", "out", "--store", "s.db"], in: directory.path).status == 0)
+        #expect(try runBlocklist(["load", "out", "--store", "s.db"], in: directory.path).status == 0)
+        let first = try runBlocklist(["lookup", "+33162123460", "--store", "s.db"], in: directory.path)
+        #expect(first.status == 0 && first.stdout.contains("identified as \"Scam\" by extension-01"), "\(first.stdout)")
+
+        try writeBytes(Array("+33162123459,Telemarketing\n+33162123460,Fraud\n+33162123461,New\n".utf8), to: directory.file("labels.csv"))
+        #expect(try runBlocklist(generate, in: directory.path).status == 0)
+        let delta = try runBlocklist(["load", "out", "--store", "s.db", "--strategy", "delta"], in: directory.path)
+        #expect(delta.status == 0 && delta.stdout.contains("incremental"), "\(delta.stdout)\(delta.stderr)")
+        let changed = try runBlocklist(["lookup", "33162123460", "--store", "s.db", "--json"], in: directory.path)
+        #expect(changed.status == 0)
+        let answer = try JSONSerialization.jsonObject(with: Data(changed.stdout.utf8)) as? [String: Any]
+        let identifiedBy = answer?["identifiedBy"] as? [[String: String]]
+        #expect(identifiedBy == [["extension": "extension-01", "label": "Fraud"]], "\(changed.stdout)")
+        #expect(try runBlocklist(["lookup", "33162123461", "--store", "s.db"], in: directory.path).stdout.contains("\"New\""))
+        let neither = try runBlocklist(["lookup", "33162123462", "--store", "s.db"], in: directory.path)
+        #expect(neither.status == 1 && neither.stdout.contains("neither blocked nor identified"))
+    }
+}
