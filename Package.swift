@@ -77,32 +77,39 @@ let package = Package(
             name: "BlocklistCore",
             dependencies: ["CZlib"]
         ),
+        /// What the tools need of the system and an extension never does: directory handles that
+        /// never follow symlinks, file locks, /proc memory figures, child processes, and the pipe
+        /// format between the simulator and the extension host.
+        .target(
+            name: "BlocklistSystem",
+            dependencies: ["BlocklistCore"]
+        ),
         /// Shard sets on disk: the manifest model and its streaming writer, the atomic commit of a
         /// generation, and what blocklist may touch in an output directory. No Foundation, so the
         /// generate executable stays small.
         .target(
             name: "BlocklistSet",
-            dependencies: ["BlocklistCore"]
+            dependencies: ["BlocklistCore", "BlocklistSystem"]
         ),
         /// Lists of any shape for a packed set: number, allow and label files read through fixed
         /// buffers (gzip too), sorted by an external merge sort in the staging directory, cut into
         /// shards at stable boundaries. No Foundation: it runs inside `generate`'s budget.
         .target(
             name: "BlocklistLists",
-            dependencies: ["BlocklistCore", "BlocklistSet"]
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem"]
         ),
         /// Reading sets: the manifest through JSONDecoder, generations held against removal while
         /// they are read, and the set verifier.
         .target(
             name: "BlocklistSetReading",
-            dependencies: ["BlocklistCore", "BlocklistSet"]
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem", "BlocklistLists"]
         ),
 
         /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
         /// error codes, enforced on requests streamed from an extension-host process.
         .target(
             name: "CallDirectorySimulator",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "CSQLite"]
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistSystem", "CSQLite"]
         ),
 
         /// The message filter's portable core: compiled rules (format, reader, automata), the
@@ -115,12 +122,20 @@ let package = Package(
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["MessageFilterCore", "BlocklistCore"]
+            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem"]
         ),
         /// The frames between the Messages simulator and the message filter extension's host.
         .target(
             name: "MessageFilterHosting",
             dependencies: ["MessageFilterCore"]
+        ),
+
+        /// List files (JSON, through Codable) in the shape of Saracroche's: patterns with an action
+        /// and a name. Foundation, so `generate` has a child process (`blocklist list-file decode`)
+        /// read them for it.
+        .target(
+            name: "BlocklistListFile",
+            dependencies: ["BlocklistCore", "BlocklistLists"]
         ),
 
         // MARK: - Executables
@@ -129,7 +144,7 @@ let package = Package(
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
             name: "CommandSupport",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistLists"],
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistLists", "BlocklistSystem"],
             // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
@@ -139,7 +154,7 @@ let package = Package(
         /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-extension",
-            dependencies: ["BlocklistCore"],
+            dependencies: ["BlocklistCore", "BlocklistSystem"],
             linkerSettings: staticExecutable
         ),
         /// `blocklist generate` in a process of its own, which `blocklist` execs before it parses
@@ -167,7 +182,7 @@ let package = Package(
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
-                "CallDirectorySimulator",  // ChildProcess
+                "BlocklistSystem",  // ChildProcess
                 "CommandSupport",
                 "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -184,6 +199,8 @@ let package = Package(
                 "BlocklistCore",
                 "BlocklistSet",
                 "BlocklistSetReading",
+                "BlocklistSystem",
+                "BlocklistListFile",
                 "CallDirectorySimulator",
                 "CommandSupport",
                 "MessageFilterCore",
@@ -201,7 +218,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "CallDirectorySimulator"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistListFile", "BlocklistSystem", "CallDirectorySimulator"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting"]),
     ],

@@ -1,4 +1,5 @@
 import BlocklistCore
+import BlocklistSystem
 
 /// Sorts and deduplicates any number of 64-bit keys in fixed memory: keys fill a buffer, which is
 /// sorted, deduplicated and written as a run file when full; `finish()` merges the runs.

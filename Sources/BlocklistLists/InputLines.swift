@@ -22,6 +22,8 @@ public final class InputLines {
     public private(set) var lineNumber = 0
     /// Bytes read from the file (compressed bytes for a gzip file).
     public private(set) var bytesRead: Int64 = 0
+    /// The SHA-256 of the bytes read so far, as they are in the file.
+    private var hasher = SHA256()
 
     private let fd: Int32
     private let ownsDescriptor: Bool
@@ -37,34 +39,41 @@ public final class InputLines {
 
     /// Opens `path` (`-` for standard input). Refuses a directory, a device or a socket; a FIFO is
     /// read (process substitution hands one over).
-    public init(path: String) throws(BlocklistError) {
-        if path == "-" {
-            name = "standard input"
-            fd = 0
-            ownsDescriptor = false
-        } else {
-            name = path
-            let opened = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-            guard opened >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
-            var info = stat()
-            guard fstat(opened, &info) == 0 else {
-                let code = errno
-                close(opened)
-                throw BlocklistError(.io, "Reading the status of \(path) failed: \(String(cString: strerror(code))).")
-            }
-            let type = info.st_mode & S_IFMT
-            guard type == S_IFREG || type == S_IFIFO else {
-                close(opened)
-                throw BlocklistError(.invalidInput, "\(path) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file.")
-            }
-            // Blocking reads from here on: a FIFO without a writer yet waits as `cat` would.
-            _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
-            fd = opened
-            ownsDescriptor = true
-        }
+    public convenience init(path: String) throws(BlocklistError) {
+        let (fd, name) = try Self.open(path)
+        self.init(descriptor: fd, name: name, owned: path != "-")
+    }
+
+    /// Reads lines from an open descriptor, which it closes at the end if `owned`.
+    public init(descriptor: Int32, name: String, owned: Bool) {
+        self.name = name
+        fd = descriptor
+        ownsDescriptor = owned
         raw = .allocate(byteCount: 32 * 1024, alignment: 8)
         data = .allocate(byteCount: 64 * 1024, alignment: 8)
         line = .allocate(byteCount: Self.maximumLineBytes, alignment: 8)
+    }
+
+    /// Opens a list for reading: standard input for `-`, else a regular file or a FIFO, in blocking
+    /// mode. Returns the descriptor and how sentences name it.
+    package static func open(_ path: String) throws(BlocklistError) -> (descriptor: Int32, name: String) {
+        if path == "-" { return (0, "standard input") }
+        let opened = path.withCString { _openForReading($0) }
+        guard opened >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
+        var info = stat()
+        guard fstat(opened, &info) == 0 else {
+            let code = errno
+            close(opened)
+            throw BlocklistError(.io, "Reading the status of \(path) failed: \(String(cString: strerror(code))).")
+        }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG || type == S_IFIFO else {
+            close(opened)
+            throw BlocklistError(.invalidInput, "\(path) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file.")
+        }
+        // Blocking reads from here on: a FIFO without a writer yet waits as `cat` would.
+        _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
+        return (opened, path)
     }
 
     deinit {
@@ -110,6 +119,12 @@ public final class InputLines {
         return UnsafeRawBufferPointer(rebasing: line[0..<length])
     }
 
+    /// The SHA-256 of the file's bytes as 64 hex digits, once every line has been read.
+    public func sha256() -> String {
+        var copy = hasher
+        return copy.finish()
+    }
+
     private func append(_ bytes: UnsafeRawPointer, _ count: Int, into length: inout Int) throws(BlocklistError) {
         guard length + count <= Self.maximumLineBytes + 1 else {  // + 1: room for a CR
             throw BlocklistError(
@@ -125,6 +140,7 @@ public final class InputLines {
             let n = read(fd, buffer.baseAddress, buffer.count)
             if n >= 0 {
                 bytesRead += Int64(n)
+                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 return n
             }
             if errno == EINTR { continue }
@@ -181,4 +197,9 @@ public final class InputLines {
             }
         }
     }
+}
+
+/// libc's `open`, which the class's own `open` hides.
+private func _openForReading(_ path: UnsafePointer<CChar>) -> Int32 {
+    open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 }

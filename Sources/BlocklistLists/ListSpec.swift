@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSet
+import BlocklistSystem
 
 /// Everything a packed `generate` combines: patterns (with their exclusions), number lists,
 /// labels, and the allow-list that overrides them all.
@@ -14,6 +15,10 @@ public struct ListSpec: Sendable {
     public var allowPatterns: [String] = []
     /// CSV files of `number,label`.
     public var labels: [String] = []
+    /// List files (JSON patterns with actions), read through `listDecoder`.
+    public var lists: [String] = []
+    /// The `blocklist` executable whose `list-file decode` reads list files.
+    public var listDecoder = "blocklist"
     /// Skip (and report) lines that are not numbers instead of refusing the run.
     public var skipInvalid = false
     /// The country code national numbers get.
@@ -26,7 +31,7 @@ public struct ListSpec: Sendable {
     public init() {}
 
     /// Whether anything besides patterns is given.
-    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty }
+    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty }
 
     /// The most distinct labels one generate accepts.
     public static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
@@ -57,6 +62,10 @@ package final class PackedProducer: ShardProducer {
     private var blockingHead: NumberRun?
     private var identificationHead: (run: NumberRun, label: Int)?
     private var labelOrigin = ""
+    /// The list files' patterns; identify patterns with their label's number.
+    private var listBlock: [(pattern: BlockPattern, label: Int)] = []
+    private var listAllow: [(pattern: BlockPattern, label: Int)] = []
+    private var listIdentify: [(pattern: BlockPattern, label: Int)] = []
     /// Whether the boundaries came from the previous generation.
     package private(set) var keptBoundaries = false
 
@@ -66,7 +75,7 @@ package final class PackedProducer: ShardProducer {
         Manifest.Spec(
             patterns: list.spec?.patterns.map(\.description) ?? [], exclusions: list.spec?.exclusions ?? [],
             rangeSize: list.spec?.rangeSize ?? 0, capacity: list.capacity, layout: .packed,
-            allowPatterns: list.allowPatterns, inputs: inputs)
+            allowPatterns: list.allowPatterns, inputs: inputs, defaultCountry: list.defaultCountry, skipInvalid: list.skipInvalid)
     }
 
     package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
@@ -85,23 +94,26 @@ package final class PackedProducer: ShardProducer {
         for path in list.labels {
             try read(path, kind: "labels", parser: parser, into: labelSorter) { (number, line, second) throws(ListLineError) in
                 guard let second else { throw ListLineError("it has no label; a labels file holds number,label") }
-                let label = try ListLine.label(UnsafeRawBufferPointer(rebasing: line[second]))
-                let index: Int
-                if let known = labelIndex[label] {
-                    index = known
-                } else {
-                    guard labels.count < ListSpec.maximumLabels else {
-                        throw ListLineError("it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels")
-                    }
-                    index = labels.count
-                    labels.append(label)
-                    labelIndex[label] = index
-                }
+                let index = try self.labelNumber(try ListLine.label(UnsafeRawBufferPointer(rebasing: line[second])))
                 return UInt64(number) << LabelledKeyRuns.labelBits | UInt64(index)
             }
         }
         identified = try labelSorter.finish()
-        labelOrigin = list.labels.count == 1 ? "in \(list.labels[0])" : "in the labels files"
+        for path in list.lists {
+            let file = try ListFileReader.load(path, decoder: list.listDecoder)
+            listBlock += file.block.map { ($0, 0) }
+            listAllow += file.allow.map { ($0, 0) }
+            for (pattern, label) in file.identify {
+                do {
+                    listIdentify.append((pattern, try labelNumber(label)))
+                } catch {
+                    throw BlocklistError(.limitExceeded, "\(path): \(pattern): \(error.reason).")
+                }
+            }
+            inputs.append(file.input)
+        }
+        let labelFiles = list.labels + list.lists.filter { _ in !listIdentify.isEmpty }
+        labelOrigin = labelFiles.count == 1 ? "in \(labelFiles[0])" : "in the labels and list files"
 
         // Pass 1: count, and cut boundaries.
         if let previous = previousLowerBounds(), case let counts = try count(bounds: previous),
@@ -118,6 +130,17 @@ package final class PackedProducer: ShardProducer {
                 .limitExceeded, "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists.")
         }
         return (bounds.count, expected.reduce(0) { $0 + $1.blocking + $1.identified })
+    }
+
+    /// The number of `label` in the generate's label table, adding it if new.
+    private func labelNumber(_ label: [UInt8]) throws(ListLineError) -> Int {
+        if let known = labelIndex[label] { return known }
+        guard labels.count < ListSpec.maximumLabels else {
+            throw ListLineError("it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels")
+        }
+        labels.append(label)
+        labelIndex[label] = labels.count - 1
+        return labels.count - 1
     }
 
     /// Reads one list file into `sorter`; `key` makes each number (with the line and its second
@@ -155,26 +178,30 @@ package final class PackedProducer: ShardProducer {
             }
             notes.append("skipped \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s") of \(lines.name) (--skip-invalid):\n  \(listing)")
         }
-        inputs.append(Manifest.Input(kind: kind, path: path, bytes: lines.bytesRead, lines: Int64(lines.lineNumber), skipped: invalidCount))
+        inputs.append(
+            Manifest.Input(
+                kind: kind, path: absolutePath(path), bytes: lines.bytesRead, lines: Int64(lines.lineNumber), skipped: invalidCount, sha256: lines.sha256()))
     }
 
     // MARK: Streams
 
     private func allowStream() throws(BlocklistError) -> any RunSource {
         var sources: [any RunSource] = [KeyRuns(try allowed!.makeIterator())]
-        for text in list.allowPatterns {
-            let spec = try BlockSpec(patterns: [text], capacity: BlockSpec.maximumCapacity)
-            sources.append(GeneratedRuns(CompiledSpec(spec).runs()))
-        }
+        var patterns = listAllow
+        for text in list.allowPatterns { patterns.append((try BlockPattern(parsing: text), 0)) }
+        if !patterns.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: patterns, labels: [[]], origin: ""))) }
         return try UnionRuns(sources)
     }
 
     private func openStreams() throws(BlocklistError) {
         var sources: [any RunSource] = [KeyRuns(try numbers!.makeIterator())]
         if let spec = list.spec { sources.append(GeneratedRuns(CompiledSpec(spec).runs())) }
+        if !listBlock.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: listBlock, labels: [[]], origin: ""))) }
         blockingStream = DifferenceRuns(try UnionRuns(sources), minus: try allowStream())
-        identificationStream = LabelledDifference(
-            LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin), minus: try allowStream())
+        let keyed = LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin)
+        let identification: any LabelledSource =
+            listIdentify.isEmpty ? keyed : try LabelledUnion([keyed], patterns: listIdentify, labels: labels, origin: labelOrigin)
+        identificationStream = LabelledDifference(identification, minus: try allowStream())
         blockingHead = try blockingStream!.nextRun()
         identificationHead = try identificationStream!.nextLabelled()
     }

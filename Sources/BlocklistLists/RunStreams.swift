@@ -204,3 +204,101 @@ final class EmptyRuns: RunSource, LabelledSource {
     func nextRun() throws(BlocklistError) -> NumberRun? { nil }
     func nextLabelled() throws(BlocklistError) -> (run: NumberRun, label: Int)? { nil }
 }
+
+/// One pattern's numbers, all with one label.
+final class PatternRuns: LabelledSource {
+    private let generator: RunGenerator
+    private let label: Int
+
+    init(_ pattern: BlockPattern, label: Int) throws(BlocklistError) {
+        generator = CompiledSpec(try BlockSpec(patterns: [pattern.description], capacity: BlockSpec.maximumCapacity)).runs()
+        self.label = label
+    }
+
+    func nextLabelled() throws(BlocklistError) -> (run: NumberRun, label: Int)? {
+        generator.next().map { ($0, label) }
+    }
+}
+
+/// The union of labelled sources and of labelled patterns, coalesced; a number that two of them
+/// give different labels is refused with both.
+///
+/// Patterns start only when the merge reaches their lowest number, so ten thousand patterns cost
+/// a sorted array and the few generators that overlap the current number, not ten thousand
+/// generators at once.
+final class LabelledUnion: LabelledSource {
+    private var active: [(source: any LabelledSource, head: (run: NumberRun, label: Int))] = []
+    /// Patterns not started yet, highest lowest number first (so the next is `last`).
+    private var waiting: [(pattern: BlockPattern, label: Int)]
+    private let labels: [[UInt8]]
+    private let origin: String
+
+    init(_ sources: [any LabelledSource], patterns: [(pattern: BlockPattern, label: Int)], labels: [[UInt8]], origin: String) throws(BlocklistError) {
+        waiting = patterns.sorted { $0.pattern.lowest > $1.pattern.lowest }
+        self.labels = labels
+        self.origin = origin
+        for source in sources { try start(source) }
+    }
+
+    private func start(_ source: any LabelledSource) throws(BlocklistError) {
+        if let head = try source.nextLabelled() { active.append((source, head)) }
+    }
+
+    /// Starts every waiting pattern whose lowest number is at most `number`.
+    private func startPatterns(through number: Int64) throws(BlocklistError) {
+        while let next = waiting.last, next.pattern.lowest <= number {
+            waiting.removeLast()
+            try start(try PatternRuns(next.pattern, label: next.label))
+        }
+    }
+
+    private func advance(_ index: Int) throws(BlocklistError) {
+        if let head = try active[index].source.nextLabelled() {
+            active[index].head = head
+        } else {
+            active.remove(at: index)
+        }
+    }
+
+    func nextLabelled() throws(BlocklistError) -> (run: NumberRun, label: Int)? {
+        if active.isEmpty, let next = waiting.last { try startPatterns(through: next.pattern.lowest) }
+        while let lowest = active.map(\.head.run.start).min(), let next = waiting.last, next.pattern.lowest <= lowest {
+            try startPatterns(through: lowest)
+        }
+        guard let first = active.indices.min(by: { active[$0].head.run.start < active[$1].head.run.start }) else { return nil }
+        var (current, label) = active[first].head
+        try advance(first)
+        var merged = true
+        while merged {
+            merged = false
+            try startPatterns(through: current.last == Int64.max ? current.last : current.last + 1)
+            var index = 0
+            while index < active.count {
+                let (run, other) = active[index].head
+                let overlaps = run.start <= current.last
+                guard overlaps || (run.start == current.last + 1 && other == label) else {
+                    index += 1
+                    continue
+                }
+                if overlaps && other != label {
+                    throw BlocklistError(
+                        .invalidInput,
+                        "+\(run.start) has two labels, \"\(String(decoding: labels[label], as: UTF8.self))\" and \"\(String(decoding: labels[other], as: UTF8.self))\" (\(origin)); give it one.")
+                }
+                if run.last > current.last { current = NumberRun(first: current.start, last: run.last) }
+                let count = active.count
+                try advance(index)
+                if active.count == count { index += 1 }
+                merged = true
+            }
+        }
+        return (current, label)
+    }
+}
+
+/// A labelled source's numbers without their labels (all one label, so nothing conflicts).
+final class UnlabelledRuns: RunSource {
+    private let source: any LabelledSource
+    init(_ source: any LabelledSource) { self.source = source }
+    func nextRun() throws(BlocklistError) -> NumberRun? { try source.nextLabelled()?.run }
+}

@@ -60,22 +60,26 @@ public struct Manifest: Codable, Hashable, Sendable {
 
     /// One list file given to `generate`.
     public struct Input: Codable, Hashable, Sendable {
-        /// numbers, allow or labels.
+        /// numbers, allow, labels or list.
         public var kind: String
-        /// The path as given (`-` for standard input).
+        /// The path as given, made absolute (`-` for standard input).
         public var path: String
         /// Bytes read from it.
         public var bytes: Int64
         /// Lines read, and how many were skipped as invalid (`--skip-invalid`).
         public var lines: Int64
         public var skipped: Int64
+        /// The SHA-256 of its bytes as read (64 hex digits), so that `verify` can tell whether
+        /// it changed; absent in sets made before it was recorded.
+        public var sha256: String?
 
-        public init(kind: String, path: String, bytes: Int64, lines: Int64, skipped: Int64) {
+        public init(kind: String, path: String, bytes: Int64, lines: Int64, skipped: Int64, sha256: String? = nil) {
             self.kind = kind
             self.path = path
             self.bytes = bytes
             self.lines = lines
             self.skipped = skipped
+            self.sha256 = sha256
         }
     }
 
@@ -89,8 +93,17 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var layout: Layout?
         public var allowPatterns: [String]?
         public var inputs: [Input]?
+        /// Packed sets: the country code national numbers got, and whether invalid lines were
+        /// skipped, so that `verify` can read the inputs again the same way.
+        public var defaultCountry: Int64?
+        public var skipInvalid: Bool?
 
-        public init(patterns: [String], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [String]?, inputs: [Input]?) {
+        public init(
+            patterns: [String], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [String]?, inputs: [Input]?,
+            defaultCountry: Int64? = nil, skipInvalid: Bool? = nil
+        ) {
+            self.defaultCountry = defaultCountry
+            self.skipInvalid = skipInvalid
             self.patterns = patterns
             self.exclusions = exclusions
             self.rangeSize = rangeSize

@@ -48,6 +48,12 @@ public final class ManifestWriter {
         if let layout = spec.layout {
             try append(",\n    \"layout\" : \"\(layout.rawValue)\"")
         }
+        if let country = spec.defaultCountry {
+            try append(",\n    \"defaultCountry\" : \(country)")
+        }
+        if let skip = spec.skipInvalid {
+            try append(",\n    \"skipInvalid\" : \(skip)")
+        }
         if let allow = spec.allowPatterns {
             try append(",\n    \"allowPatterns\" : ")
             try list(allow)
@@ -59,7 +65,12 @@ public final class ManifestWriter {
                 try string(input.kind)
                 try append(", \"path\" : ")
                 try string(input.path)
-                try append(", \"bytes\" : \(input.bytes), \"lines\" : \(input.lines), \"skipped\" : \(input.skipped) }")
+                try append(", \"bytes\" : \(input.bytes), \"lines\" : \(input.lines), \"skipped\" : \(input.skipped)")
+                if let digest = input.sha256 {
+                    try append(", \"sha256\" : ")
+                    try string(digest)
+                }
+                try append(" }")
             }
             try append(inputs.isEmpty ? "]" : "\n    ]")
         }

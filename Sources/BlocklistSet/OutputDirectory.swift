@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import BlocklistCore
+import BlocklistSystem
 
 /// What blocklist may touch in an output directory, and the proof it asks before it does.
 ///

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import BlocklistCore
+import BlocklistSystem
 
 /// A generation of shard files in an output directory, committed as a whole.
 ///

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import BlocklistCore
 import BlocklistSet
+import BlocklistSystem
 
 extension Manifest {
     /// The largest manifest read: 10,000 shards take about 1.6 MB.

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import BlocklistCore
 import BlocklistSet
+import BlocklistSystem
 
 /// A committed generation held open for reading: its manifest, and a shared lock on its marker
 /// that keeps `generate` from removing it until this value goes away.

@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSet
+import BlocklistSystem
 
 extension ShardSet {
     /// What `verify` found.
@@ -14,6 +15,12 @@ extension ShardSet {
         public var entriesVerified: Int64
         /// Bytes of the shards that passed.
         public var bytesVerified: Int64
+        /// Sentences about what could not be checked, and why.
+        public var notes: [String] = []
+        /// A packed set: how many input files were found unchanged, and whether the set was made
+        /// again from them and found equal.
+        public var inputsUnchanged = 0
+        public var equalsInputs = false
 
         /// Whether everything holds.
         public var isValid: Bool { problems.isEmpty && manifest != nil }
@@ -26,9 +33,14 @@ extension ShardSet {
     /// every listed shard exists and passes `ShardVerifier` (header, checksums, order, counts,
     /// capacity) and agrees with its manifest entry; shards ascend across boundaries; no unlisted
     /// file sits in the set directory; and every shard holds exactly what the spec generates.
+    /// A packed set is checked against its inputs instead: each must be unchanged since generate
+    /// (size and SHA-256), and the set made again from them must equal the shards byte for byte.
     ///
-    /// - Complexity: O(runs); memory is one reader's fixed buffers.
-    public static func verify(_ outputDirectory: String) -> Verification {
+    /// - Parameter listDecoder: the `blocklist` executable that reads list files (JSON) for a
+    ///   packed set made with `--list`.
+    /// - Complexity: O(runs) for a range set, with one reader's fixed buffers; a packed set costs
+    ///   what its generate did.
+    public static func verify(_ outputDirectory: String, listDecoder: String = "blocklist") -> Verification {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
         let plan: ShardPlan?
@@ -37,8 +49,8 @@ extension ShardSet {
             reading = try ReadingSet(directory: outputDirectory)
             manifest = reading.manifest
             result.manifest = manifest
-            // A packed set is made from list files, which verify does not read again: its shards
-            // are checked on their own, and against each other's bounds.
+            // A packed set is made from list files: its shards are checked on their own and
+            // against each other's bounds here, and against its inputs at the end.
             plan = manifest.spec.layout == .packed ? nil : try ShardPlan(try manifest.spec.blockSpec())
         } catch {
             result.problems.append(error)
@@ -98,6 +110,13 @@ extension ShardSet {
             } catch {
                 result.problems.append(error)
             }
+        }
+        if manifest.spec.layout == .packed && result.problems.isEmpty {
+            let check = checkInputs(of: manifest, in: outputDirectory, listDecoder: listDecoder)
+            result.problems += check.problems
+            result.notes += check.notes
+            result.equalsInputs = check.rederived && check.problems.isEmpty
+            result.inputsUnchanged = check.rederived ? (manifest.spec.inputs ?? []).count : 0
         }
         if result.problems.isEmpty && total != manifest.totalEntries {
             problem("\(manifestPath) says \(manifest.totalEntries) entries in all, but the shards hold \(total).")

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import BlocklistCore
 import BlocklistSet
+import BlocklistSystem
 
 /// The simulator's stand-in for CallKit's CallDirectory.db: one SQLite file holding the registered
 /// extensions, their Settings switch and load state, and every blocking entry.

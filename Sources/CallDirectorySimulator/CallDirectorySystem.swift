@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BlocklistCore
+import BlocklistSystem
 
 /// How an extension sends its list when the request is incremental.
 public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {

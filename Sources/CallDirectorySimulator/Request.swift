@@ -5,6 +5,7 @@ import Foundation
 #endif
 import BlocklistCore
 import CSQLite
+import BlocklistSystem
 
 /// One extension request in progress: its transaction, the rules, the host's output.
 struct Request {

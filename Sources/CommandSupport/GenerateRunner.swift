@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistLists
 import BlocklistSet
+import BlocklistSystem
 
 /// `blocklist generate`'s work, shared by the CLI (which parses with swift-argument-parser) and by
 /// the small `blocklist-generate` executable it hands the command to, so both print the same.
@@ -21,6 +22,7 @@ public struct GenerateOptions: Equatable, Sendable {
     public var allow: [String] = []
     public var allowPatterns: [String] = []
     public var labels: [String] = []
+    public var lists: [String] = []
     public var skipInvalid = false
     public var defaultCountry: Int64?
     /// "range" or "packed"; `nil` chooses packed when lists are given.
@@ -29,7 +31,10 @@ public struct GenerateOptions: Equatable, Sendable {
     public init() {}
 
     /// Whether any list input is given.
-    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty }
+    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty }
+
+    /// The list files given, each of which may be `-` (standard input) once among them all.
+    public var listPaths: [String] { numbers + allow + labels + lists }
 
     /// Whether the set is packed.
     public var isPacked: Bool { layout == "packed" || (layout == nil && hasLists) }
@@ -50,7 +55,7 @@ public struct GenerateOptions: Equatable, Sendable {
         }
         if layout == "range" && hasLists {
             throw BlocklistError(
-                .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern or --labels; use --layout packed.")
+                .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern, --labels or --list; use --layout packed.")
         }
         if let defaultCountry, !(1...999).contains(defaultCountry) {
             throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
@@ -84,7 +89,7 @@ public struct GenerateOptions: Equatable, Sendable {
                 guard let text = inlineValue ?? rest.popFirst(), !text.hasPrefix("-") else { return nil }
                 return text
             }
-            let repeatable = ["--pattern", "--exclude", "--numbers", "--allow", "--allow-pattern", "--labels"].contains(name)
+            let repeatable = ["--pattern", "--exclude", "--numbers", "--allow", "--allow-pattern", "--labels", "--list"].contains(name)
             guard repeatable || seen.insert(name).inserted else { return nil }
             switch name {
             case "--pattern": guard let text = value() else { return nil }; options.patterns.append(text)
@@ -92,12 +97,13 @@ public struct GenerateOptions: Equatable, Sendable {
             case "--range-size": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.rangeSize = number
             case "--capacity": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.capacity = number
             case "--output": guard let text = value(), !text.isEmpty else { return nil }; options.output = text
-            case "--numbers", "--allow", "--labels":
+            case "--numbers", "--allow", "--labels", "--list":
                 // `-` is standard input.
                 guard let text = inlineValue ?? rest.popFirst(), !text.isEmpty, text == "-" || !text.hasPrefix("-") else { return nil }
                 switch name {
                 case "--numbers": options.numbers.append(text)
                 case "--allow": options.allow.append(text)
+                case "--list": options.lists.append(text)
                 default: options.labels.append(text)
                 }
             case "--allow-pattern": guard let text = value() else { return nil }; options.allowPatterns.append(text)
@@ -116,7 +122,7 @@ public struct GenerateOptions: Equatable, Sendable {
             }
         }
         guard (try? options.spec()) != nil else { return nil }
-        guard [options.numbers, options.allow, options.labels].joined().filter({ $0 == "-" }).count <= 1 else { return nil }
+        guard options.listPaths.filter({ $0 == "-" }).count <= 1 else { return nil }
         return options
     }
 }
@@ -138,6 +144,8 @@ public enum GenerateRunner {
             list.allow = options.allow
             list.allowPatterns = options.allowPatterns
             list.labels = options.labels
+            list.lists = options.lists
+            list.listDecoder = siblingExecutable("blocklist")
             list.skipInvalid = options.skipInvalid
             list.defaultCountry = options.defaultCountry
             list.capacity = options.capacity

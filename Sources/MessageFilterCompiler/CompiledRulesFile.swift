@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BlocklistSystem
 
 /// Where compiled rules live on disk, and how they are written: aside, then renamed into place,
 /// so that a reader sees the old file or the new one, never a mix.

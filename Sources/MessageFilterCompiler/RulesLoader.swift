@@ -11,6 +11,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BlocklistSystem
 
 /// Rules from a path that may hold either form: compiled rules (a file, or a directory holding
 /// `rules.blsms`) are checked and used as they are; a JSON rules file is checked and compiled in

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import BlocklistCore
+import BlocklistSystem
 
 /// The simulator's `CallDirectoryContext`: batches the extension's calls into `RequestWire` records
 /// on a pipe to the system process, which enforces CallKit's rules. One fixed 32 KiB buffer.

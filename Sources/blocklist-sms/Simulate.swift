@@ -1,10 +1,11 @@
 import ArgumentParser
-import CallDirectorySimulator
+
 import CommandSupport
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
+import BlocklistSystem
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -9,6 +9,7 @@ import CommandSupport
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
+import BlocklistSystem
 
 /// The message filter's rows of `blocklist bench`: offline classification beside today's linear
 /// scan, the extension process's memory with 10,000 rules, and deferred queries over loopback.

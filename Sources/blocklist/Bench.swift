@@ -12,6 +12,7 @@ import BlocklistCore
 import BlocklistSet
 import BlocklistSetReading
 import CallDirectorySimulator
+import BlocklistSystem
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(

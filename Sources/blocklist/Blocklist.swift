@@ -18,7 +18,7 @@ struct Blocklist: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
-            Lookup.self, SMS.self, Bench.self, BenchWorkload.self,
+            Lookup.self, ListFileCommand.self, SMS.self, Bench.self, BenchWorkload.self,
         ]
     )
 

@@ -33,6 +33,11 @@ struct Generate: ParsableCommand {
     @Option(name: .customLong("labels"), help: ArgumentHelp("A CSV file of number,label: identification entries. Repeat for more.", valueName: "file"))
     var labels: [String] = []
 
+    @Option(name: .customLong("list"), help: ArgumentHelp(
+        "A list file: JSON patterns, each with an action (block, identify, allow) and a name (the label), as Saracroche's. Repeat for more.",
+        valueName: "file.json"))
+    var lists: [String] = []
+
     @Flag(help: "Skip lines that are not numbers, and report them, instead of refusing the run.")
     var skipInvalid = false
 
@@ -68,10 +73,11 @@ struct Generate: ParsableCommand {
         options.allow = allow
         options.allowPatterns = allowPatterns
         options.labels = labels
+        options.lists = lists
         options.skipInvalid = skipInvalid
         options.defaultCountry = defaultCountry
         options.layout = layout
-        if [numbers, allow, labels].joined().filter({ $0 == "-" }).count > 1 {
+        if options.listPaths.filter({ $0 == "-" }).count > 1 {
             throw ValidationError("Standard input (-) can be read once; give at most one list as -.")
         }
         do {

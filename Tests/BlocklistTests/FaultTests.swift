@@ -5,6 +5,7 @@ import Testing
 @testable import BlocklistSet
 @testable import BlocklistSetReading
 @testable import CallDirectorySimulator
+import BlocklistSystem
 
 /// Faults injected into the real binaries: SIGKILL at random moments, a full disk, two writers.
 /// Each test is seeded, so a failure replays. docs/RELIABILITY.md lists what each one covers.

@@ -4,6 +4,7 @@ import Testing
 @testable import BlocklistCore
 @testable import BlocklistSet
 @testable import BlocklistSetReading
+import BlocklistSystem
 
 @Suite struct ShardSetTests {
     static let smallSpec = { try! BlockSpec(patterns: ["+8270####"], exclusions: ["000"], rangeSize: 2000, capacity: 1999) }()

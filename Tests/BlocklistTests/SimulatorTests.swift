@@ -5,6 +5,7 @@ import Testing
 @testable import BlocklistSet
 @testable import BlocklistSetReading
 @testable import CallDirectorySimulator
+import BlocklistSystem
 
 /// A generated set, a store and a system in a temporary directory.
 private final class Fixture {

@@ -73,13 +73,16 @@ final class RunningBlocklist {
     let process = Process()
     private let scratch: TemporaryDirectory
 
-    init(_ arguments: [String], in directory: String? = nil, executable: String = productsDirectory + "/blocklist") throws {
+    init(
+        _ arguments: [String], in directory: String? = nil, executable: String = productsDirectory + "/blocklist", environment: [String: String] = [:]
+    ) throws {
         scratch = try TemporaryDirectory()
         FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
         FileManager.default.createFile(atPath: scratch.file("err"), contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
         process.standardError = FileHandle(forWritingAtPath: scratch.file("err"))
         try process.run()
@@ -96,8 +99,8 @@ final class RunningBlocklist {
 }
 
 /// Runs `blocklist` with `arguments` in `directory` and waits for it.
-func runBlocklist(_ arguments: [String], in directory: String? = nil) throws -> CommandResult {
-    try RunningBlocklist(arguments, in: directory).wait()
+func runBlocklist(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> CommandResult {
+    try RunningBlocklist(arguments, in: directory, environment: environment).wait()
 }
 
 /// Polls `condition` every 10 ms for up to `seconds`; true as soon as it holds.

@@ -1,0 +1,329 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BlocklistCore
+
+// The file-system and process calls of the tools (never of an extension): committing directories,
+// locks, /proc. Each return code becomes a thrown `BlocklistError` whose sentence names the path.
+
+/// File-system operations for committing shard sets, each turning its return code into a sentence.
+package enum FileSystem {
+    /// What is at a path.
+    package enum Kind: Equatable {
+        case missing, file, directory, symlink, other
+    }
+
+    /// What `path` is, following symlinks (as opening it would), or with `followingSymlinks: false`
+    /// what the last component itself is.
+    package static func kind(_ path: String, followingSymlinks: Bool = true) throws(BlocklistError) -> Kind {
+        var info = stat()
+        let result = path.withCString { followingSymlinks ? stat($0, &info) : lstat($0, &info) }
+        if result != 0 {
+            if errno == ENOENT || errno == ENOTDIR { return .missing }
+            throw _ioError("Reading the status of", path)
+        }
+        return Kind(mode: info.st_mode)
+    }
+
+    package static func isWritableDirectory(_ path: String) -> Bool {
+        path.withCString { access($0, W_OK | X_OK) } == 0
+    }
+
+    package static func makeDirectory(_ path: String) throws(BlocklistError) {
+        guard path.withCString({ mkdir($0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path) }
+    }
+
+    package static func rename(_ from: String, to: String) throws(BlocklistError) {
+        let result = from.withCString { source in to.withCString { target in _rename(source, target) } }
+        guard result == 0 else {
+            let code = errno
+            throw BlocklistError(.io, "Renaming \(from) to \(to) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+        }
+    }
+
+    /// Unlinks `path` (a symlink itself, never its target); a missing file is not an error.
+    package static func removeFile(_ path: String) throws(BlocklistError) {
+        guard path.withCString({ unlink($0) }) == 0 || errno == ENOENT else { throw _ioError("Removing", path) }
+    }
+
+    /// The names in a directory, without "." and "..", sorted.
+    package static func list(_ path: String) throws(BlocklistError) -> [String] {
+        try DirectoryHandle(path: path).entries()
+    }
+
+
+    /// The absolute path of an existing directory, symlinks resolved.
+    package static func resolvedPath(_ path: String) throws(BlocklistError) -> String {
+        guard let resolved = path.withCString({ realpath($0, nil) }) else { throw _ioError("Resolving", path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Reads a whole file of at most `limit` bytes, to its end (files in /proc report size 0).
+    package static func readFile(_ path: String, limit: Int = 64 << 20) throws(BlocklistError) -> [UInt8] {
+        let file = try FileDescriptor.openForReading(path)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
+        defer { chunk.deallocate() }
+        var bytes: [UInt8] = []
+        while true {
+            let read = try file.read(into: chunk, at: Int64(bytes.count))
+            if read == 0 { return bytes }
+            guard bytes.count + read <= limit else {
+                throw BlocklistError(.limitExceeded, "\(path) is larger than the \(limit) bytes this tool reads.")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<read]))
+        }
+    }
+
+    /// Writes `bytes` to a new file at `path` (which must not exist) and flushes it.
+    package static func writeNewFile(_ path: String, _ bytes: [UInt8], sync: Bool) throws(BlocklistError) {
+        let file = try FileDescriptor.createExclusive(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: bytes)
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]), at: 0)
+        if sync { try file.sync() }
+    }
+}
+
+extension FileSystem.Kind {
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .file
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symlink
+        default: self = .other
+        }
+    }
+}
+
+
+/// An open directory. Everything it does to the entries in it is relative to its descriptor and
+/// never follows a symlink (`fstatat`/`openat` with `AT_SYMLINK_NOFOLLOW`/`O_NOFOLLOW`,
+/// `unlinkat`), so swapping an entry for a symlink cannot make it touch anything outside.
+package final class DirectoryHandle {
+    package let path: String
+    private let fd: Int32
+
+    /// Opens the directory at `path` (following a symlink only if `followingSymlinks`).
+    package init(path: String, followingSymlinks: Bool = true) throws(BlocklistError) {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingSymlinks ? 0 : O_NOFOLLOW)
+        let fd = path.withCString { open($0, flags) }
+        guard fd >= 0 else { throw _ioError("Opening the directory", path) }
+        self.path = path
+        self.fd = fd
+    }
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { _ = close(fd) }
+
+    /// The path of entry `name`, for sentences.
+    package func path(of name: String) -> String { path + "/" + name }
+
+    /// What entry `name` itself is (a symlink is `.symlink`, never its target).
+    package func kind(of name: String) throws(BlocklistError) -> FileSystem.Kind {
+        var info = stat()
+        guard name.withCString({ fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else {
+            if errno == ENOENT { return .missing }
+            throw _ioError("Reading the status of", path(of: name))
+        }
+        return FileSystem.Kind(mode: info.st_mode)
+    }
+
+    /// The entry names, without "." and "..", sorted.
+    package func entries() throws(BlocklistError) -> [String] {
+        let copy = dup(fd)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { _ = close(copy) }
+            throw _ioError("Listing", path)
+        }
+        defer { closedir(directory) }
+        rewinddir(directory)
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Opens the subdirectory `name`; a symlink is refused (ELOOP), never followed.
+    package func openDirectory(_ name: String) throws(BlocklistError) -> DirectoryHandle {
+        let child = name.withCString { openat(fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        guard child >= 0 else { throw _ioError("Opening the directory", path(of: name)) }
+        return DirectoryHandle(fd: child, path: path(of: name))
+    }
+
+    package func makeDirectory(_ name: String) throws(BlocklistError) {
+        guard name.withCString({ mkdirat(fd, $0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path(of: name)) }
+    }
+
+    /// Renames entry `from` to `to` (both in this directory, or `to` in `target`). A symlink at
+    /// `to` is replaced, not followed.
+    package func rename(_ from: String, to: String, in target: DirectoryHandle? = nil) throws(BlocklistError) {
+        let targetFD = target?.fd ?? fd
+        let targetPath = target?.path(of: to) ?? path(of: to)
+        let result = from.withCString { source in to.withCString { renameat(fd, source, targetFD, $0) } }
+        guard result == 0 else {
+            let code = errno
+            throw BlocklistError(
+                .io, "Renaming \(path(of: from)) to \(targetPath) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+        }
+    }
+
+    /// Unlinks the regular file `name`: a symlink, a directory or anything else is left alone and
+    /// refused. A missing entry is not an error.
+    package func removeRegularFile(_ name: String) throws(BlocklistError) {
+        switch try kind(of: name) {
+        case .missing: return
+        case .file: break
+        default: throw BlocklistError(.io, "\(path(of: name)) is not a regular file blocklist wrote; leaving it.")
+        }
+        guard name.withCString({ unlinkat(fd, $0, 0) }) == 0 || errno == ENOENT else { throw _ioError("Removing", path(of: name)) }
+    }
+
+    /// Removes the empty subdirectory `name` (rmdir never follows a symlink). A missing one is
+    /// not an error; a non-empty one fails with ENOTEMPTY.
+    package func removeEmptyDirectory(_ name: String) throws(BlocklistError) {
+        guard name.withCString({ unlinkat(fd, $0, AT_REMOVEDIR) }) == 0 || errno == ENOENT else {
+            throw _ioError("Removing the directory", path(of: name))
+        }
+    }
+
+    /// Reads the regular file `name` (never through a symlink): all of it, refusing more than
+    /// `limit` bytes, or only its first `prefix` bytes.
+    package func readFile(_ name: String, limit: Int, prefix: Int? = nil) throws(BlocklistError) -> [UInt8] {
+        let file = name.withCString { openat(fd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard file >= 0 else { throw _ioError("Opening", path(of: name)) }
+        defer { _ = close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0 else { throw _ioError("Reading the status of", path(of: name)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw BlocklistError(.io, "\(path(of: name)) is \(_fileTypeName(info.st_mode)), not a regular file.")
+        }
+        var bytes = [UInt8](repeating: 0, count: prefix ?? (min(limit, Int(info.st_size)) + 1))
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw _ioError("Reading", path(of: name))
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        guard filled <= limit else { throw BlocklistError(.limitExceeded, "\(path(of: name)) is larger than the \(limit) bytes expected.") }
+        return Array(bytes[0..<filled])
+    }
+
+    /// Flushes the directory's entries to stable storage.
+    package func sync() throws(BlocklistError) {
+        guard fsync(fd) == 0 else { throw _ioError("Syncing the directory", path) }
+    }
+
+    /// Takes an advisory lock on the regular file `name` in this directory, creating it if needed
+    /// (never through a symlink).
+    /// With `create: false` the file must exist, and is opened read-only (enough for `flock`), so
+    /// a reader never creates or changes a file.
+    package func lock(
+        _ name: String, exclusive: Bool, create: Bool = true, what: String, patienceMilliseconds: Int = 0
+    ) throws(BlocklistError) -> FileLock {
+        let flags = create ? O_RDWR | O_CREAT : O_RDONLY
+        let lockFD = name.withCString { openat(fd, $0, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+        guard lockFD >= 0 else { throw _ioError("Opening the lock file", path(of: name)) }
+        return try FileLock(fd: lockFD, path: path(of: name), exclusive: exclusive, what: what, patienceMilliseconds: patienceMilliseconds)
+    }
+}
+
+private func _rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
+    rename(from, to)
+}
+
+/// An advisory lock (`flock`) on a file, held until dropped: exclusive for a writer, shared for
+/// readers.
+///
+/// The kernel releases it when the process dies, so a killed holder never leaves it stuck.
+package final class FileLock {
+    private var fd: Int32
+
+    /// Takes the exclusive lock on `path` (creating the file), or fails at once with `.busy`
+    /// naming `what`.
+    package convenience init(path: String, what: String) throws(BlocklistError) {
+        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else { throw _ioError("Opening the lock file", path) }
+        try self.init(fd: fd, path: path, exclusive: true, what: what)
+    }
+
+    /// Takes the lock on an open descriptor, which it then owns; fails with `.busy` if another
+    /// holder keeps it for `patienceMilliseconds` (default: at once).
+    ///
+    /// A little patience matters for a lock a process holds for its whole run: while any thread of
+    /// it spawns a child, the child shares the lock until its exec closes the descriptor.
+    package init(fd: Int32, path: String, exclusive: Bool, what: String, patienceMilliseconds: Int = 0) throws(BlocklistError) {
+        var waited = 0
+        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
+            let code = errno
+            if code == EWOULDBLOCK && waited < patienceMilliseconds {
+                usleep(10_000)
+                waited += 10
+                continue
+            }
+            close(fd)
+            if code == EWOULDBLOCK {
+                throw BlocklistError(.busy, "\(what) is busy: another process holds the lock \(path).")
+            }
+            throw BlocklistError(.io, "Locking \(path) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+        }
+        self.fd = fd
+    }
+
+    /// Whether the locked file still has a name: false once it was unlinked, which is how a
+    /// writer tells readers that waited for this lock that what it guarded is gone.
+    package var isLinked: Bool {
+        var info = stat()
+        return fd >= 0 && fstat(fd, &info) == 0 && info.st_nlink > 0
+    }
+
+    /// Releases the lock; later calls do nothing.
+    package func unlock() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    deinit { unlock() }
+}
+
+/// Memory figures of a process as Linux reports them in /proc/PID/status, in KiB.
+package struct ProcessMemory: Sendable, Equatable {
+    /// Peak resident set size (VmHWM).
+    package var peakResident: Int
+    /// Current resident set size (VmRSS).
+    package var resident: Int
+    /// Current anonymous resident memory (RssAnon): heap and stacks, without mapped files.
+    package var anonymous: Int
+
+    /// Reads the figures of `pid`, or of this process; `nil` where /proc is not available.
+    package static func read(pid: Int32? = nil) -> ProcessMemory? {
+        let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return nil }
+        var memory = ProcessMemory(peakResident: 0, resident: 0, anonymous: 0)
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let text = String(decoding: line, as: UTF8.self)
+            func value() -> Int { Int(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0) }
+            if text.hasPrefix("VmHWM:") { memory.peakResident = value() }
+            if text.hasPrefix("VmRSS:") { memory.resident = value() }
+            if text.hasPrefix("RssAnon:") { memory.anonymous = value() }
+        }
+        return memory
+    }
+}
