@@ -185,23 +185,31 @@ package final class PackedProducer: ShardProducer {
 
     // MARK: Streams
 
-    private func allowStream() throws(BlocklistError) -> any RunSource {
-        var sources: [any RunSource] = [KeyRuns(try allowed!.makeIterator())]
+    /// What the allow inputs take out; `nil` for none.
+    private func allowStream() throws(BlocklistError) -> (any RunSource)? {
+        var sources: [any RunSource] = list.allow.isEmpty ? [] : [KeyRuns(try allowed!.makeIterator())]
         var patterns = listAllow
         for text in list.allowPatterns { patterns.append((try BlockPattern(parsing: text), 0)) }
         if !patterns.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: patterns, labels: [[]], origin: ""))) }
-        return try UnionRuns(sources)
+        return try union(sources)
+    }
+
+    /// The union of `sources`: the source itself when there is one (a stage fewer per run), `nil`
+    /// for none.
+    private func union(_ sources: [any RunSource]) throws(BlocklistError) -> (any RunSource)? {
+        sources.count <= 1 ? sources.first : try UnionRuns(sources)
     }
 
     private func openStreams() throws(BlocklistError) {
-        var sources: [any RunSource] = [KeyRuns(try numbers!.makeIterator())]
+        var sources: [any RunSource] = list.numbers.isEmpty ? [] : [KeyRuns(try numbers!.makeIterator())]
         if let spec = list.spec { sources.append(GeneratedRuns(CompiledSpec(spec).runs())) }
         if !listBlock.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: listBlock, labels: [[]], origin: ""))) }
-        blockingStream = DifferenceRuns(try UnionRuns(sources), minus: try allowStream())
+        let blocking = try union(sources) ?? EmptyRuns()
+        blockingStream = try allowStream().map { DifferenceRuns(blocking, minus: $0) } ?? blocking
         let keyed = LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin)
         let identification: any LabelledSource =
             listIdentify.isEmpty ? keyed : try LabelledUnion([keyed], patterns: listIdentify, labels: labels, origin: labelOrigin)
-        identificationStream = LabelledDifference(identification, minus: try allowStream())
+        identificationStream = try allowStream().map { LabelledDifference(identification, minus: $0) } ?? identification
         blockingHead = try blockingStream!.nextRun()
         identificationHead = try identificationStream!.nextLabelled()
     }

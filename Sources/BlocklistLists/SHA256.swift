@@ -8,8 +8,8 @@ public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
-    /// The bytes of an unfinished block, packed big-endian into words.
-    private var block = [UInt32](repeating: 0, count: 16)
+    /// The bytes of an unfinished block.
+    private var block = [UInt8](repeating: 0, count: 64)
     private var schedule = [UInt32](repeating: 0, count: 64)
     private var blockBytes = 0
     private var length: UInt64 = 0
@@ -26,10 +26,7 @@ public struct SHA256: Sendable {
         }
         // Whole blocks straight from the buffer.
         while bytes.count - offset >= 64 {
-            for word in 0..<16 {
-                block[word] = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + word * 4, as: UInt32.self))
-            }
-            compress()
+            compress(bytes.baseAddress! + offset)
             offset += 64
         }
         while offset < bytes.count {
@@ -40,11 +37,11 @@ public struct SHA256: Sendable {
 
     @inline(__always)
     private mutating func append(_ byte: UInt8) {
-        let word = blockBytes >> 2
-        block[word] = block[word] << 8 | UInt32(byte)
+        block[blockBytes] = byte
         blockBytes += 1
         if blockBytes == 64 {
-            compress()
+            let copy = block
+            copy.withUnsafeBytes { compress($0.baseAddress!) }
             blockBytes = 0
         }
     }
@@ -82,25 +79,30 @@ public struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    private mutating func compress() {
+    /// Compresses the 64 bytes at `bytes` into the state.
+    private mutating func compress(_ bytes: UnsafeRawPointer) {
         @inline(__always) func rotate(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
-        for index in 0..<16 { schedule[index] = block[index] }
-        for index in 16..<64 {
-            let s0 = rotate(schedule[index - 15], 7) ^ rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-            let s1 = rotate(schedule[index - 2], 17) ^ rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+        let constants = Self.k
+        schedule.withUnsafeMutableBufferPointer { w in
+            constants.withUnsafeBufferPointer { k in
+                for index in 0..<16 { w[index] = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+                for index in 16..<64 {
+                    let s0 = rotate(w[index - 15], 7) ^ rotate(w[index - 15], 18) ^ (w[index - 15] >> 3)
+                    let s1 = rotate(w[index - 2], 17) ^ rotate(w[index - 2], 19) ^ (w[index - 2] >> 10)
+                    w[index] = w[index - 16] &+ s0 &+ w[index - 7] &+ s1
+                }
+                var (a, b, c, d, e, f, g, h) = state
+                for index in 0..<64 {
+                    let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                    let choice = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ choice &+ k[index] &+ w[index]
+                    let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                    let majority = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ majority
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                }
+                state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+            }
         }
-        var (a, b, c, d, e, f, g, h) = state
-        for index in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ Self.k[index] &+ schedule[index]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
-        for index in 0..<16 { block[index] = 0 }
     }
 }

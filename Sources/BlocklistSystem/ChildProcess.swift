@@ -100,10 +100,22 @@ package final class ChildProcess {
 
     /// Reaps the child, recording its status and peak memory.
     package func wait() throws(BlocklistError) {
-        guard !reaped else { return }
+        _ = try reap(blocking: true)
+    }
+
+    /// Reaps the child if it has ended; false while it still runs.
+    package func waitIfEnded() throws(BlocklistError) -> Bool {
+        try reap(blocking: false)
+    }
+
+    private func reap(blocking: Bool) throws(BlocklistError) -> Bool {
+        guard !reaped else { return true }
         var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
+        while true {
+            let result = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
+            if result == 0 { return false }
+            if result > 0 { break }
             if errno == EINTR { continue }
             throw BlocklistError(.io, "Waiting for child process \(pid) failed: \(String(cString: strerror(errno))).")
         }
@@ -114,5 +126,6 @@ package final class ChildProcess {
         } else {
             termSignal = status & 0x7F
         }
+        return true
     }
 }

@@ -45,7 +45,7 @@ public struct ReloadResult: Sendable, Codable, Equatable {
     /// The context calls that did the work: additions, removals and removeAll, each one call. A
     /// device's time goes with this, not with `removed` (removeAll is one call).
     public var calls: Int64
-    /// Entries the extension holds afterwards.
+    /// Entries the extension holds afterwards, of both kinds (blocking and identification).
     public var entries: Int64
     public var milliseconds: Int64
     public var peakMemoryKiB: Int
@@ -144,7 +144,7 @@ public final class CallDirectorySystem {
             }
             return ReloadResult(
                 identifier: identifier, incremental: incremental, added: request.added, removed: request.removed,
-                calls: request.calls, entries: request.count, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak,
+                calls: request.calls, entries: request.count + request.identificationCount, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak,
                 warning: warning)
         } catch {
             let failure = error as? CallDirectoryError ?? CallDirectoryError(.unknown, "\(identifier): \(error)")

@@ -33,7 +33,7 @@ struct Request {
     private var pending: [Int64] = []
     private static let batchSize = 512
     // Identification entries: their own order, count and capacity.
-    private var identificationCount: Int64
+    private(set) var identificationCount: Int64
     private var identificationAdded: Int64 = 0
     private var lastIdentified: Int64?
     private var label: String?

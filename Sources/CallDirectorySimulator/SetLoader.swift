@@ -18,7 +18,7 @@ public struct SetLoader {
 
     /// Progress reports.
     public enum Event: Sendable {
-        /// Extension `identifier` starts; `entries` is its shard's count.
+        /// Extension `identifier` starts; `entries` is its shard's count of both kinds.
         case started(identifier: String, entries: Int64)
         /// Entries applied so far for the current extension.
         case progress(identifier: String, done: Int64)
@@ -106,7 +106,7 @@ public struct SetLoader {
         } catch {
             return .failed(code: .unknown, message: error.message)
         }
-        events(.started(identifier: identifier, entries: shard.count))
+        events(.started(identifier: identifier, entries: shard.count + (shard.identified ?? 0)))
         do {
             let result = try system.reload(identifier, shardPath: path, checksum: shard.checksum, options: options) { done in
                 events(.progress(identifier: identifier, done: done))

@@ -51,6 +51,8 @@ struct Bench: ParsableCommand {
         var quick: Bool
         var rows: [Row]
         var generatorSpeedupOverSeed: Double
+        /// GNU sort's wall time over the import's, on the same lines; `nil` without GNU sort.
+        var importSpeedupOverSort: Double?
         var messageFilter: [SMSBench.Row]
     }
 
@@ -99,11 +101,14 @@ struct Bench: ParsableCommand {
         seedFull.extrapolated = true
         rows.insert(seedFull, at: 4)
         let speedup = seedFull.seconds / max(rows[0].seconds, 1e-9)
+        let importRows = try importAgainstSort(directory: directory, lines: quick ? 2_000_000 : 20_000_000)
+        rows += importRows
+        let importSpeedup = importRows.count == 2 ? importRows[1].seconds / max(importRows[0].seconds, 1e-9) : nil
         let sms = try SMSBench(directory: directory, quick: quick).run { label in
             if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines(["running \(label)"])) }
         }
         if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
-        let report = Report(quick: quick, rows: rows, generatorSpeedupOverSeed: speedup, messageFilter: sms)
+        let report = Report(quick: quick, rows: rows, generatorSpeedupOverSeed: speedup, importSpeedupOverSort: importSpeedup, messageFilter: sms)
         if json { return try printJSON(report) }
 
         print(
@@ -118,6 +123,9 @@ struct Bench: ParsableCommand {
                     + pad(row.extrapolated || row.peakAnonymousKiB == 0 ? "-" : "\(Terminal.grouped(Int64(row.peakAnonymousKiB))) KiB", 11, right: true))
         }
         print("generate is \(Terminal.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)")
+        if let importSpeedup {
+            print("the import takes \(Terminal.fixed(100 / importSpeedup, 0))% of GNU sort's time on the same lines (target: under 100%, within 7,168 KiB)")
+        }
         print()
         print(pad("message filter", 42) + pad("messages", 13, right: true) + pad("wall time", 11, right: true) + pad("messages/s", 15, right: true) + pad("peak RSS", 12, right: true) + "  note")
         for row in sms {
@@ -126,6 +134,70 @@ struct Bench: ParsableCommand {
                     + pad(Terminal.grouped(Int64(row.messagesPerSecond)), 15, right: true)
                     + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true) + "  " + (row.note ?? ""))
         }
+    }
+
+    /// Imports `lines` unsorted numbers (10% repeated) with `blocklist-generate --numbers`, and
+    /// sorts the same file with `LC_ALL=C sort -u -S 6M --parallel=1` (only if GNU sort is there):
+    /// the import also parses, deduplicates, packs and writes shards, which sort does not.
+    func importAgainstSort(directory: String, lines: Int) throws -> [Row] {
+        func progress(_ text: String) { if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines([text])) } }
+        progress("writing \(Terminal.grouped(Int64(lines))) unsorted numbers…")
+        let list = directory + "/numbers.txt"
+        let bytes = try Self.writeUnsortedNumbers(lines, to: list)
+        progress("running import of \(Terminal.grouped(Int64(lines))) numbers…")
+        let imported = try Self.run(
+            siblingExecutable("blocklist-generate"), ["--numbers", list, "--no-sync", "--json", "-o", directory + "/import"], what: "import")
+        func row(_ label: String, _ run: Run) -> Row {
+            Row(
+                workload: label, entries: Int64(lines), seconds: run.seconds, entriesPerSecond: Double(lines) / max(run.seconds, 1e-9),
+                bytesOnDisk: bytes, peakResidentKiB: run.peakKiB, peakAnonymousKiB: run.anonymousKiB, ruMaxRSSKiB: run.ruMaxRSSKiB, extrapolated: false)
+        }
+        var rows = [row("import \(Terminal.grouped(Int64(lines))) unsorted numbers", imported)]
+        if access("/usr/bin/sort", X_OK) == 0 {
+            progress("running GNU sort of the same lines…")
+            let sorted = try Self.run("/usr/bin/env", ["LC_ALL=C", "/usr/bin/sort", "-u", "-S", "6M", "--parallel=1", "-o", "/dev/null", list], what: "GNU sort")
+            rows.append(row("  GNU sort -u -S 6M of the same lines", sorted))
+        }
+        if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
+        return rows
+    }
+
+    /// Writes `count` lines `+336XXXXXXXX`, one in ten a repeat of a recent one, through a fixed
+    /// buffer; returns the file's size.
+    static func writeUnsortedNumbers(_ count: Int, to path: String) throws -> Int64 {
+        let file = try FileDescriptor.createExclusive(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 8)
+        defer { buffer.deallocate() }
+        var recent = [Int64](repeating: 33_600_000_000, count: 4096)
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        var filled = 0
+        var offset: Int64 = 0
+        for line in 0..<count {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let random = state >> 16
+            let number: Int64
+            if line > 0 && random % 10 == 0 {
+                number = recent[Int(random >> 8) % recent.count]
+            } else {
+                number = 33_600_000_000 + Int64(random % 100_000_000)
+                recent[line % recent.count] = number
+            }
+            if filled + 16 > buffer.count {
+                try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<filled]), at: offset)
+                offset += Int64(filled)
+                filled = 0
+            }
+            buffer[filled] = UInt8(ascii: "+")
+            var value = number
+            for position in stride(from: 11, through: 1, by: -1) {
+                buffer[filled + position] = UInt8(48 + value % 10)
+                value /= 10
+            }
+            buffer[filled + 12] = 10
+            filled += 13
+        }
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<filled]), at: offset)
+        return offset + Int64(filled)
     }
 
     static func duration(_ seconds: Double) -> String {
@@ -143,29 +215,56 @@ struct Bench: ParsableCommand {
         var ruMaxRSSKiB = 0
     }
 
-    /// Runs `blocklist bench-workload ARGUMENTS` and reads its report, sampling its memory every 5 ms.
-    static func measure(_ arguments: [String]) throws -> Measured {
-        let child = try ChildProcess(path: executablePath(), arguments: ["bench-workload"] + arguments)
-        var measured = Measured()
+    /// What a child process did: its output, wall time and memory as sampled.
+    struct Run {
         var output: [UInt8] = []
+        var seconds: Double = 0
+        var peakKiB = 0
+        var anonymousKiB = 0
+        var ruMaxRSSKiB = 0
+    }
+
+    /// Runs `path` with `arguments`, reading its output and sampling its memory every 5 ms.
+    static func run(_ path: String, _ arguments: [String], what: String) throws -> Run {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let child = try ChildProcess(path: path, arguments: arguments)
+        var run = Run()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
         defer { buffer.deallocate() }
-        while true {
+        func sample() {
             if let memory = ProcessMemory.read(pid: child.pid) {
-                measured.peakKiB = max(measured.peakKiB, memory.peakResident)
-                measured.anonymousKiB = max(measured.anonymousKiB, memory.anonymous)
+                run.peakKiB = max(run.peakKiB, memory.peakResident)
+                run.anonymousKiB = max(run.anonymousKiB, memory.anonymous)
             }
+        }
+        while true {
+            sample()
             guard child.waitForOutput(milliseconds: 5) else { continue }
             let count = try child.read(into: buffer)
             if count == 0 { break }
-            output += buffer[0..<count]
+            run.output += buffer[0..<count]
         }
         child.release()
-        try child.wait()
-        guard child.exitStatus == 0, child.termSignal == 0 else {
-            throw BlocklistError(.io, "The bench workload \(arguments[0]) failed (status \(child.exitStatus), signal \(child.termSignal)).")
+        // A child may close its output long before it ends (sort -o does at once).
+        while try !child.waitIfEnded() {
+            sample()
+            usleep(5000)
         }
-        measured.ruMaxRSSKiB = child.maximumResidentKiB
+        run.seconds = (clock.now - started).seconds
+        guard child.exitStatus == 0, child.termSignal == 0 else {
+            throw BlocklistError(.io, "The bench workload \(what) failed (status \(child.exitStatus), signal \(child.termSignal)).")
+        }
+        run.ruMaxRSSKiB = child.maximumResidentKiB
+        return run
+    }
+
+    /// Runs `blocklist bench-workload ARGUMENTS` and reads its report.
+    static func measure(_ arguments: [String]) throws -> Measured {
+        let child = try run(executablePath(), ["bench-workload"] + arguments, what: arguments[0])
+        let output = child.output
+        var measured = Measured(peakKiB: child.peakKiB, anonymousKiB: child.anonymousKiB)
+        measured.ruMaxRSSKiB = child.ruMaxRSSKiB
         for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { continue }
