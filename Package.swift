@@ -38,6 +38,7 @@ let package = Package(
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
+        .library(name: "BlocklistLists", targets: ["BlocklistLists"]),
         .library(name: "BlocklistSetReading", targets: ["BlocklistSetReading"]),
         .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
         .executable(name: "blocklist", targets: ["blocklist"]),

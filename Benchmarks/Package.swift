@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "BlocklistCore", package: "blocklist"),
                 .product(name: "BlocklistSet", package: "blocklist"),
+                .product(name: "BlocklistLists", package: "blocklist"),
                 .product(name: "BlocklistSetReading", package: "blocklist"),
                 .product(name: "CallDirectorySimulator", package: "blocklist"),
             ],

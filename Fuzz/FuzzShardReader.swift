@@ -38,6 +38,9 @@ nonisolated(unsafe) private let deflater = try! Deflater(level: 1, windowBits: 1
 /// 2: the rest is 28 bytes of header fields (runs, entries, first, last) and an uncompressed
 ///    payload, which is compressed and framed with correct lengths and CRCs (reaches the varint
 ///    and run decoder with any runs).
+/// 3: the rest is a version 2 file (128-byte header) whose payload length, payload CRC and
+///    header CRC are then made right (reaches the Rice decoder, the label table and the
+///    identification runs).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzShardReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 0 else {
@@ -45,7 +48,17 @@ public func fuzzShardReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         return check()
     }
     let input = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
-    switch data[0] % 3 {
+    switch data[0] % 4 {
+    case 3 where input.count >= 128:
+        let file = UnsafeMutableRawBufferPointer(start: built.baseAddress, count: min(input.count, built.count))
+        file.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[0..<file.count]))
+        file.storeBytes(of: UInt16(2).littleEndian, toByteOffset: 8, as: UInt16.self)
+        file.storeBytes(of: UInt16(128).littleEndian, toByteOffset: 10, as: UInt16.self)
+        let payload = UnsafeRawBufferPointer(rebasing: file[128...])
+        file.storeBytes(of: Int64(payload.count).littleEndian, toByteOffset: 48, as: Int64.self)
+        file.storeBytes(of: crc32Update(0, payload).littleEndian, toByteOffset: 56, as: UInt32.self)
+        file.storeBytes(of: crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<124])).littleEndian, toByteOffset: 124, as: UInt32.self)
+        write(UnsafePointer(file.baseAddress!.assumingMemoryBound(to: UInt8.self)), file.count)
     case 1 where input.count >= 64:
         let file = UnsafeMutableRawBufferPointer(start: built.baseAddress, count: min(input.count, built.count))
         file.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[0..<file.count]))
@@ -93,6 +106,17 @@ private func check() -> Int32 {
                 precondition(yielded <= reader.header.entryCount, "the reader yielded more than the header's count")
             }
             precondition(yielded == reader.header.entryCount, "the reader ended early without an error")
+            // Version 2: the label table, then identification runs, ascending, each label in it.
+            let labels = try reader.readLabels()
+            var last = Int64.min
+            var identified: Int64 = 0
+            while let (run, label) = try reader.nextIdentificationRun() {
+                precondition(run.start > last && run.last >= run.start, "identification run \(run) after \(last)")
+                precondition(label >= 0 && label < labels.count, "label \(label) outside a table of \(labels.count)")
+                last = run.last
+                identified += run.count
+                precondition(identified <= reader.header.identificationCount, "more identification entries than the header's count")
+            }
         } catch {
             precondition(!error.message.isEmpty)
         }

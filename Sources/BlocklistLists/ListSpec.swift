@@ -347,3 +347,20 @@ package final class PackedProducer: ShardProducer {
         identified?.remove()
     }
 }
+
+extension ShardSet {
+    /// Writes the packed set `list` makes as a new generation in `outputDirectory` and commits it,
+    /// as `generate(_:into:sync:force:progress:)` describes: the lists are sorted in the staging
+    /// directory, and a previous packed generation's shard bounds are kept while they fit.
+    ///
+    /// - Returns: what was committed; its notes include skipped lines and CSV headers.
+    public static func generate(
+        _ list: ListSpec, into outputDirectory: String, sync: Bool = true, force: Bool = false,
+        progress: (Progress) throws(BlocklistError) -> Void = { _ in }
+    ) throws(BlocklistError) -> Generated {
+        let producer = PackedProducer(list)
+        var generated = try generate(producer: producer, into: outputDirectory, sync: sync, force: force, progress: progress)
+        generated.notes = producer.notes + generated.notes
+        return generated
+    }
+}

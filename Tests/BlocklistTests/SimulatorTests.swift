@@ -58,6 +58,10 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         def remove_all(): out.write(struct.pack("<BI", 3, 0))
         def complete(): out.write(struct.pack("<BI", 4, 0))
         def cancel(reason): data = reason.encode(); out.write(struct.pack("<BI", 5, len(data)) + data)
+        def label(text): data = text.encode(); out.write(struct.pack("<BI", 6, len(data)) + data)
+        def add_id(*numbers): out.write(struct.pack("<BI", 7, len(numbers)) + b"".join(struct.pack("<q", n) for n in numbers))
+        def remove_id(*numbers): out.write(struct.pack("<BI", 8, len(numbers)) + b"".join(struct.pack("<q", n) for n in numbers))
+        def remove_all_id(): out.write(struct.pack("<BI", 9, 0))
         \(records)
         out.flush()
         """
@@ -149,6 +153,42 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         _ = try fixture.reload(2, options)
     }
 
+    @Test func identificationEntriesHaveACapacityOfTheirOwnAndIncrementalRemovalsMustExist() throws {
+        let scratch = try TemporaryDirectory()
+        var options = ReloadOptions()
+        options.memoryBudgetKiB = 1 << 20
+        options.capacity = 100
+        // 100 of each kind fit a capacity of 100: the limit is per kind, as is the order (the
+        // identification entries start again below the last blocking one).
+        let both = try fakeHost(
+            in: scratch, name: "both",
+            records: """
+                if not incremental:
+                    add(*range(82700000, 82700100)); label('Scam'); add_id(*range(82700000, 82700100)); complete()
+                else:
+                    remove_id(82700005); label('Other'); remove_id(82700006); add_id(82700006); complete()
+                """)
+        let fixture = try Fixture(hostPath: both)
+        _ = try fixture.reload(2, options)
+        let identifier = CallDirectoryStore.identifier(ofShard: 2, of: 5)
+        #expect(try fixture.store.identificationCount(of: identifier) == 100)
+        #expect(try fixture.store.entryCount(of: identifier) == 100)
+        // An incremental request removes one, relabels another.
+        _ = try fixture.reload(2, options)
+        let entries = try fixture.store.identificationEntries(of: identifier)
+        #expect(entries.count == 99)
+        #expect(!entries.contains { $0.number == 82_700_005 })
+        #expect(entries.first { $0.number == 82_700_006 }?.label == "Other")
+        #expect(entries.first { $0.number == 82_700_007 }?.label == "Scam")
+
+        // 101 identification entries do not.
+        let over = try fakeHost(in: scratch, name: "over", records: "label('Scam'); add_id(*range(82700000, 82700101)); complete()")
+        let second = try Fixture(hostPath: over)
+        let error = #expect(throws: CallDirectoryError.self) { try second.reload(2, options) }
+        #expect(error?.code == .maximumEntriesExceeded, "\(error?.description ?? "")")
+        #expect(try second.store.identificationCount(of: identifier) == 0)
+    }
+
     @Test func systemErrorsCarryCallKitsCodes() throws {
         let fixture = try Fixture()
         let missing = #expect(throws: CallDirectoryError.self) {
@@ -171,6 +211,14 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         ("add(82702001)", .loadingInterrupted, false),
         ("cancel('no shard'); ", .unknown, false),
         ("add(82702001) if not incremental else add(82702001); complete()", .duplicateEntries, true),
+        // Identification entries follow the same rules, on their own.
+        ("label('Scam'); add_id(82702001, 82702000); complete()", .entriesOutOfOrder, false),
+        ("label('Scam'); add_id(82702001, 82702001); complete()", .duplicateEntries, false),
+        ("remove_id(82702001); complete()", .unexpectedIncrementalRemoval, false),
+        ("remove_all_id(); complete()", .unexpectedIncrementalRemoval, false),
+        ("add_id(82702001); complete()", .unknown, false),
+        ("label('Scam'); add_id(82702001) if not incremental else remove_id(82702002); complete()", .unexpectedIncrementalRemoval, true),
+        ("label('Scam'); add_id(82702001) if not incremental else add_id(82702001); complete()", .duplicateEntries, true),
     ])
     func misbehavingExtensionsGetCallKitsErrors(records: String, code: CallDirectoryError.Code, secondLoad: Bool) throws {
         let scratch = try TemporaryDirectory()

@@ -1,5 +1,6 @@
 import Benchmark
 import BlocklistCore
+import BlocklistLists
 import BlocklistSet
 import BlocklistSetReading
 import CallDirectorySimulator
@@ -21,6 +22,24 @@ private let workspace: (directory: String, set: String, plan: ShardPlan, manifes
 
 /// Shard 2: a full shard of 1,992,600 entries, which the *.fullShard benchmarks use.
 private var fullShard: String { workspace.manifest.path(of: workspace.manifest.shards[1], in: workspace.set) }
+
+/// 1,000,000 unsorted numbers, one in ten repeated, written once.
+private let numbersFile: String = {
+    let path = workspace.directory + "/numbers.txt"
+    var state: UInt64 = 0x2545_F491_4F6C_DD1D
+    var text = ""
+    text.reserveCapacity(13_000_000)
+    var recent = [Int64](repeating: 33_600_000_000, count: 4096)
+    for line in 0..<1_000_000 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        let random = state >> 16
+        let number = line > 0 && random % 10 == 0 ? recent[Int(random >> 8) % 4096] : 33_600_000_000 + Int64(random % 100_000_000)
+        recent[line % 4096] = number
+        text += "+\(number)\n"
+    }
+    try! text.write(toFile: path, atomically: false, encoding: .utf8)
+    return path
+}()
 
 /// The root package's release build of the extension host, built on first use.
 private let extensionHost: String = {
@@ -107,6 +126,25 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             blackHole(try ShardVerifier.verify(fullShard, expectedIndex: 2, expected: workspace.plan.compiled.runs(shard: 2)))
         }
+    }
+
+    // The import's allocations are its buffers and run files, not its lines; its memory is a
+    // sort buffer and the merge's, whatever the list's size.
+    Benchmark(
+        "Import.oneMillionNumbers",
+        configuration: .init(
+            metrics: Benchmark.defaultConfiguration.metrics, timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 5,
+            thresholds: [
+                .mallocCountTotal: .init(relative: [.p90: 10]),
+                .peakMemoryResident: .init(relative: [.p90: 15]),
+            ])
+    ) { benchmark in
+        var list = ListSpec()
+        list.numbers = [numbersFile]
+        let output = workspace.directory + "/import-\(UUID().uuidString)"
+        benchmark.startMeasurement()
+        blackHole(try ShardSet.generate(list, into: output, sync: false))
+        benchmark.stopMeasurement()
     }
 
     Benchmark(
