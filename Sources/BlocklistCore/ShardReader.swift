@@ -182,6 +182,9 @@ public final class ShardReader {
                 try checkEnd()
                 finished = true
             } else {
+                // Version 2: identification runs follow in the same stream, but the blocking
+                // runs must add up now, so that a reader of blocking entries alone learns it too.
+                try checkBlockingTotals()
                 blockingDone = true
             }
             return nil
@@ -383,6 +386,11 @@ public final class ShardReader {
                 .corruptShard,
                 "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes.")
         }
+        try checkBlockingTotals()
+    }
+
+    /// The blocking runs hold the header's count and end at its last number.
+    private func checkBlockingTotals() throws(BlocklistError) {
         guard entriesBeforeRun == header.entryCount else {
             throw BlocklistError(.corruptShard, "\(path): the runs hold \(entriesBeforeRun) entries, but the header says \(header.entryCount).")
         }

@@ -234,6 +234,37 @@ import BlocklistSet
         #expect(damaged?.code == .corruptShard)
     }
 
+    /// Found by the fuzzer: a version 2 header that claims more blocking entries than its runs
+    /// hold was read to an early end without an error by a reader of blocking entries alone
+    /// (`cat`), since the totals were checked only after the identification runs.
+    @Test func blockingRunsThatFallShortOfTheHeaderAreRefusedAtTheirEnd() throws {
+        let directory = try TemporaryDirectory()
+        let writer = try ShardWriter(path: directory.file("v2.blk"), shardIndex: 1, version: 2)
+        for number in stride(from: Int64(33_162_000_000), to: 33_162_003_000, by: 3) { try writer.append(number) }
+        try writer.beginIdentification(labels: [Array("Scam".utf8)])
+        try writer.appendIdentification(NumberRun(start: 33_170_000_000, count: 5), label: 0)
+        let header = try writer.finish(sync: false)
+        for (offset, change) in [(24, Int64(46)), (40, Int64(-3))] {  // the entry count; the last number
+            var bytes = try readBytes(directory.file("v2.blk"))
+            bytes.withUnsafeMutableBytes { raw in
+                let value = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self)) + change
+                raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: Int64.self)
+                let crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: raw[0..<124]))
+                raw.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
+            }
+            try writeBytes(bytes, to: directory.file("short.blk"))
+            let reader = try ShardReader(path: directory.file("short.blk"))
+            var read: Int64 = 0
+            let error = #expect(throws: BlocklistError.self) {
+                while try reader.next() != nil { read += 1 }
+            }
+            #expect(error?.code == .corruptShard, "offset \(offset)")
+            #expect(read <= header.entryCount)
+            let cat = try runBlocklist(["cat", directory.file("short.blk")])
+            #expect(cat.status == 1 && cat.stderr.contains("the header"), "\(cat.stderr)")
+        }
+    }
+
     @Test func aChangedLabelReloadsAsARemovalAndAnAddition() throws {
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+33162123459,Telemarketing\n+33162123460,Scam\n".utf8), to: directory.file("labels.csv"))
