@@ -215,34 +215,25 @@ public struct ShardHeader: Hashable, Sendable {
         func fail(_ what: String) -> BlocklistError { BlocklistError(.corruptShard, "\(path): \(what).") }
         guard shardIndex >= 1 else { throw fail("shard index at byte 16 is 0; indexes start at 1") }
         guard entryCount >= 0, payloadLength >= 0 else { throw fail("entry count or payload length is negative") }
-        if entryCount == 0 {
-            guard runCount == 0, first == 0, last == 0 else {
-                throw fail("an empty shard must have 0 runs and first = last = 0, but has \(runCount) runs, first \(first), last \(last)")
-            }
-        } else {
-            guard runCount >= 1, Int64(runCount) <= entryCount else {
-                throw fail("\(runCount) runs cannot hold \(entryCount) entries")
-            }
-            guard first > 0, first <= last, last - first + 1 >= entryCount else {
-                throw fail("first \(first) and last \(last) cannot bound \(entryCount) distinct entries")
+        // One kind's runs, count and bounds agree: none at all, or runs that can hold the count
+        // between first and last.
+        func checkKind(_ kind: String, runs: UInt32, count: Int64, first: Int64, last: Int64) throws(BlocklistError) {
+            if count == 0 {
+                guard runs == 0, first == 0, last == 0 else {
+                    throw fail("no \(kind) entries needs 0 runs and first = last = 0, but the header has \(runs) runs, first \(first), last \(last)")
+                }
+            } else {
+                guard runs >= 1, Int64(runs) <= count else { throw fail("\(runs) \(kind) runs cannot hold \(count) entries") }
+                guard first > 0, first <= last, last - first + 1 >= count else {
+                    throw fail("\(kind) first \(first) and last \(last) cannot bound \(count) distinct entries")
+                }
             }
         }
+        try checkKind("blocking", runs: runCount, count: entryCount, first: first, last: last)
         guard identificationCount >= 0, lowerBound >= 0 else { throw fail("identification count or lower bound is negative") }
-        if identificationCount == 0 {
-            guard identificationRunCount == 0, identificationFirst == 0, identificationLast == 0 else {
-                throw fail("no identification entries needs 0 identification runs and first = last = 0")
-            }
-        } else {
-            guard identificationRunCount >= 1, Int64(identificationRunCount) <= identificationCount else {
-                throw fail("\(identificationRunCount) identification runs cannot hold \(identificationCount) entries")
-            }
-            guard identificationFirst > 0, identificationFirst <= identificationLast,
-                identificationLast - identificationFirst + 1 >= identificationCount
-            else {
-                throw fail("identification first \(identificationFirst) and last \(identificationLast) cannot bound \(identificationCount) entries")
-            }
-            guard labelCount >= 1 else { throw fail("\(identificationCount) identification entries need at least one label") }
-        }
+        try checkKind(
+            "identification", runs: identificationRunCount, count: identificationCount, first: identificationFirst, last: identificationLast)
+        guard identificationCount == 0 || labelCount >= 1 else { throw fail("\(identificationCount) identification entries need at least one label") }
         guard labelCount <= Self.maximumLabelCount, labelBytes <= Self.maximumLabelBytes else {
             throw fail("the label table of \(labelCount) labels and \(labelBytes) bytes is over the limits of \(Self.maximumLabelCount) labels and \(Self.maximumLabelBytes) bytes")
         }

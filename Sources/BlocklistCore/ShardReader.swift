@@ -202,11 +202,7 @@ public final class ShardReader {
             gap = try readRice(&gapState, what: "run \(runIndex + 1) of \(header.runCount)")
             countMinusOne = try readRice(&lengthState, what: "run \(runIndex + 1) of \(header.runCount)")
         }
-        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
-        let (base, overflow1) = previousLast.addingReportingOverflow(2)
-        let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
-        let count = Int64(countMinusOne) + 1
-        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { throw fail("runs past the largest Int64") }
+        let (start, count) = try decodeRun(gap: gap, countMinusOne: countMinusOne, step: 2, fail: fail)
         if runIndex == 0 && start != header.first {
             throw fail("starts at \(start), but the header says the first number is \(header.first)")
         }
@@ -277,14 +273,7 @@ public final class ShardReader {
         let runIndex = identificationRunsRead
         guard runIndex < header.identificationRunCount else {
             try alignToByte(after: "the identification runs")
-            if try nextByte() != nil {
-                throw BlocklistError(.corruptShard, "\(path): the payload holds more data after the \(header.identificationRunCount) identification runs its header gives.")
-            }
-            guard inflater.totalIn == header.payloadLength else {
-                throw BlocklistError(
-                    .corruptShard,
-                    "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes.")
-            }
+            try checkPayloadEnd(after: "the \(header.identificationRunCount) identification runs")
             guard identificationEntriesRead == header.identificationCount,
                 header.identificationCount == 0 || previousLast == header.identificationLast
             else {
@@ -302,11 +291,7 @@ public final class ShardReader {
         let gap = try readRice(&gapState, what: what)
         let countMinusOne = try readRice(&lengthState, what: what)
         let label = labelWidth == 0 ? 0 : Int(try readBits(labelWidth, what: what))
-        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
-        let (base, overflow1) = previousLast.addingReportingOverflow(1)
-        let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
-        let count = Int64(countMinusOne) + 1
-        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { throw fail("runs past the largest Int64") }
+        let (start, count) = try decodeRun(gap: gap, countMinusOne: countMinusOne, step: 1, fail: fail)
         if runIndex > 0, gap == 0, label == previousLabel {
             throw fail("continues the previous run with the same label; the writer merges those")
         }
@@ -378,15 +363,36 @@ public final class ShardReader {
     }
 
     private func checkEnd() throws(BlocklistError) {
+        try checkPayloadEnd(after: "the \(header.runCount) runs")
+        try checkBlockingTotals()
+    }
+
+    /// Nothing follows `what` in the payload, and the zlib stream is as long as the header says.
+    private func checkPayloadEnd(after what: String) throws(BlocklistError) {
         if try nextByte() != nil {
-            throw BlocklistError(.corruptShard, "\(path): the payload holds more data after the \(header.runCount) runs its header gives.")
+            throw BlocklistError(.corruptShard, "\(path): the payload holds more data after \(what) its header gives.")
         }
         guard inflater.totalIn == header.payloadLength else {
             throw BlocklistError(
                 .corruptShard,
                 "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes.")
         }
-        try checkBlockingTotals()
+    }
+
+    /// The run that starts `gap` numbers past `previousLast + step` and holds `countMinusOne + 1`
+    /// numbers (blocking runs never touch, so their step is 2; identification runs with another
+    /// label may, so theirs is 1).
+    ///
+    /// - Throws: what `fail` makes of a value beyond Int64 or a run past the largest Int64.
+    private func decodeRun(
+        gap: UInt64, countMinusOne: UInt64, step: Int64, fail: (String) -> BlocklistError
+    ) throws(BlocklistError) -> (start: Int64, count: Int64) {
+        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
+        let (base, overflow1) = previousLast.addingReportingOverflow(step)
+        let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
+        let count = Int64(countMinusOne) + 1
+        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { throw fail("runs past the largest Int64") }
+        return (start, count)
     }
 
     /// The blocking runs hold the header's count and end at its last number.

@@ -190,8 +190,13 @@ package final class PackedProducer: ShardProducer {
         var sources: [any RunSource] = list.allow.isEmpty ? [] : [KeyRuns(try allowed!.makeIterator())]
         var patterns = listAllow
         for text in list.allowPatterns { patterns.append((try BlockPattern(parsing: text), 0)) }
-        if !patterns.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: patterns, labels: [[]], origin: ""))) }
+        if !patterns.isEmpty { sources.append(try Self.runs(of: patterns)) }
         return try union(sources)
+    }
+
+    /// The numbers of `patterns` (all with label 0), overlaps merged.
+    private static func runs(of patterns: [(pattern: BlockPattern, label: Int)]) throws(BlocklistError) -> any RunSource {
+        UnlabelledRuns(try LabelledUnion([], patterns: patterns, labels: [[]], origin: ""))
     }
 
     /// The union of `sources`: the source itself when there is one (a stage fewer per run), `nil`
@@ -203,7 +208,7 @@ package final class PackedProducer: ShardProducer {
     private func openStreams() throws(BlocklistError) {
         var sources: [any RunSource] = list.numbers.isEmpty ? [] : [KeyRuns(try numbers!.makeIterator())]
         if let spec = list.spec { sources.append(GeneratedRuns(CompiledSpec(spec).runs())) }
-        if !listBlock.isEmpty { sources.append(UnlabelledRuns(try LabelledUnion([], patterns: listBlock, labels: [[]], origin: ""))) }
+        if !listBlock.isEmpty { sources.append(try Self.runs(of: listBlock)) }
         let blocking = try union(sources) ?? EmptyRuns()
         blockingStream = try allowStream().map { DifferenceRuns(blocking, minus: $0) } ?? blocking
         let keyed = LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin)

@@ -102,8 +102,6 @@ public struct Manifest: Codable, Hashable, Sendable {
             patterns: [String], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [String]?, inputs: [Input]?,
             defaultCountry: Int64? = nil, skipInvalid: Bool? = nil
         ) {
-            self.defaultCountry = defaultCountry
-            self.skipInvalid = skipInvalid
             self.patterns = patterns
             self.exclusions = exclusions
             self.rangeSize = rangeSize
@@ -111,6 +109,8 @@ public struct Manifest: Codable, Hashable, Sendable {
             self.layout = layout
             self.allowPatterns = allowPatterns
             self.inputs = inputs
+            self.defaultCountry = defaultCountry
+            self.skipInvalid = skipInvalid
         }
 
         public init(_ spec: BlockSpec) {

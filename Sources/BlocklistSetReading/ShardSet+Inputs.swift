@@ -149,12 +149,7 @@ private final class TemporaryDirectory {
     let handle: DirectoryHandle
 
     init() throws(BlocklistError) {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((base + "/blocklist-verify-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw BlocklistError(.io, "Creating a temporary directory in \(base) failed: \(String(cString: strerror(errno))).")
-        }
-        path = String(cString: made)
+        path = try FileSystem.makeTemporaryDirectory(prefix: "blocklist-verify")
         do {
             handle = try DirectoryHandle(path: path, followingSymlinks: false)
         } catch {

@@ -57,6 +57,16 @@ package enum FileSystem {
 
 
     /// The absolute path of an existing directory, symlinks resolved.
+    /// Makes a new directory of its own under $TMPDIR (or /tmp), named `prefix-XXXXXX`.
+    package static func makeTemporaryDirectory(prefix: String) throws(BlocklistError) -> String {
+        let parent = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((parent + "/" + prefix + "-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw _ioError("Creating a temporary directory in", parent)
+        }
+        return String(cString: made)
+    }
+
     package static func resolvedPath(_ path: String) throws(BlocklistError) -> String {
         guard let resolved = path.withCString({ realpath($0, nil) }) else { throw _ioError("Resolving", path) }
         defer { free(resolved) }

@@ -176,12 +176,13 @@ struct Request {
             guard !completed, !cancelled else {
                 throw CallDirectoryError(.unknown, "\(identifier): the extension called the context after completeRequest.")
             }
+            func number(_ index: Int) -> Int64 { Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self)) }
             switch operation {
             case RequestWire.add:
-                for index in 0..<count { try add(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+                for index in 0..<count { try add(number(index)) }
             case RequestWire.remove:
                 try storePending()
-                for index in 0..<count { try remove(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+                for index in 0..<count { try remove(number(index)) }
             case RequestWire.removeAll:
                 try storePending()
                 try removeAll()
@@ -195,10 +196,10 @@ struct Request {
                 label = String(decoding: body, as: UTF8.self)
             case RequestWire.addIdentification:
                 try storePending()
-                for index in 0..<count { try identify(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+                for index in 0..<count { try identify(number(index)) }
             case RequestWire.removeIdentification:
                 try storePending()
-                for index in 0..<count { try removeIdentification(Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))) }
+                for index in 0..<count { try removeIdentification(number(index)) }
             case RequestWire.removeAllIdentification:
                 try storePending()
                 try removeAllIdentification()

@@ -61,7 +61,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try FileSystem.makeTemporaryDirectory(prefix: "blocklist-bench")
         defer { removeTree(directory) }
         let seedCandidates: Int64 = quick ? 200_000 : 2_000_000
         let shards = loadShards ?? 3
@@ -279,15 +279,6 @@ struct Bench: ParsableCommand {
             }
         }
         return measured
-    }
-
-    private func makeTemporaryDirectory() throws -> String {
-        let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array((parent + "/blocklist-bench-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw BlocklistError(.io, "Creating a temporary directory in \(parent) failed: \(String(cString: strerror(errno))).")
-        }
-        return String(cString: made)
     }
 
     /// Removes the bench's directory: files and directories it made, never following a link.
