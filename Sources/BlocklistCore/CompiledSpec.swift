@@ -126,6 +126,36 @@ package final class CompiledPattern: @unchecked Sendable {
         return lower < upper ? lower..<upper : nil
     }
 
+    /// The local rank (wildcard value) of the first candidate at or above `number`, before
+    /// exclusions: how many of the pattern's candidates are below it.
+    func localRank(atOrAbove number: Int64) -> Int64 {
+        guard number > 0 else { return 0 }
+        var numberLength = 0
+        var rest = number
+        while rest > 0 {
+            numberLength += 1
+            rest /= 10
+        }
+        if numberLength < length { return 0 }
+        if numberLength > length { return candidateCount }
+        var scale: Int64 = 1
+        for _ in 1..<length { scale *= 10 }
+        var rank: Int64 = 0
+        for position in 0..<length {
+            let digit = Int8((number / scale) % 10)
+            scale /= 10
+            let fixed = digits[position]
+            if fixed < 0 {
+                rank += Int64(digit) * wildcardSpan[position + 1]
+            } else if fixed < digit {
+                return rank + wildcardSpan[position]
+            } else if fixed > digit {
+                return rank
+            }
+        }
+        return rank
+    }
+
     func count(position: Int, state: Int, wildcardPrefix: Int64, in local: Range<Int64>, automaton: ExclusionAutomaton) -> Int64 {
         let span = wildcardSpan[position]
         let lower = wildcardPrefix * span

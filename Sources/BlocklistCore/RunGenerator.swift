@@ -36,6 +36,8 @@ public final class RunGenerator: IteratorProtocol, Sequence {
     private var stateCount = 0
     private var lowerBound: Int64 = 0
     private var upperBound: Int64 = 0
+    /// Numbers below this are skipped (`skip(below:)`).
+    private var skipBelow: Int64 = 0
 
     init(_ spec: CompiledSpec, ranks: Range<Int64>) {
         self.spec = spec
@@ -65,6 +67,33 @@ public final class RunGenerator: IteratorProtocol, Sequence {
         return pending
     }
 
+    /// Leaves out the numbers below `number`: the next run starts at `number` or later. The walk
+    /// jumps there (a few steps per digit) instead of visiting what lies between.
+    public func skip(below number: Int64) {
+        guard number > skipBelow else { return }
+        skipBelow = number
+        if let run = pending, run.last >= number {
+            // The walk is already past `number`.
+            if run.start < number { pending = NumberRun(first: number, last: run.last) }
+            return
+        }
+        pending = nil
+        guard depth >= 0 else { return }  // Not in a segment: the next one starts past it.
+        let rank = segments[segmentIndex - 1].0.localRank(atOrAbove: number)
+        guard rank > lowerBound else { return }
+        lowerBound = rank
+        if lowerBound >= upperBound {
+            depth = -1
+        } else {
+            restartWalk()
+        }
+    }
+
+    private func restartWalk() {
+        depth = 0
+        frames[0] = Frame(position: 0, state: 0, number: 0, wildcardPrefix: 0, nextDigit: Swift.max(Int(digits[0]), 0))
+    }
+
     /// The next block of accepted numbers, possibly adjacent to the previous one.
     private func nextPiece() -> NumberRun? {
         while true {
@@ -77,10 +106,10 @@ public final class RunGenerator: IteratorProtocol, Sequence {
                 wildcardSpan = pattern.wildcardSpan
                 fullSpan = pattern.fullSpan
                 stateCount = pattern.stateCount
-                lowerBound = local.lowerBound
+                lowerBound = Swift.max(local.lowerBound, skipBelow > 0 ? pattern.localRank(atOrAbove: skipBelow) : 0)
                 upperBound = local.upperBound
-                depth = 0
-                frames[0] = Frame(position: 0, state: 0, number: 0, wildcardPrefix: 0, nextDigit: Swift.max(Int(digits[0]), 0))
+                if lowerBound >= upperBound { continue }
+                restartWalk()
             }
             // Siblings whose subtrees are all accepted are adjacent: gather them into one piece.
             var piece: NumberRun?

@@ -10,11 +10,20 @@ import BlocklistCore
 /// Reads a list file a line at a time through fixed buffers: a regular file, a pipe, or standard
 /// input (`-`), gzip-compressed or not (told by its first two bytes, so a `.gz` name is not needed).
 ///
+/// A gzip file is read as `zcat` reads it: every member of a multi-member file (`cat a.gz b.gz`),
+/// in order; bytes after the last member that are not another member are refused with their
+/// offset, and so is a file that ends inside a member.
+///
 /// A byte-order mark at the start is skipped and a carriage return before a newline is dropped.
-/// A line longer than `maximumLineBytes` is refused at once, so a 2 GB file without a newline
-/// costs a buffer, not 2 GB. Every line is handed over as bytes; nothing makes a `String` per line.
+/// A line longer than `maximumLineBytes` (not counting those) is reported as such and skipped to
+/// its end, so a 2 GB file without a newline costs a buffer, not 2 GB. Every line is handed over
+/// as bytes; nothing makes a `String` per line.
+///
+/// - Complexity: memory is three buffers allocated once (32 KiB, 64 KiB, one line) and, for
+///   gzip, one zlib stream, whatever the file's size.
 public final class InputLines {
-    /// The longest line accepted, without its line ending.
+    /// The longest line accepted, in bytes, without its line ending (and, on line 1, without a
+    /// byte-order mark).
     public static let maximumLineBytes = 1024
     /// How the file is named in sentences: its path, or "standard input".
     public let name: String
@@ -25,10 +34,20 @@ public final class InputLines {
     /// The SHA-256 of the bytes read so far, as they are in the file.
     private var hasher = SHA256()
 
+    /// One line of the file.
+    public enum Line {
+        /// The line's bytes, without its line ending; valid until the next call.
+        case text(UnsafeRawBufferPointer)
+        /// A line longer than `maximumLineBytes`, skipped to its end; `bytes` is its length.
+        case tooLong(bytes: Int64)
+    }
+
+    private static let rawBytes = 32 * 1024
     private let fd: Int32
     private let ownsDescriptor: Bool
     private let raw: UnsafeMutableRawBufferPointer
     private let data: UnsafeMutableRawBufferPointer
+    /// A line, with room for a byte-order mark (3) and a carriage return (1) around the longest.
     private let line: UnsafeMutableRawBufferPointer
     private var inflater: Inflater?
     private var position = 0
@@ -36,6 +55,10 @@ public final class InputLines {
     private var rawEnded = false
     private var dataEnded = false
     private var started = false
+    /// A gzip member ended; what follows is another member, or the end of the file.
+    private var memberEnded = false
+    /// Where the gzip member being read starts in the file.
+    private var memberStart: Int64 = 0
 
     /// Opens `path` (`-` for standard input). Refuses a directory, a device or a socket; a FIFO is
     /// read (process substitution hands one over).
@@ -49,9 +72,9 @@ public final class InputLines {
         self.name = name
         fd = descriptor
         ownsDescriptor = owned
-        raw = .allocate(byteCount: 32 * 1024, alignment: 8)
+        raw = .allocate(byteCount: Self.rawBytes, alignment: 8)
         data = .allocate(byteCount: 64 * 1024, alignment: 8)
-        line = .allocate(byteCount: Self.maximumLineBytes, alignment: 8)
+        line = .allocate(byteCount: Self.maximumLineBytes + 4, alignment: 8)
     }
 
     /// Opens a list for reading: standard input for `-`, else a regular file or a FIFO, in blocking
@@ -86,10 +109,30 @@ public final class InputLines {
     /// The next line, without its line ending, valid until the next call; `nil` at the end.
     ///
     /// - Throws: `.invalidInput` naming the file and line for a line over `maximumLineBytes`;
-    ///   `.io` or `.compression` naming the file if reading fails.
+    ///   `.io` or `.invalidInput` naming the file (and byte offset) if reading or decompressing
+    ///   fails.
     public func next() throws(BlocklistError) -> UnsafeRawBufferPointer? {
+        switch try nextLine() {
+        case nil: return nil
+        case .text(let bytes): return bytes
+        case .tooLong(let bytes): throw BlocklistError(.invalidInput, "\(name):\(lineNumber): \(Self.tooLongReason(bytes)).")
+        }
+    }
+
+    /// Why a line of `bytes` bytes is refused, as a clause.
+    public static func tooLongReason(_ bytes: Int64) -> String {
+        "the line is \(bytes) bytes, longer than \(maximumLineBytes); a list holds one number (or a CSV record) per line"
+    }
+
+    /// The next line, or that it was too long; `nil` at the end.
+    ///
+    /// - Throws: `.io` or `.invalidInput` naming the file (and byte offset) if reading or
+    ///   decompressing fails.
+    public func nextLine() throws(BlocklistError) -> Line? {
         var length = 0
+        var total: Int64 = 0
         var sawAny = false
+        let room = line.count
         while true {
             if position == count {
                 if dataEnded {
@@ -101,38 +144,35 @@ public final class InputLines {
             }
             sawAny = true
             let available = UnsafeRawBufferPointer(rebasing: data[position..<count])
-            if let newline = available.firstIndex(of: 10) {
-                let take = newline - available.startIndex
-                try append(available.baseAddress!, take, into: &length)
+            let newline = available.firstIndex(of: 10)
+            let take = (newline ?? available.endIndex) - available.startIndex
+            total += Int64(take)
+            if length < room {
+                let copied = min(take, room - length)
+                UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(from: available.baseAddress!, byteCount: copied)
+                length += copied
+            }
+            if newline != nil {
                 position += take + 1
                 break
             }
-            try append(available.baseAddress!, available.count, into: &length)
             position = count
         }
         lineNumber += 1
+        var start = 0
         if lineNumber == 1, length >= 3, line[0] == 0xEF, line[1] == 0xBB, line[2] == 0xBF {
-            line.copyMemory(from: UnsafeRawBufferPointer(rebasing: line[3..<length]))
-            length -= 3
+            start = 3
+            total -= 3
         }
-        if length > 0, line[length - 1] == 13 { length -= 1 }
-        return UnsafeRawBufferPointer(rebasing: line[0..<length])
+        if total > 0, total <= Int64(room - start), line[start + Int(total) - 1] == 13 { total -= 1 }
+        guard total <= Int64(Self.maximumLineBytes) else { return .tooLong(bytes: total) }
+        return .text(UnsafeRawBufferPointer(rebasing: line[start..<(start + Int(total))]))
     }
 
     /// The SHA-256 of the file's bytes as 64 hex digits, once every line has been read.
     public func sha256() -> String {
         var copy = hasher
         return copy.finish()
-    }
-
-    private func append(_ bytes: UnsafeRawPointer, _ count: Int, into length: inout Int) throws(BlocklistError) {
-        guard length + count <= Self.maximumLineBytes + 1 else {  // + 1: room for a CR
-            throw BlocklistError(
-                .invalidInput,
-                "\(name):\(lineNumber + 1): the line is longer than \(Self.maximumLineBytes) bytes; a list holds one number (or a CSV record) per line.")
-        }
-        if count > 0 { UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(from: bytes, byteCount: count) }
-        length += count
     }
 
     private func readRaw(into buffer: UnsafeMutableRawBufferPointer) throws(BlocklistError) -> Int {
@@ -148,19 +188,31 @@ public final class InputLines {
         }
     }
 
+    /// Reads into `raw` after its first `kept` bytes until it holds at least `wanted` bytes or the
+    /// file ends (a pipe may hand over one byte at a time); returns how many it holds.
+    private func readRaw(keeping kept: Int, wanted: Int) throws(BlocklistError) -> Int {
+        var held = kept
+        while held < wanted && !rawEnded {
+            let n = try readRaw(into: UnsafeMutableRawBufferPointer(rebasing: raw[held...]))
+            if n == 0 { rawEnded = true }
+            held += n
+        }
+        return held
+    }
+
     private func fill() throws(BlocklistError) {
         position = 0
         count = 0
         if !started {
             started = true
             // Read the first bytes to tell gzip from text.
-            let n = try readRaw(into: data)
-            if n >= 2, data[0] == 0x1F, data[1] == 0x8B {
-                UnsafeMutableRawBufferPointer(rebasing: raw[0..<n]).copyMemory(from: UnsafeRawBufferPointer(rebasing: data[0..<n]))
+            let n = try readRaw(keeping: 0, wanted: 2)
+            if n >= 2, raw[0] == 0x1F, raw[1] == 0x8B {
                 let stream = try Inflater(windowBits: 15 + 16, context: name, payloadOffset: 0)
                 stream.setInput(UnsafeRawBufferPointer(rebasing: raw[0..<n]))
                 inflater = stream
             } else {
+                data.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<n]))
                 count = n
                 if n == 0 { dataEnded = true }
                 return
@@ -172,6 +224,14 @@ public final class InputLines {
             return
         }
         while count == 0 {
+            if memberEnded {
+                memberEnded = false
+                guard try nextMemberFollows(inflater) else {
+                    dataEnded = true
+                    return
+                }
+                try inflater.reset(payloadOffset: memberStart)
+            }
             if inflater.availableInput == 0 && !rawEnded {
                 let n = try readRaw(into: raw)
                 if n == 0 {
@@ -189,13 +249,37 @@ public final class InputLines {
             }
             count = produced
             if step == .end {
-                dataEnded = true
-                return
-            }
-            if produced == 0 && rawEnded && inflater.availableInput == 0 {
-                throw BlocklistError(.invalidInput, "\(name) is a truncated gzip file: it ends before its compressed stream does.")
+                memberEnded = true
+            } else if produced == 0 && rawEnded && inflater.availableInput == 0 {
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(name) is a truncated gzip file: it ends at byte \(bytesRead) inside the gzip member that starts at byte \(memberStart).")
             }
         }
+    }
+
+    /// After a gzip member: whether another follows (its magic bytes are next), or the file ends.
+    ///
+    /// - Throws: `.invalidInput` naming the offset of trailing bytes that are not gzip.
+    private func nextMemberFollows(_ inflater: Inflater) throws(BlocklistError) -> Bool {
+        var pending = inflater.pendingInput
+        if pending.count < 2 {
+            // Keep the byte left (if any) at the start of the buffer and read after it.
+            let kept = pending.count
+            if kept == 1 { raw[0] = pending[pending.startIndex] }
+            let held = try readRaw(keeping: kept, wanted: 2)
+            inflater.setInput(UnsafeRawBufferPointer(rebasing: raw[0..<held]))
+            pending = inflater.pendingInput
+        }
+        if pending.isEmpty { return false }
+        let offset = bytesRead - Int64(pending.count)
+        guard pending.count >= 2, pending[pending.startIndex] == 0x1F, pending[pending.startIndex + 1] == 0x8B else {
+            throw BlocklistError(
+                .invalidInput,
+                "\(name) has bytes after its gzip data, from byte \(offset) on, that are not another gzip member; remove them (or recompress the file).")
+        }
+        memberStart = offset
+        return true
     }
 }
 

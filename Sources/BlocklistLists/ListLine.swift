@@ -27,40 +27,106 @@ public struct ListLine: Sendable {
     public enum Content: Equatable, Sendable {
         /// A blank line or a `#` comment.
         case nothing
-        /// A number and, if the line has a second field, its bytes' range in the line.
-        case number(Int64, second: Range<Int>?)
+        /// A number, and the line's fields as a CSV record.
+        case number(Int64, fields: Fields)
+    }
+
+    /// A line's fields as RFC 4180 reads a record: the first two fields' bytes (inside their quotes,
+    /// if quoted) and how many fields there are.
+    ///
+    /// The separator is `,`, `;` or a tab: whichever comes first after the first field, and then
+    /// only that one. A quoted field may hold separators and `""` for a quote; a line break inside
+    /// quotes is not read (a field never spans lines: a label holds no control characters). Spaces
+    /// around a field are not part of it. A quote inside an unquoted field is kept as it is, as
+    /// Python's `csv` and spreadsheets read it.
+    public struct Fields: Equatable, Sendable {
+        /// The first field's bytes in the line.
+        public var first: Range<Int>
+        /// Whether the first field was quoted (its `""` stand for `"`).
+        public var firstQuoted: Bool
+        /// The second field's bytes in the line, if the record has one.
+        public var second: Range<Int>?
+        /// Whether the second field was quoted.
+        public var secondQuoted: Bool
+        /// How many fields the record has.
+        public var count: Int
+        /// The separator, if the record has more than one field.
+        public var separator: UInt8?
     }
 
     /// Reads `line`; throws a sentence without the file and line, which the caller adds.
     public func parse(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Content {
         var start = 0
-        var end = line.count
-        while start < end, line[start] == 32 || line[start] == 9 { start += 1 }
-        while end > start, line[end - 1] == 32 || line[end - 1] == 9 { end -= 1 }
-        if start == end || line[start] == UInt8(ascii: "#") { return .nothing }
-        // The first field: up to a comma, semicolon or tab outside quotes.
-        var fieldStart = start
-        var fieldEnd = start
-        var second: Range<Int>?
-        if line[start] == UInt8(ascii: "\"") {
-            fieldStart = start + 1
-            guard let close = line[fieldStart..<end].firstIndex(of: UInt8(ascii: "\"")) else {
-                throw ListLineError("the quoted first field has no closing quote")
-            }
-            fieldEnd = close
-            var after = close + 1
-            while after < end, line[after] == 32 { after += 1 }
-            if after < end {
-                guard line[after] == UInt8(ascii: ",") || line[after] == UInt8(ascii: ";") || line[after] == 9 else {
-                    throw ListLineError("the quoted first field is followed by \(Self.describe(line[after])), not a separator")
-                }
-                second = (after + 1)..<end
-            }
-        } else {
-            while fieldEnd < end, line[fieldEnd] != UInt8(ascii: ","), line[fieldEnd] != UInt8(ascii: ";"), line[fieldEnd] != 9 { fieldEnd += 1 }
-            if fieldEnd < end { second = (fieldEnd + 1)..<end }
+        while start < line.count, line[start] == 32 || line[start] == 9 { start += 1 }
+        if start == line.count || line[start] == UInt8(ascii: "#") { return .nothing }
+        let fields = try Self.fields(line)
+        let first = UnsafeRawBufferPointer(rebasing: line[fields.first])
+        guard !fields.firstQuoted || !first.contains(UInt8(ascii: "\"")) else {
+            throw ListLineError("\"\(Self.text(first))\" is not a phone number: '\"' inside the quoted first field")
         }
-        return .number(try number(UnsafeRawBufferPointer(rebasing: line[fieldStart..<fieldEnd])), second: second)
+        return .number(try number(first), fields: fields)
+    }
+
+    /// Splits `line` into CSV fields (see `Fields`).
+    ///
+    /// - Throws: a sentence for a quoted field with no closing quote, or one followed by anything
+    ///   but a separator.
+    public static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
+        var separator: UInt8?
+        var result = Fields(first: 0..<0, firstQuoted: false, second: nil, secondQuoted: false, count: 0, separator: nil)
+        var i = 0
+        let end = line.count
+        func isSeparator(_ byte: UInt8) -> Bool {
+            if let separator { return byte == separator }
+            return byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";") || byte == 9
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || (byte == 9 && separator != 9) }
+        while true {
+            result.count += 1
+            let number = result.count
+            while i < end, line[i] == 32 { i += 1 }
+            let range: Range<Int>
+            let quoted = i < end && line[i] == UInt8(ascii: "\"")
+            if quoted {
+                let open = i
+                i += 1
+                while true {
+                    guard let close = line[i..<end].firstIndex(of: UInt8(ascii: "\"")) else {
+                        throw ListLineError("the quoted field \(number) (from column \(open + 1)) has no closing quote")
+                    }
+                    if close + 1 < end, line[close + 1] == UInt8(ascii: "\"") {
+                        i = close + 2
+                        continue
+                    }
+                    range = (open + 1)..<close
+                    i = close + 1
+                    break
+                }
+                while i < end, line[i] == 32 || (line[i] == 9 && separator != nil && separator != 9) { i += 1 }
+                if i < end && !isSeparator(line[i]) {
+                    throw ListLineError("the quoted field \(number) is followed by \(describe(line[i])) at column \(i + 1), not a separator")
+                }
+            } else {
+                let fieldStart = i
+                while i < end, !isSeparator(line[i]) { i += 1 }
+                var fieldEnd = i
+                while fieldEnd > fieldStart, isSpace(line[fieldEnd - 1]) { fieldEnd -= 1 }
+                range = fieldStart..<fieldEnd
+            }
+            if number == 1 {
+                result.first = range
+                result.firstQuoted = quoted
+            } else if number == 2 {
+                result.second = range
+                result.secondQuoted = quoted
+            }
+            guard i < end else { break }
+            // At a separator.
+            separator = line[i]
+            result.separator = separator
+            i += 1
+        }
+        return result
     }
 
     /// The number a field spells.
@@ -122,35 +188,74 @@ public struct ListLine: Sendable {
         return value
     }
 
-    /// Checks a label field: trimmed, unquoted, UTF-8, not empty, at most `maximumLabelBytes`, no
-    /// control characters.
-    ///
-    /// - Returns: the label's bytes.
-    public static func label(_ field: UnsafeRawBufferPointer) throws(ListLineError) -> [UInt8] {
-        var start = 0
-        var end = field.count
-        while start < end, field[start] == 32 || field[start] == 9 { start += 1 }
-        while end > start, field[end - 1] == 32 || field[end - 1] == 9 { end -= 1 }
-        if end - start >= 2, field[start] == UInt8(ascii: "\""), field[end - 1] == UInt8(ascii: "\"") {
-            start += 1
-            end -= 1
+    /// Reads the label in `field` of `line` into `label` (replacing what it held, keeping its
+    /// capacity, so that a file of labels allocates nothing per line): spaces around it dropped,
+    /// `""` read as `"` in a quoted field, then checked as `validLabel` checks it.
+    public static func label(
+        _ line: UnsafeRawBufferPointer, _ field: Range<Int>, quoted: Bool, into label: inout [UInt8]
+    ) throws(ListLineError) {
+        label.removeAll(keepingCapacity: true)
+        var i = field.lowerBound
+        while i < field.upperBound {
+            let byte = line[i]
+            label.append(byte)
+            i += quoted && byte == UInt8(ascii: "\"") ? 2 : 1
         }
-        let bytes = Array(field[start..<end])
-        return try validLabel(bytes)
+        var start = 0
+        var end = label.count
+        while start < end, label[start] == 32 || label[start] == 9 { start += 1 }
+        while end > start, label[end - 1] == 32 || label[end - 1] == 9 { end -= 1 }
+        if start > 0 || end < label.count {
+            label.removeSubrange(end...)
+            label.removeSubrange(..<start)
+        }
+        try checkLabel(label)
     }
 
     /// Checks label bytes: UTF-8, not empty, at most `maximumLabelBytes`, no control characters.
     public static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
+        try checkLabel(bytes)
+        return bytes
+    }
+
+    /// Checks label bytes: UTF-8, not empty, at most `maximumLabelBytes`, no control characters.
+    static func checkLabel(_ bytes: [UInt8]) throws(ListLineError) {
         guard !bytes.isEmpty else { throw ListLineError("the label is empty") }
         guard bytes.count <= maximumLabelBytes else {
             throw ListLineError("the label is \(bytes.count) bytes; labels are at most \(maximumLabelBytes) bytes of UTF-8")
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard text.utf8.elementsEqual(bytes) else { throw ListLineError("the label is not valid UTF-8") }
-        for scalar in text.unicodeScalars where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-            throw ListLineError("the label holds the control character U+\(String(scalar.value, radix: 16, uppercase: true))")
+        // UTF-8 as Unicode defines it (no overlong forms, surrogates or values past U+10FFFF),
+        // checked on the bytes so that a label costs no String.
+        var i = 0
+        while i < bytes.count {
+            let lead = bytes[i]
+            if lead < 0x80 {
+                guard lead >= 0x20, lead != 0x7F else { throw controlCharacter(UInt32(lead)) }
+                i += 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: (length, low) = (3, 0xA0)
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: (length, high) = (3, 0x9F)
+            case 0xF0: (length, low) = (4, 0x90)
+            case 0xF1...0xF3: length = 4
+            case 0xF4: (length, high) = (4, 0x8F)
+            default: throw ListLineError("the label is not valid UTF-8")
+            }
+            guard i + length <= bytes.count, (low...high).contains(bytes[i + 1]) else { throw ListLineError("the label is not valid UTF-8") }
+            for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) { throw ListLineError("the label is not valid UTF-8") }
+            if lead == 0xC2, bytes[i + 1] <= 0x9F { throw controlCharacter(UInt32(bytes[i + 1])) }
+            i += length
         }
-        return bytes
+    }
+
+    private static func controlCharacter(_ value: UInt32) -> ListLineError {
+        ListLineError("the label holds the control character U+\(String(value, radix: 16, uppercase: true))")
     }
 
     static func describe(_ byte: UInt8) -> String {

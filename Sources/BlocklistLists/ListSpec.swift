@@ -91,10 +91,17 @@ package final class PackedProducer: ShardProducer {
         }
         allowed = try allowSorter.finish()
         let labelSorter = ExternalSorter(directory: staging, tag: "labels", capacity: list.labels.isEmpty ? 2 : list.sortBufferKeys)
+        var label: [UInt8] = []
+        label.reserveCapacity(ListLine.maximumLabelBytes + 2)
         for path in list.labels {
-            try read(path, kind: "labels", parser: parser, into: labelSorter) { (number, line, second) throws(ListLineError) in
-                guard let second else { throw ListLineError("it has no label; a labels file holds number,label") }
-                let index = try self.labelNumber(try ListLine.label(UnsafeRawBufferPointer(rebasing: line[second])))
+            try read(path, kind: "labels", parser: parser, into: labelSorter) { (number, line, fields) throws(ListLineError) in
+                guard let second = fields.second else { throw ListLineError("it has no label; a labels file holds number,label") }
+                guard fields.count == 2 else {
+                    throw ListLineError(
+                        "it has \(fields.count) fields; a labels file holds number,label (quote a label that holds \(ListLine.describe(fields.separator ?? 44)), as \"ACME, Inc.\")")
+                }
+                try ListLine.label(line, second, quoted: fields.secondQuoted, into: &label)
+                let index = try self.labelNumber(label)
                 return UInt64(number) << LabelledKeyRuns.labelBits | UInt64(index)
             }
         }
@@ -134,6 +141,7 @@ package final class PackedProducer: ShardProducer {
 
     /// The number of `label` in the generate's label table, adding it if new.
     private func labelNumber(_ label: [UInt8]) throws(ListLineError) -> Int {
+        // A lookup with the caller's buffer allocates nothing; only a new label is copied.
         if let known = labelIndex[label] { return known }
         guard labels.count < ListSpec.maximumLabels else {
             throw ListLineError("it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels")
@@ -147,22 +155,30 @@ package final class PackedProducer: ShardProducer {
     /// field) a key.
     private func read(
         _ path: String, kind: String, parser: ListLine, into sorter: ExternalSorter,
-        _ key: (Int64, UnsafeRawBufferPointer, Range<Int>?) throws(ListLineError) -> UInt64
+        _ key: (Int64, UnsafeRawBufferPointer, ListLine.Fields) throws(ListLineError) -> UInt64
     ) throws(BlocklistError) {
         let lines = try InputLines(path: path)
         var invalid: [String] = []
         var invalidCount: Int64 = 0
-        while let line = try lines.next() {
+        while let next = try lines.nextLine() {
             let made: UInt64?
             do throws(ListLineError) {
-                guard case .number(let number, let second) = try parser.parse(line) else { continue }
-                made = try key(number, line, second)
+                guard case .text(let line) = next else {
+                    guard case .tooLong(let bytes) = next else { continue }
+                    throw ListLineError(InputLines.tooLongReason(bytes))
+                }
+                do throws(ListLineError) {
+                    guard case .number(let number, let fields) = try parser.parse(line) else { continue }
+                    made = try key(number, line, fields)
+                } catch {
+                    if lines.lineNumber == 1, Self.isHeader(line) {
+                        notes.append("\(lines.name):1 has no digits and a separator; read as a CSV header and skipped.")
+                        continue
+                    }
+                    throw error
+                }
             } catch {
                 made = nil
-                if lines.lineNumber == 1, !line.contains(where: { $0 >= 48 && $0 <= 57 }), line.contains(UInt8(ascii: ",")) {
-                    notes.append("\(lines.name):1 has no digits and a comma; read as a CSV header and skipped.")
-                    continue
-                }
                 invalidCount += 1
                 if invalid.count < ListSpec.examplesShown { invalid.append("\(lines.name):\(lines.lineNumber): \(error.reason)") }
             }
@@ -181,6 +197,12 @@ package final class PackedProducer: ShardProducer {
         inputs.append(
             Manifest.Input(
                 kind: kind, path: absolutePath(path), bytes: lines.bytesRead, lines: Int64(lines.lineNumber), skipped: invalidCount, sha256: lines.sha256()))
+    }
+
+    /// Whether a first line is a CSV header: no digits, and a `,`, `;` or tab between fields.
+    static func isHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+        !line.contains(where: { $0 >= 48 && $0 <= 57 })
+            && line.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") || $0 == 9 })
     }
 
     // MARK: Streams

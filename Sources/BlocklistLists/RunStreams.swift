@@ -3,6 +3,19 @@ import BlocklistCore
 /// Ascending, coalesced runs of numbers, pulled one at a time.
 public protocol RunSource: AnyObject {
     func nextRun() throws(BlocklistError) -> NumberRun?
+    /// The next run with its numbers below `lower` left out. A source that can jump (a pattern
+    /// spec's generator) does so, so that an allow-list covering a vast range costs nothing.
+    func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun?
+}
+
+extension RunSource {
+    public func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun? {
+        while let run = try nextRun() {
+            if run.last < lower { continue }
+            return run.start < lower ? NumberRun(first: lower, last: run.last) : run
+        }
+        return nil
+    }
 }
 
 /// Ascending runs of identified numbers, each with a label index; adjacent runs differ in label.
@@ -15,6 +28,10 @@ final class GeneratedRuns: RunSource {
     private let generator: RunGenerator
     init(_ generator: RunGenerator) { self.generator = generator }
     func nextRun() throws(BlocklistError) -> NumberRun? { generator.next() }
+    func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun? {
+        generator.skip(below: lower)
+        return generator.next()
+    }
 }
 
 /// Sorted unique numbers as runs.
@@ -51,6 +68,18 @@ final class UnionRuns: RunSource {
         self.sources = sources
         heads = []
         for source in sources { heads.append(try source.nextRun()) }
+    }
+
+    func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun? {
+        for index in heads.indices {
+            guard let head = heads[index] else { continue }
+            if head.last < lower {
+                heads[index] = try sources[index].nextRun(from: lower)
+            } else if head.start < lower {
+                heads[index] = NumberRun(first: lower, last: head.last)
+            }
+        }
+        return try nextRun()
     }
 
     func nextRun() throws(BlocklistError) -> NumberRun? {
@@ -104,7 +133,8 @@ final class DifferenceRuns: RunSource {
                 return NumberRun(first: run.start, last: c.start - 1)
             }
             if c.last >= run.last {
-                head = try source.nextRun()
+                // Jump the source past the cut rather than reading every run it covers.
+                head = c.last == Int64.max ? nil : try source.nextRun(from: c.last + 1)
             } else {
                 head = NumberRun(first: c.last + 1, last: run.last)
             }
@@ -211,7 +241,9 @@ final class PatternRuns: LabelledSource {
     private let label: Int
 
     init(_ pattern: BlockPattern, label: Int) throws(BlocklistError) {
-        generator = CompiledSpec(try BlockSpec(patterns: [pattern.description], capacity: BlockSpec.maximumCapacity)).runs()
+        // One shard's range for the whole pattern: shards are the planner's business, and a
+        // pattern that only allows or identifies numbers must never be cut into shards.
+        generator = CompiledSpec(try BlockSpec(patterns: [pattern.description], rangeSize: .max, capacity: BlockSpec.maximumCapacity)).runs()
         self.label = label
     }
 

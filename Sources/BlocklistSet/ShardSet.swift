@@ -105,12 +105,17 @@ extension ShardSet {
         producer: some ShardProducer, into outputDirectory: String, sync: Bool = true, force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
-        let directory = try prepareDirectory(outputDirectory)
+        let (directory, created) = try prepareDirectory(outputDirectory)
+        // A run that fails leaves nothing of its own: a directory it created goes again (last,
+        // and only if empty), and before that, still under the lock, the lock file it made.
+        var succeeded = false
+        defer { if created && !succeeded { try? FileSystem.removeEmptyDirectory(outputDirectory) } }
         // Refuse before creating the lock file, so a refused directory is not touched at all;
         // then check again under the lock.
         var notes = try checkOwnership(directory, force: force)
         let lock = try directory.lock(lockFileName, exclusive: true, what: "The output directory \(outputDirectory)", patienceMilliseconds: 250)
         defer { lock.unlock() }
+        defer { if created && !succeeded { try? directory.removeRegularFile(lockFileName) } }
         _ = try checkOwnership(directory, force: force)
         // Staging directories and older versions' temporary manifests are never part of a
         // committed set: remove those that are provably ours.
@@ -188,6 +193,7 @@ extension ShardSet {
                 notes.append(note)
             }
         }
+        succeeded = true
         return Generated(
             generation: generation, directory: setName, shardCount: shardsDone, totalEntries: entriesDone, totalBytes: bytesDone,
             notes: notes)
@@ -218,13 +224,17 @@ extension ShardSet {
     }
 
     /// Makes sure `path` is a writable directory other than `/`, creating it if its parent exists.
-    static func prepareDirectory(_ path: String) throws(BlocklistError) -> DirectoryHandle {
+    ///
+    /// - Returns: the directory, and whether this call created it.
+    static func prepareDirectory(_ path: String) throws(BlocklistError) -> (DirectoryHandle, created: Bool) {
+        var created = false
         switch try FileSystem.kind(path) {
         case .directory:
             break
         case .missing:
             do {
                 try FileSystem.makeDirectory(path)
+                created = true
             } catch {
                 throw BlocklistError(.io, "Cannot create the output directory \(path): \(error.message)", underlying: error)
             }
@@ -237,7 +247,7 @@ extension ShardSet {
         guard FileSystem.isWritableDirectory(path) else {
             throw BlocklistError(.io, "The output directory \(path) is not writable.")
         }
-        return try DirectoryHandle(path: path)
+        return (try DirectoryHandle(path: path), created)
     }
 
     /// Refuses a foreign `manifest.json` always, and a non-empty directory that is not a

@@ -37,6 +37,11 @@ package enum FileSystem {
         guard path.withCString({ mkdir($0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path) }
     }
 
+    /// Removes the directory `path` if it is empty (rmdir: never a symlink, never anything in it).
+    package static func removeEmptyDirectory(_ path: String) throws(BlocklistError) {
+        guard path.withCString({ rmdir($0) }) == 0 || errno == ENOENT else { throw _ioError("Removing the directory", path) }
+    }
+
     package static func rename(_ from: String, to: String) throws(BlocklistError) {
         let result = from.withCString { source in to.withCString { target in _rename(source, target) } }
         guard result == 0 else {

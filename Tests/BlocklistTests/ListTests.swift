@@ -122,7 +122,7 @@ import BlocklistSet
             ("sixteen digits", Array("+1234567890123456\n".utf8), "more than 15 digits"),
             ("national without a country", Array("0162123456\n".utf8), "has no country code"),
             ("NUL byte", Array("+3316212\u{0}3456\n".utf8), "NUL byte"),
-            ("long line without newline", [UInt8](repeating: 0x35, count: 3 << 20), "longer than 1024 bytes"),
+            ("long line without newline", [UInt8](repeating: 0x35, count: 3 << 20), "numbers.txt:1: the line is 3145728 bytes, longer than 1024"),
         ]
         for (name, bytes, message) in cases {
             try writeBytes(bytes, to: directory.file("numbers.txt"))

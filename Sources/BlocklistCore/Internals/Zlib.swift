@@ -99,7 +99,7 @@ package final class Deflater {
 package final class Inflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private let context: String
-    private let payloadOffset: Int64
+    private var payloadOffset: Int64
 
     /// The result of one `inflate` step.
     package enum Step {
@@ -135,7 +135,24 @@ package final class Inflater {
 
     /// Bytes of input not yet consumed.
     package var availableInput: Int { Int(stream.pointee.avail_in) }
-    /// Total compressed bytes consumed so far.
+    /// The compressed bytes set but not yet consumed (after a stream's end: what follows it).
+    package var pendingInput: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: stream.pointee.next_in, count: Int(stream.pointee.avail_in))
+    }
+
+    /// Starts a new stream with the same parameters (the next member of a multi-member gzip
+    /// file), keeping the input set and the allocated state.
+    ///
+    /// - Parameter payloadOffset: where the new stream starts in the file, for error offsets.
+    package func reset(payloadOffset: Int64) throws(BlocklistError) {
+        let code = inflateReset(stream)
+        guard code == Z_OK else {
+            throw BlocklistError(.compression, "Restarting zlib decompression for \(context) failed: \(zlibMessage(stream, code)).")
+        }
+        self.payloadOffset = payloadOffset
+    }
+
+    /// Total compressed bytes consumed so far (since the last reset).
     package var totalIn: Int64 { Int64(stream.pointee.total_in) }
 
     /// Sets the compressed bytes to read next. `input` must stay valid until they are consumed.

@@ -1,0 +1,309 @@
+import Foundation
+import Testing
+
+@testable import BlocklistCore
+@testable import BlocklistLists
+import BlocklistSet
+
+/// The list inputs as users hand them over: gzip of any size and shape, CSV as RFC 4180 reads it,
+/// over-long lines, refused inputs, and allow patterns over vast ranges. Each parser is checked
+/// against an independent one: `zcat` for gzip, Python's `csv` module for records.
+@Suite struct ListInputTests {
+    /// Runs `executable` with `arguments`, feeding `input` on standard input; returns its status
+    /// and standard output.
+    func run(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (status: Int32, stdout: Data) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Write on another thread: a large input would fill the pipe while the child writes.
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(input)
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// `bytes` compressed by gzip at `level`.
+    func gzip(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
+        let result = try run("/usr/bin/env", ["gzip", "-c", "-\(level)"], input: Data(bytes))
+        #expect(result.status == 0)
+        return Array(result.stdout)
+    }
+
+    /// Every blocked number of the set in `output`, in order.
+    func blocked(_ output: String) throws -> [Int64] {
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(try readBytes(output + "/manifest.json")))
+        var numbers: [Int64] = []
+        for shard in manifest.shards {
+            let reader = try ShardReader(path: manifest.path(of: shard, in: output))
+            while let number = try reader.next() { numbers.append(number) }
+        }
+        return numbers
+    }
+
+    /// Seeded: lists from a few bytes to 2 MB, cut into 1–5 gzip members at random places (some
+    /// empty, at random levels), read from a file and from standard input, come out as the numbers
+    /// `zcat` reads from the same bytes.
+    @Test(arguments: 1...6) func gzipListsOfAnySizeAndMembersMatchZcat(seed: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        var random = SplitMix64(state: seed)
+        let lines = [10, 3_000, 40_000, 150_000, 7, 60_000][Int(seed - 1)]
+        var text: [UInt8] = []
+        for _ in 0..<lines {
+            text += Array("+33\(Int64.random(in: 100_000_000..<1_000_000_000, using: &random))\n".utf8)
+        }
+        let members = Int.random(in: 1...5, using: &random)
+        var cuts = (0..<(members - 1)).map { _ in Int.random(in: 0...text.count, using: &random) }.sorted()
+        cuts = [0] + cuts + [text.count]
+        var file: [UInt8] = []
+        for (from, to) in zip(cuts, cuts.dropFirst()) {
+            file += try gzip(Array(text[from..<to]), level: Int.random(in: 1...9, using: &random))
+        }
+        try writeBytes(file, to: directory.file("list.gz"))
+
+        let zcat = try run("/usr/bin/env", ["zcat", directory.file("list.gz")])
+        #expect(zcat.status == 0)
+        let expected = Set(String(decoding: zcat.stdout, as: UTF8.self).split(separator: "\n").map { Int64($0.dropFirst())! }).sorted()
+        #expect(expected.count > 0)
+
+        let fromFile = try runBlocklist(["generate", "--numbers", "list.gz", "--no-sync", "-o", "file"], in: directory.path)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(try blocked(directory.file("file")) == expected, "\(file.count) bytes in \(members) members")
+
+        let fromPipe = try run(
+            "/bin/sh", ["-c", "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o pipe < list.gz"])
+        #expect(fromPipe.status == 0)
+        #expect(try blocked(directory.file("pipe")) == expected)
+    }
+
+    /// A file of zeros far larger than the buffers (a small gzip bomb) is read to its end.
+    @Test func aGzipOfZerosIsReadThrough() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(try gzip([UInt8](repeating: 0, count: 8 << 20), level: 9), to: directory.file("zeros.gz"))
+        let result = try runBlocklist(["generate", "--numbers", "zeros.gz", "--no-sync", "-o", "out"], in: directory.path)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("zeros.gz:1: the line is 8388608 bytes, longer than 1024"), "\(result.stderr)")
+    }
+
+    /// Bytes after the last member, and a file that ends inside a member: refused with the offset,
+    /// as `zcat` refuses them, and nothing is created.
+    @Test func trailingBytesAndTruncationAreRefusedWithTheirOffset() throws {
+        let directory = try TemporaryDirectory()
+        let member = try gzip(Array((0..<5_000).map { "+3316212\($0 + 10_000)\n" }.joined().utf8), level: 6)
+        let cases: [(name: String, bytes: [UInt8], says: String)] = [
+            ("garbage.gz", member + Array("garbage\n".utf8), "from byte \(member.count) on, that are not another gzip member"),
+            // gzip itself passes over trailing zeros (tape padding); this reader refuses them too.
+            ("zeros.gz", member + member + [0, 0, 0, 0], "from byte \(2 * member.count) on"),
+            ("onebyte.gz", member + [0x1F], "from byte \(member.count) on"),
+            ("truncated.gz", member + Array(member.prefix(member.count - 9)), "truncated gzip file: it ends at byte \(2 * member.count - 9) inside the gzip member that starts at byte \(member.count)"),
+            ("header.gz", Array(member.prefix(5)), "truncated gzip file"),
+        ]
+        for (name, bytes, says) in cases {
+            try writeBytes(bytes, to: directory.file(name))
+            if name != "zeros.gz" { #expect(try run("/usr/bin/env", ["zcat", directory.file(name)]).status != 0, "zcat reads \(name)") }
+            let result = try runBlocklist(["generate", "--numbers", name, "--no-sync", "-o", "out-" + name], in: directory.path)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains(name) && result.stderr.contains(says), "\(name): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("out-" + name)), "\(name) left its output directory")
+        }
+    }
+
+    /// A refused input creates nothing in a new output directory, not even the lock file; an
+    /// existing directory keeps what it had.
+    @Test func aRefusedInputCreatesNothing() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+33162123456\nnot a number\n".utf8), to: directory.file("bad.txt"))
+        for input in ["bad.txt", "missing.txt"] {
+            let result = try runBlocklist(["generate", "--numbers", input, "--no-sync", "-o", "new"], in: directory.path)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("new")), "\(input) left the output directory")
+        }
+        try FileManager.default.createDirectory(atPath: directory.file("kept"), withIntermediateDirectories: false)
+        try writeBytes([1], to: directory.file("kept/.gitkeep"))
+        #expect(try runBlocklist(["generate", "--numbers", "bad.txt", "--no-sync", "-o", "kept"], in: directory.path).status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("kept")).sorted() == [".blocklist.lock", ".gitkeep"])
+    }
+
+    /// Lines up to the limit are read; a longer one is named with its length, and `--skip-invalid`
+    /// skips it like any other invalid line.
+    @Test func theLineLimitIsExactAndAnOverLongLineCanBeSkipped() throws {
+        let directory = try TemporaryDirectory()
+        let limit = InputLines.maximumLineBytes
+        // A number padded with spaces to exactly the limit (with and without a CR), then one byte over.
+        let padded = "+33162123456" + String(repeating: " ", count: limit - 12)
+        let over = padded + "7"
+        // A byte-order mark is not counted (it is only one on line 1).
+        let lines = ["\u{FEFF}" + padded, padded + "\r", padded, over, "+33162123457", over + "\r", "+33162123458"]
+        try writeBytes(Array(lines.joined(separator: "\n").utf8), to: directory.file("long.txt"))
+        let refused = try runBlocklist(["generate", "--numbers", "long.txt", "--no-sync", "-o", "out"], in: directory.path)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("long.txt has 2 invalid lines"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("long.txt:4: the line is 1025 bytes, longer than 1024"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("long.txt:6: the line is 1025 bytes"), "\(refused.stderr)")
+        let skipped = try runBlocklist(["generate", "--numbers", "long.txt", "--skip-invalid", "--no-sync", "-o", "out"], in: directory.path)
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(skipped.stderr.contains("skipped 2 invalid lines of long.txt"), "\(skipped.stderr)")
+        #expect(try blocked(directory.file("out")) == [33_162_123_456, 33_162_123_457, 33_162_123_458])
+    }
+
+    /// Labels are CSV as RFC 4180 reads them: quotes doubled inside a quoted field, a separator
+    /// inside quotes, `;` headers; a third field is refused with its line, never glued on.
+    @Test func labelsAreReadAsRFC4180Records() throws {
+        let directory = try TemporaryDirectory()
+        let lines = [
+            "number;label",
+            "+33162123456;\"He said \"\"hi\"\"\"",
+            "+33162123457;\"ACME, Inc.; sales\"",
+            "\"+33 1 62 12 34 58\";Plain",
+        ]
+        try writeBytes(Array(lines.joined(separator: "\r\n").utf8), to: directory.file("labels.csv"))
+        let result = try runBlocklist(["generate", "--labels", "labels.csv", "--no-sync", "-o", "out"], in: directory.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("labels.csv:1 has no digits and a separator; read as a CSV header"), "\(result.stderr)")
+        let cat = try runBlocklist(["cat", "--labels"] + (try FileManager.default.contentsOfDirectory(atPath: directory.file("out")))
+            .filter { $0.hasPrefix("set-") }.map { directory.file("out/\($0)/shard-01.blk") })
+        #expect(cat.stdout == "33162123456\tHe said \"hi\"\n33162123457\tACME, Inc.; sales\n33162123458\tPlain\n", "\(cat.stdout)")
+
+        try writeBytes(Array("+33162123456,Spam\n+33162123457,ACME, Inc.\n+33162123458,\"x\"y\n".utf8), to: directory.file("three.csv"))
+        let three = try runBlocklist(["generate", "--labels", "three.csv", "--no-sync", "-o", "out3"], in: directory.path)
+        #expect(three.status == 1)
+        #expect(three.stderr.contains("three.csv:2: it has 3 fields; a labels file holds number,label (quote a label that holds ','"), "\(three.stderr)")
+        #expect(three.stderr.contains("three.csv:3: the quoted field 2 is followed by 'y' at column 17, not a separator"), "\(three.stderr)")
+    }
+
+    /// Seeded differential: random records over quotes, separators, digits and UTF-8 split as
+    /// Python's `csv` module splits them (strict, with the separator this reader chose).
+    @Test func recordsSplitAsPythonsCSVModuleSplitsThem() throws {
+        var random = SplitMix64(state: 4180)
+        // Spaces around fields are dropped here and kept by Python, and this reader takes the first
+        // of `,`, `;`, tab as the separator where Python is told one: so each line uses one kind
+        // of separator, and no spaces or tabs but that separator outside quotes.
+        let alphabet: [String] = ["a", "1", "+", "\"", "é", "한", "x", "\"\"", "#"]
+        var lines: [String] = []
+        for index in 0..<4_000 {
+            var line = ""
+            if index % 2 == 0 {
+                // Well-formed records: quoted and unquoted fields with one separator.
+                let separator = [",", ";", "\t"][Int.random(in: 0..<3, using: &random)]
+                let fields = (0..<Int.random(in: 1...4, using: &random)).map { _ -> String in
+                    let body = (0..<Int.random(in: 0...6, using: &random)).map { _ in ["a", "1", "é", " ", separator, "\"\""][Int.random(in: 0..<6, using: &random)] }.joined()
+                    if Bool.random(using: &random) { return "\"" + body + "\"" }
+                    return body.replacingOccurrences(of: "\"\"", with: "q").filter { !" ,;\t".contains($0) }
+                }
+                line = fields.joined(separator: separator)
+            } else {
+                let separator = [",", ";", "\t"][Int.random(in: 0..<3, using: &random)]
+                line = (0..<Int.random(in: 1...12, using: &random)).map { _ in
+                    Int.random(in: 0..<4, using: &random) == 0 ? separator : alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                }.joined()
+            }
+            if line.isEmpty || line.first == " " || line.first == "\t" { line = "x" + line }
+            lines.append(line)
+        }
+        // Ours: the fields (unescaped) or nil for a refused record, and the separator chosen.
+        var ours: [(fields: [String]?, separator: String)] = []
+        for line in lines {
+            let bytes = Array(line.utf8)
+            let result: (fields: [String]?, separator: String) = bytes.withUnsafeBytes { buffer in
+                let present = [",", ";", "\t"].first { line.contains($0) } ?? ","
+                guard let fields = try? ListLine.fields(buffer) else { return (nil, present) }
+                func text(_ range: Range<Int>, _ quoted: Bool) -> String {
+                    let raw = String(decoding: buffer[range], as: UTF8.self)
+                    return quoted ? raw.replacingOccurrences(of: "\"\"", with: "\"") : raw
+                }
+                var out = [text(fields.first, fields.firstQuoted)]
+                if let second = fields.second { out.append(text(second, fields.secondQuoted)) }
+                out.append(String(fields.count))
+                return (out, fields.separator.map { String(UnicodeScalar($0)) } ?? ",")
+            }
+            ours.append(result)
+        }
+        let script = """
+            import csv, json, sys
+            for line in sys.stdin:
+                item = json.loads(line)
+                try:
+                    rows = list(csv.reader([item["line"]], delimiter=item["sep"], strict=True))
+                    row = rows[0] if rows else [""]
+                    print(json.dumps(row[:2] + [str(len(row))]))
+                except csv.Error:
+                    print("null")
+            """
+        var input = Data()
+        for (line, mine) in zip(lines, ours) {
+            input += try JSONSerialization.data(withJSONObject: ["line": line, "sep": mine.separator]) + Data("\n".utf8)
+        }
+        let python = try run("/usr/bin/env", ["python3", "-c", script], input: input)
+        #expect(python.status == 0)
+        let theirs = String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").map { try? JSONDecoder().decode([String]?.self, from: Data($0.utf8)) }
+        try #require(theirs.count == lines.count)
+        var disagreements: [String] = []
+        for (index, line) in lines.enumerated() where ours[index].fields != theirs[index] ?? nil {
+            disagreements.append("\(line.debugDescription): ours \(String(describing: ours[index].fields)), Python's \(String(describing: theirs[index] ?? nil))")
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.count) of \(lines.count):\n\(disagreements.prefix(10).joined(separator: "\n"))")
+        #expect(ours.filter { $0.fields == nil }.count > 100, "the random records should include refused ones")
+    }
+
+    /// An allow pattern over a range of 10^10 or 10^14 numbers is never cut into shards or walked
+    /// number by number: the blocking stream jumps past it.
+    @Test(.timeLimit(.minutes(1))) func anAllowPatternOverAVastRangeIsJumpedOver() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+33162123456\n+12025550100\n+100000000000007\n".utf8), to: directory.file("n.txt"))
+        let wide = try runBlocklist(
+            ["generate", "--numbers", "n.txt", "--allow-pattern", "+1##############", "--allow-pattern", "+1##########", "--no-sync", "-o", "a"],
+            in: directory.path)
+        #expect(wide.status == 0, "\(wide.stderr)")
+        #expect(try blocked(directory.file("a")) == [33_162_123_456])
+        let both = try runBlocklist(
+            ["generate", "--pattern", "+1##########", "--pattern", "+33162123###", "--no-exclusions", "--allow-pattern", "+1##########", "--no-sync", "-o", "b"], in: directory.path)
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(try blocked(directory.file("b")) == Array(33_162_123_000...33_162_123_999))
+    }
+
+    /// `skip(below:)` of the run generator leaves exactly the numbers at or above the point, for
+    /// random patterns, exclusions and points, against generating everything and filtering.
+    @Test func theGeneratorSkipsExactlyTheNumbersBelowAPoint() throws {
+        var random = SplitMix64(state: 77)
+        for _ in 0..<300 {
+            let length = Int.random(in: 4...6, using: &random)
+            let pattern = "+" + String(Int.random(in: 1...8, using: &random)) + (1..<length).map { _ in Bool.random(using: &random) ? "#" : String(Int.random(in: 0...9, using: &random)) }.joined()
+            let exclusions = (0..<Int.random(in: 0...2, using: &random)).map { _ in (0..<Int.random(in: 1...2, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined() }
+            let spec = try BlockSpec(patterns: [pattern, "+9" + String(repeating: "#", count: length - 1)].sorted(), exclusions: exclusions, rangeSize: .max)
+            let compiled = CompiledSpec(spec)
+            let all = compiled.runs().flatMap { Array($0.start...$0.last) }
+            let points = (0..<3).map { _ in Int64.random(in: 0...Int64(pow(10, Double(length))) + 5, using: &random) }.sorted()
+            let takes = points.map { _ in Int.random(in: 0...2, using: &random) }
+            // The generator under test, and the same calls replayed on a plain array: a skip drops
+            // what is below its point; a take hands over the next maximal consecutive group.
+            var got: [Int64] = []
+            let generator = compiled.runs()
+            var remaining = all[...]
+            var expected: [Int64] = []
+            for (point, take) in zip(points, takes) {
+                generator.skip(below: point)
+                remaining = remaining.drop { $0 < point }
+                for _ in 0..<take {
+                    if let run = generator.next() { got += Array(run.start...run.last) }
+                    guard !remaining.isEmpty else { continue }
+                    var end = remaining.startIndex + 1
+                    while end < remaining.endIndex, remaining[end] == remaining[end - 1] + 1 { end += 1 }
+                    expected += remaining[..<end]
+                    remaining = remaining[end...]
+                }
+            }
+            while let run = generator.next() { got += Array(run.start...run.last) }
+            expected += remaining
+            #expect(got == expected, "\(pattern) \(exclusions) skips \(points) takes \(takes)")
+        }
+    }
+}
