@@ -92,12 +92,16 @@ let package = Package(
             name: "BlocklistSet",
             dependencies: ["BlocklistCore", "BlocklistSystem"]
         ),
+        /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
+        /// nesting refused by name. Standard library only.
+        .target(name: "JSONStream"),
         /// Lists of any shape for a packed set: number, allow and label files read through fixed
-        /// buffers (gzip too), sorted by an external merge sort in the staging directory, cut into
-        /// shards at stable boundaries. No Foundation: it runs inside `generate`'s budget.
+        /// buffers (gzip too), list files (JSON) read as a token stream, sorted by an external
+        /// merge sort in the staging directory, cut into shards at stable boundaries. No
+        /// Foundation: its memory stays flat in the size of the lists.
         .target(
             name: "BlocklistLists",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem"]
+            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem", "JSONStream"]
         ),
         /// Reading sets: the manifest through JSONDecoder, generations held against removal while
         /// they are read, and the set verifier.
@@ -129,14 +133,6 @@ let package = Package(
         .target(
             name: "MessageFilterHosting",
             dependencies: ["MessageFilterCore"]
-        ),
-
-        /// List files (JSON, through Codable) in the shape of Saracroche's: patterns with an action
-        /// and a name. Foundation, so `generate` has a child process (`blocklist list-file decode`)
-        /// read them for it.
-        .target(
-            name: "BlocklistListFile",
-            dependencies: ["BlocklistCore", "BlocklistLists"]
         ),
 
         // MARK: - Executables
@@ -201,7 +197,6 @@ let package = Package(
                 "BlocklistSet",
                 "BlocklistSetReading",
                 "BlocklistSystem",
-                "BlocklistListFile",
                 "CallDirectorySimulator",
                 "CommandSupport",
                 "MessageFilterCore",
@@ -219,7 +214,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistListFile", "BlocklistSystem", "CallDirectorySimulator"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting"]),
     ],

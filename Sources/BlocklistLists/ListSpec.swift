@@ -15,10 +15,8 @@ public struct ListSpec: Sendable {
     public var allowPatterns: [String] = []
     /// CSV files of `number,label`.
     public var labels: [String] = []
-    /// List files (JSON patterns with actions), read through `listDecoder`.
+    /// List files (JSON patterns with actions).
     public var lists: [String] = []
-    /// The `blocklist` executable whose `list-file decode` reads list files.
-    public var listDecoder = "blocklist"
     /// Skip (and report) lines that are not numbers instead of refusing the run.
     public var skipInvalid = false
     /// The country code national numbers get.
@@ -107,7 +105,7 @@ package final class PackedProducer: ShardProducer {
         }
         identified = try labelSorter.finish()
         for path in list.lists {
-            let file = try ListFileReader.load(path, decoder: list.listDecoder)
+            let file = try ListFile.read(path)
             listBlock += file.block.map { ($0, 0) }
             listAllow += file.allow.map { ($0, 0) }
             for (pattern, label) in file.identify {

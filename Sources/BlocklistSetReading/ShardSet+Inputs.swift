@@ -25,7 +25,7 @@ extension ShardSet {
     ///
     /// An input read from standard input or a pipe cannot be read again; the set is then checked
     /// on its own, and a note says so.
-    static func checkInputs(of manifest: Manifest, in outputDirectory: String, listDecoder: String) -> InputCheck {
+    static func checkInputs(of manifest: Manifest, in outputDirectory: String) -> InputCheck {
         var check = InputCheck()
         let inputs = manifest.spec.inputs ?? []
         var canRederive = true
@@ -70,7 +70,7 @@ extension ShardSet {
         }
         guard canRederive else { return check }
         do {
-            try compareWithInputs(manifest, in: outputDirectory, listDecoder: listDecoder, problems: &check.problems)
+            try compareWithInputs(manifest, in: outputDirectory, problems: &check.problems)
             check.rederived = true
         } catch {
             check.problems.append(error)
@@ -96,7 +96,7 @@ extension ShardSet {
 
     /// Makes the set again from its inputs in a temporary directory and compares each shard.
     private static func compareWithInputs(
-        _ manifest: Manifest, in outputDirectory: String, listDecoder: String, problems: inout [BlocklistError]
+        _ manifest: Manifest, in outputDirectory: String, problems: inout [BlocklistError]
     ) throws(BlocklistError) {
         var list = ListSpec()
         let spec = manifest.spec
@@ -114,7 +114,6 @@ extension ShardSet {
         list.defaultCountry = spec.defaultCountry
         list.skipInvalid = spec.skipInvalid ?? false
         list.capacity = spec.capacity
-        list.listDecoder = listDecoder
 
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }

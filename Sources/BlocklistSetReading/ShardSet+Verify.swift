@@ -40,7 +40,7 @@ extension ShardSet {
     ///   packed set made with `--list`.
     /// - Complexity: O(runs) for a range set, with one reader's fixed buffers; a packed set costs
     ///   what its generate did.
-    public static func verify(_ outputDirectory: String, listDecoder: String = "blocklist") -> Verification {
+    public static func verify(_ outputDirectory: String) -> Verification {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
         let plan: ShardPlan?
@@ -112,7 +112,7 @@ extension ShardSet {
             }
         }
         if manifest.spec.layout == .packed && result.problems.isEmpty {
-            let check = checkInputs(of: manifest, in: outputDirectory, listDecoder: listDecoder)
+            let check = checkInputs(of: manifest, in: outputDirectory)
             result.problems += check.problems
             result.notes += check.notes
             result.equalsInputs = check.rederived && check.problems.isEmpty

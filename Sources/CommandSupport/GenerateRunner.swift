@@ -145,7 +145,6 @@ public enum GenerateRunner {
             list.allowPatterns = options.allowPatterns
             list.labels = options.labels
             list.lists = options.lists
-            list.listDecoder = siblingExecutable("blocklist")
             list.skipInvalid = options.skipInvalid
             list.defaultCountry = options.defaultCountry
             list.capacity = options.capacity

@@ -30,7 +30,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let clock = ContinuousClock()
         let started = clock.now
-        let result = ShardSet.verify(directory, listDecoder: siblingExecutable("blocklist"))
+        let result = ShardSet.verify(directory)
         let packed = result.manifest?.spec.layout == .packed
         let elapsed = (clock.now - started).seconds
         if json {

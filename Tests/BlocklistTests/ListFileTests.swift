@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import BlocklistCore
-import BlocklistListFile
 import BlocklistLists
 import BlocklistSet
 
@@ -133,7 +132,7 @@ import BlocklistSet
             #expect(leftovers.allSatisfy { $0 == ShardSet.lockFileName }, "\(name): \(leftovers)")
         }
         // Hostile files: a directory, and a file past the size limit, are refused by name.
-        let tooLarge = [UInt8](repeating: 0x20, count: ListFileReader.maximumBytes + 1)
+        let tooLarge = [UInt8](repeating: 0x20, count: ListFile.maximumBytes + 1)
         try writeBytes(tooLarge, to: directory.file("large.json"))
         let large = try runBlocklist(["generate", "--list", "large.json", "--no-sync", "-o", "out"], in: directory.path)
         #expect(large.status != 0 && large.stderr.contains("large.json is larger than"), "\(large.stderr)")
@@ -146,11 +145,11 @@ import BlocklistSet
         #expect(throws: BlocklistError.self) { try ListFile.decode(Array(text.utf8), source: "f") }  // a space in a pattern
         let good = try ListFile.decode(Array(#"{"version":12,"patterns":[{"pattern":"331","action":"allow","x":1}]}"#.utf8), source: "f")
         #expect(good.version == "12")
-        #expect(good.entries == [ListFile.Entry(pattern: "+331", action: .allow, label: nil)])
-        #expect(good.records == "allow\t+331\n")
+        #expect(good.entries == [ListFile.Entry(pattern: try BlockPattern(parsing: "+331"), action: .allow, label: nil)])
+        #expect(good.allow == [try BlockPattern(parsing: "+331")] && good.block.isEmpty && good.identify.isEmpty)
         let named = try ListFile.decode(Array(#"{"version":"v2","patterns":[{"pattern":"331","action":"identify","name":"Spam"}]}"#.utf8), source: "f")
         #expect(named.version == "v2")
-        #expect(named.records == "identify\t+331\tSpam\n")
+        #expect(named.identify.map(\.pattern) == [try BlockPattern(parsing: "+331")] && named.identify.map(\.label) == [Array("Spam".utf8)])
     }
 
     @Test func verifySaysWhichInputChangedAndComparesTheSetWithItsInputs() throws {
