@@ -131,6 +131,7 @@ public final class InputLines {
     public func nextLine() throws(BlocklistError) -> Line? {
         var length = 0
         var total: Int64 = 0
+        var lastByte: UInt8 = 0
         var sawAny = false
         let room = line.count
         while true {
@@ -147,6 +148,7 @@ public final class InputLines {
             let newline = available.firstIndex(of: 10)
             let take = (newline ?? available.endIndex) - available.startIndex
             total += Int64(take)
+            if take > 0 { lastByte = available[available.startIndex + take - 1] }
             if length < room {
                 let copied = min(take, room - length)
                 UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(from: available.baseAddress!, byteCount: copied)
@@ -164,7 +166,7 @@ public final class InputLines {
             start = 3
             total -= 3
         }
-        if total > 0, total <= Int64(room - start), line[start + Int(total) - 1] == 13 { total -= 1 }
+        if total > 0, lastByte == 13 { total -= 1 }
         guard total <= Int64(Self.maximumLineBytes) else { return .tooLong(bytes: total) }
         return .text(UnsafeRawBufferPointer(rebasing: line[start..<(start + Int(total))]))
     }
