@@ -197,6 +197,7 @@ let package = Package(
                 "BlocklistSet",
                 "BlocklistSetReading",
                 "BlocklistSystem",
+                "BlocklistLists",
                 "CallDirectorySimulator",
                 "CommandSupport",
                 "MessageFilterCore",

@@ -7,8 +7,20 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     /// The most digits a pattern may have: E.164 allows 15, and 15 always fit in an `Int64`.
     public static let maximumDigits = 15
 
+    /// Each position's digit in four bits (0–9, or 15 for `#`), the first in the lowest four: a
+    /// pattern is two words inline, so ten thousand patterns cost no allocation each.
+    private let packed: UInt64
+    /// How many digits the pattern's numbers have.
+    public let length: Int
+
     /// Each position's fixed digit 0–9, or -1 for `#`.
-    package let digits: [Int8]
+    package var digits: [Int8] { (0..<length).map(digit(at:)) }
+
+    /// Position `index`'s fixed digit 0–9, or -1 for `#`.
+    package func digit(at index: Int) -> Int8 {
+        let nibble = Int8(truncatingIfNeeded: (packed >> (UInt64(index) * 4)) & 0xF)
+        return nibble == 15 ? -1 : nibble
+    }
 
     /// Parses `text`: an optional `+`, then 1–15 characters that are digits or `#`, the first a
     /// digit 1–9 (a country code never starts with 0, and a leading 0 would vanish from the number).
@@ -43,7 +55,10 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
                 .invalidSpec,
                 "Pattern \"\(text)\" starts with \(what); it must start with the country code, whose first digit is 1-9.")
         }
-        self.digits = digits
+        var packed: UInt64 = 0
+        for (index, digit) in digits.enumerated() { packed |= UInt64(digit < 0 ? 15 : digit) << (UInt64(index) * 4) }
+        self.packed = packed
+        length = digits.count
     }
 
     /// The pattern as `+` then digits and `#`.
@@ -51,20 +66,17 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
         "+" + String(decoding: digits.map { $0 < 0 ? UInt8(ascii: "#") : UInt8(48 + $0) }, as: UTF8.self)
     }
 
-    /// How many digits the pattern's numbers have.
-    public var length: Int { digits.count }
-
     /// How many positions are `#`.
-    public var wildcardCount: Int { digits.reduce(0) { $0 + ($1 < 0 ? 1 : 0) } }
+    public var wildcardCount: Int { (0..<length).reduce(0) { $0 + (digit(at: $1) < 0 ? 1 : 0) } }
 
     /// How many numbers the pattern spells before exclusions: 10 to the number of `#`.
     public var candidateCount: Int64 { _power10(wildcardCount) }
 
     /// The smallest number the pattern spells (every `#` as 0).
-    public var lowest: Int64 { digits.reduce(0) { $0 * 10 + Int64(max($1, 0)) } }
+    public var lowest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(max(digit(at: $1), 0)) } }
 
     /// The largest number the pattern spells (every `#` as 9).
-    public var highest: Int64 { digits.reduce(0) { $0 * 10 + Int64($1 < 0 ? 9 : $1) } }
+    public var highest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(digit(at: $1) < 0 ? 9 : digit(at: $1)) } }
 }
 
 /// 10 to the power `exponent`, for 0 ≤ exponent ≤ 18.

@@ -1,37 +1,67 @@
 /// A block spec compiled for fast counting and generation.
 ///
-/// For each pattern it holds a table of how many accepted completions every (digit position,
-/// automaton state) pair has. With it, counting a shard takes a few hundred steps, and the
+/// For each pattern it makes, when that pattern is reached, a table of how many accepted
+/// completions every (digit position, automaton state) pair has; tables are not kept, so twenty
+/// thousand patterns cost their rank offsets, not twenty thousand tables. With it, counting a shard takes a few hundred steps, and the
 /// generator jumps over whole blocks of accepted numbers (a block of `10^k` numbers whose last
 /// `k` digits are free and cannot complete an exclusion is one run) instead of visiting numbers.
 ///
-/// - Complexity: building is O(patterns × digits × automaton states × 10); the tables hold
-///   `(digits + 1) × states` integers per pattern.
+/// - Complexity: a table is O(digits × automaton states × 10) to build and holds
+///   `(digits + 1) × states` integers; memory is one table at a time, plus 8 bytes per pattern.
 public struct CompiledSpec: Sendable {
     /// The spec this was compiled from.
     public let spec: BlockSpec
     package let automaton: ExclusionAutomaton
-    package let patterns: [CompiledPattern]
+    /// The global candidate rank of each pattern's first candidate, ascending.
+    package let rankOffsets: [Int64]
 
     public init(_ spec: BlockSpec) {
         self.spec = spec
-        let automaton = ExclusionAutomaton(exclusions: spec.exclusions)
-        self.automaton = automaton
+        automaton = ExclusionAutomaton(exclusions: spec.exclusions)
         var offset: Int64 = 0
-        var patterns: [CompiledPattern] = []
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(spec.patterns.count)
         for pattern in spec.patterns {
-            patterns.append(CompiledPattern(pattern, rankOffset: offset, automaton: automaton))
+            offsets.append(offset)
             offset += pattern.candidateCount
         }
-        self.patterns = patterns
+        rankOffsets = offsets
+    }
+
+    /// Pattern `index`'s tables.
+    package func compiled(_ index: Int) -> CompiledPattern {
+        CompiledPattern(spec.patterns[index], rankOffset: rankOffsets[index], automaton: automaton)
+    }
+
+    /// The patterns whose candidates meet `ranks`.
+    package func patterns(overlapping ranks: Range<Int64>) -> Range<Int> {
+        // The last pattern starting at or below the range's start, through the last starting below its end.
+        var low = 0
+        var high = rankOffsets.count
+        while low < high {
+            let middle = (low + high) / 2
+            if rankOffsets[middle] <= ranks.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        let first = max(low - 1, 0)
+        var end = first
+        while end < rankOffsets.count, rankOffsets[end] < ranks.upperBound { end += 1 }
+        return first..<end
+    }
+
+    /// The part of the global `ranks` that falls in pattern `index`, as local wildcard values.
+    package func localRange(of index: Int, _ ranks: Range<Int64>) -> Range<Int64>? {
+        let offset = rankOffsets[index]
+        let lower = max(ranks.lowerBound, offset) - offset
+        let upper = min(ranks.upperBound, offset + spec.patterns[index].candidateCount) - offset
+        return lower < upper ? lower..<upper : nil
     }
 
     /// How many accepted numbers have a candidate rank in `ranks`.
     public func count(ranks: Range<Int64>) -> Int64 {
         var total: Int64 = 0
-        for pattern in patterns {
-            guard let local = pattern.localRange(ranks) else { continue }
-            total += pattern.count(position: 0, state: 0, wildcardPrefix: 0, in: local, automaton: automaton)
+        for index in patterns(overlapping: ranks) {
+            guard let local = localRange(of: index, ranks) else { continue }
+            total += compiled(index).count(position: 0, state: 0, wildcardPrefix: 0, in: local, automaton: automaton)
         }
         return total
     }
@@ -52,8 +82,8 @@ public struct CompiledSpec: Sendable {
     ///
     /// - Returns: the number's candidate rank and whether it is accepted (not excluded).
     public func classify(_ number: Int64) -> (rank: Int64, accepted: Bool)? {
-        for pattern in patterns {
-            if let result = pattern.classify(number, automaton: automaton) { return result }
+        for (index, pattern) in spec.patterns.enumerated() where pattern.lowest <= number && number <= pattern.highest {
+            if let result = compiled(index).classify(number, automaton: automaton) { return result }
         }
         return nil
     }

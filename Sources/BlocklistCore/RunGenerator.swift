@@ -20,9 +20,13 @@ public final class RunGenerator: IteratorProtocol, Sequence {
 
     /// Keeps the tables the pointers below point into alive.
     private let spec: CompiledSpec
-    /// (pattern, local wildcard range) pieces still to walk, in order.
-    private let segments: [(CompiledPattern, Range<Int64>)]
-    private var segmentIndex = 0
+    /// The candidate ranks to walk.
+    private let ranks: Range<Int64>
+    /// The next pattern to walk, and the end of those that meet `ranks`.
+    private var nextPattern: Int
+    private let endPattern: Int
+    /// The pattern being walked (its tables are made when it is reached).
+    private var current: CompiledPattern?
     private let frames: UnsafeMutableBufferPointer<Frame>
     private var depth = -1
     private var pending: NumberRun?
@@ -41,7 +45,10 @@ public final class RunGenerator: IteratorProtocol, Sequence {
 
     init(_ spec: CompiledSpec, ranks: Range<Int64>) {
         self.spec = spec
-        segments = spec.patterns.compactMap { pattern in pattern.localRange(ranks).map { (pattern, $0) } }
+        self.ranks = ranks
+        let overlapping = spec.patterns(overlapping: ranks)
+        nextPattern = overlapping.lowerBound
+        endPattern = overlapping.upperBound
         transitions = spec.automaton.transitions
         frames = .allocate(capacity: BlockPattern.maximumDigits + 1)
     }
@@ -79,7 +86,8 @@ public final class RunGenerator: IteratorProtocol, Sequence {
         }
         pending = nil
         guard depth >= 0 else { return }  // Not in a segment: the next one starts past it.
-        let rank = segments[segmentIndex - 1].0.localRank(atOrAbove: number)
+        guard let current else { return }
+        let rank = current.localRank(atOrAbove: number)
         guard rank > lowerBound else { return }
         lowerBound = rank
         if lowerBound >= upperBound {
@@ -98,9 +106,16 @@ public final class RunGenerator: IteratorProtocol, Sequence {
     private func nextPiece() -> NumberRun? {
         while true {
             if depth < 0 {
-                guard segmentIndex < segments.count else { return nil }
-                let (pattern, local) = segments[segmentIndex]
-                segmentIndex += 1
+                guard nextPattern < endPattern else {
+                    current = nil
+                    return nil
+                }
+                let index = nextPattern
+                nextPattern += 1
+                // A pattern wholly below a skip, or outside the ranks, is passed without its tables.
+                guard spec.spec.patterns[index].highest >= skipBelow, let local = spec.localRange(of: index, ranks) else { continue }
+                let pattern = spec.compiled(index)
+                current = pattern
                 digits = pattern.digits
                 completions = pattern.completions
                 wildcardSpan = pattern.wildcardSpan

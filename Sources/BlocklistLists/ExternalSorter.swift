@@ -128,7 +128,7 @@ package final class SortedKeys {
 
 /// A k-way merge of sorted run files (and an in-memory run) that drops repeats.
 package final class KeyMerge {
-    private static let bufferKeys = 256
+    private static let bufferKeys = 128
     private struct Cursor {
         var position = 0
         var count = 0

@@ -24,7 +24,7 @@ public struct ListSpec: Sendable {
     /// The most entries of each kind one shard holds.
     public var capacity = BlockSpec.defaultCapacity
     /// Keys a sorter holds in memory before it writes a run.
-    public var sortBufferKeys = 96 * 1024
+    public var sortBufferKeys = 64 * 1024
 
     public init() {}
 
@@ -78,32 +78,22 @@ package final class PackedProducer: ShardProducer {
 
     package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
         let parser = ListLine(defaultCountry: list.defaultCountry)
-        let numberSorter = ExternalSorter(directory: staging, tag: "numbers", capacity: list.sortBufferKeys)
-        for path in list.numbers {
-            try read(path, kind: "numbers", parser: parser, into: numberSorter) { (number, _, _) throws(ListLineError) in UInt64(number) }
-        }
-        numbers = try numberSorter.finish()
-        let allowSorter = ExternalSorter(directory: staging, tag: "allow", capacity: list.allow.isEmpty ? 2 : list.sortBufferKeys)
-        for path in list.allow {
-            try read(path, kind: "allow", parser: parser, into: allowSorter) { (number, _, _) throws(ListLineError) in UInt64(number) }
-        }
-        allowed = try allowSorter.finish()
-        let labelSorter = ExternalSorter(directory: staging, tag: "labels", capacity: list.labels.isEmpty ? 2 : list.sortBufferKeys)
+        listAllow.reserveCapacity(list.allowPatterns.count)
+        for text in list.allowPatterns { listAllow.append((try BlockPattern(parsing: text), 0)) }
+        numbers = try sort(list.numbers, kind: "numbers", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
+        allowed = try sort(list.allow, kind: "allow", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
         var label: [UInt8] = []
         label.reserveCapacity(ListLine.maximumLabelBytes + 2)
-        for path in list.labels {
-            try read(path, kind: "labels", parser: parser, into: labelSorter) { (number, line, fields) throws(ListLineError) in
-                guard let second = fields.second else { throw ListLineError("it has no label; a labels file holds number,label") }
-                guard fields.count == 2 else {
-                    throw ListLineError(
-                        "it has \(fields.count) fields; a labels file holds number,label (quote a label that holds \(ListLine.describe(fields.separator ?? 44)), as \"ACME, Inc.\")")
-                }
-                try ListLine.label(line, second, quoted: fields.secondQuoted, into: &label)
-                let index = try self.labelNumber(label)
-                return UInt64(number) << LabelledKeyRuns.labelBits | UInt64(index)
+        identified = try sort(list.labels, kind: "labels", staging: staging, parser: parser) { (number, line, fields) throws(ListLineError) in
+            guard let second = fields.second else { throw ListLineError("it has no label; a labels file holds number,label") }
+            guard fields.count == 2 else {
+                throw ListLineError(
+                    "it has \(fields.count) fields; a labels file holds number,label (quote a label that holds \(ListLine.describe(fields.separator ?? 44)), as \"ACME, Inc.\")")
             }
+            try ListLine.label(line, second, quoted: fields.secondQuoted, into: &label)
+            let index = try self.labelNumber(label)
+            return UInt64(number) << LabelledKeyRuns.labelBits | UInt64(index)
         }
-        identified = try labelSorter.finish()
         for path in list.lists {
             let file = try ListFile.read(path)
             listBlock += file.block.map { ($0, 0) }
@@ -117,6 +107,10 @@ package final class PackedProducer: ShardProducer {
             }
             inputs.append(file.input)
         }
+        // In the order the merges take them (highest first), once: each pass shares them.
+        listAllow.sort { $0.pattern.lowest > $1.pattern.lowest }
+        listBlock.sort { $0.pattern.lowest > $1.pattern.lowest }
+        listIdentify.sort { $0.pattern.lowest > $1.pattern.lowest }
         let labelFiles = list.labels + list.lists.filter { _ in !listIdentify.isEmpty }
         labelOrigin = labelFiles.count == 1 ? "in \(labelFiles[0])" : "in the labels and list files"
 
@@ -147,6 +141,17 @@ package final class PackedProducer: ShardProducer {
         labels.append(label)
         labelIndex[label] = labels.count - 1
         return labels.count - 1
+    }
+
+    /// Reads the files of one kind through a sorter of their own, whose buffer goes when it
+    /// returns: one sort buffer at a time, however many kinds of list a run combines.
+    private func sort(
+        _ paths: [String], kind: String, staging: DirectoryHandle, parser: ListLine,
+        _ key: (Int64, UnsafeRawBufferPointer, ListLine.Fields) throws(ListLineError) -> UInt64
+    ) throws(BlocklistError) -> SortedKeys {
+        let sorter = ExternalSorter(directory: staging, tag: kind, capacity: paths.isEmpty ? 2 : list.sortBufferKeys)
+        for path in paths { try read(path, kind: kind, parser: parser, into: sorter, key) }
+        return try sorter.finish()
     }
 
     /// Reads one list file into `sorter`; `key` makes each number (with the line and its second
@@ -208,8 +213,7 @@ package final class PackedProducer: ShardProducer {
     /// What the allow inputs take out; `nil` for none.
     private func allowStream() throws(BlocklistError) -> (any RunSource)? {
         var sources: [any RunSource] = list.allow.isEmpty ? [] : [KeyRuns(try allowed!.makeIterator())]
-        var patterns = listAllow
-        for text in list.allowPatterns { patterns.append((try BlockPattern(parsing: text), 0)) }
+        let patterns = listAllow
         if !patterns.isEmpty { sources.append(try Self.runs(of: patterns)) }
         return try union(sources)
     }

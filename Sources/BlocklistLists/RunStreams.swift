@@ -261,12 +261,17 @@ final class PatternRuns: LabelledSource {
 final class LabelledUnion: LabelledSource {
     private var active: [(source: any LabelledSource, head: (run: NumberRun, label: Int))] = []
     /// Patterns not started yet, highest lowest number first (so the next is `last`).
-    private var waiting: [(pattern: BlockPattern, label: Int)]
+    private let waiting: [(pattern: BlockPattern, label: Int)]
+    /// How many of `waiting` have not started (the next is `waiting[waitingCount - 1]`).
+    private var waitingCount: Int
     private let labels: [[UInt8]]
     private let origin: String
 
     init(_ sources: [any LabelledSource], patterns: [(pattern: BlockPattern, label: Int)], labels: [[UInt8]], origin: String) throws(BlocklistError) {
-        waiting = patterns.sorted { $0.pattern.lowest > $1.pattern.lowest }
+        // Patterns handed over in this order already are shared, not copied.
+        let ordered = zip(patterns, patterns.dropFirst()).allSatisfy { $0.pattern.lowest >= $1.pattern.lowest }
+        waiting = ordered ? patterns : patterns.sorted { $0.pattern.lowest > $1.pattern.lowest }
+        waitingCount = waiting.count
         self.labels = labels
         self.origin = origin
         for source in sources { try start(source) }
@@ -276,10 +281,12 @@ final class LabelledUnion: LabelledSource {
         if let head = try source.nextLabelled() { active.append((source, head)) }
     }
 
+    private var nextWaiting: (pattern: BlockPattern, label: Int)? { waitingCount > 0 ? waiting[waitingCount - 1] : nil }
+
     /// Starts every waiting pattern whose lowest number is at most `number`.
     private func startPatterns(through number: Int64) throws(BlocklistError) {
-        while let next = waiting.last, next.pattern.lowest <= number {
-            waiting.removeLast()
+        while let next = nextWaiting, next.pattern.lowest <= number {
+            waitingCount -= 1
             try start(try PatternRuns(next.pattern, label: next.label))
         }
     }
@@ -293,8 +300,8 @@ final class LabelledUnion: LabelledSource {
     }
 
     func nextLabelled() throws(BlocklistError) -> (run: NumberRun, label: Int)? {
-        if active.isEmpty, let next = waiting.last { try startPatterns(through: next.pattern.lowest) }
-        while let lowest = active.map(\.head.run.start).min(), let next = waiting.last, next.pattern.lowest <= lowest {
+        if active.isEmpty, let next = nextWaiting { try startPatterns(through: next.pattern.lowest) }
+        while let lowest = active.map(\.head.run.start).min(), let next = nextWaiting, next.pattern.lowest <= lowest {
             try startPatterns(through: lowest)
         }
         guard let first = active.indices.min(by: { active[$0].head.run.start < active[$1].head.run.start }) else { return nil }

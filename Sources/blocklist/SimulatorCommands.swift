@@ -5,6 +5,7 @@ import Darwin
 #endif
 import ArgumentParser
 import BlocklistCore
+import BlocklistLists
 import BlocklistSet
 import BlocklistSetReading
 import CallDirectorySimulator
@@ -288,8 +289,14 @@ struct Lookup: ParsableCommand {
         abstract: "Say which enabled extension blocks or identifies a number.",
         discussion: "Exits 0 if the number is blocked or identified, 1 if neither, 2 on error.")
 
-    @Argument(help: ArgumentHelp("A number as CallKit stores it, e.g. 827012345678 (a leading + is accepted).", valueName: "number"))
+    @Argument(
+        help: ArgumentHelp(
+            "A number in any form a list accepts: +82 70 1234 5678, 00827012345678, 827012345678, or a national 070-1234-5678 with --default-country.",
+            valueName: "number"))
     var number: String
+
+    @Option(help: ArgumentHelp("The country code a national number (one leading 0) gets, as generate's.", valueName: "code"))
+    var defaultCountry: Int64?
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -307,9 +314,17 @@ struct Lookup: ParsableCommand {
     }
 
     func run() throws {
-        let digits = number.hasPrefix("+") ? String(number.dropFirst()) : number
-        guard let value = Int64(digits), value > 0 else {
-            Terminal.error("Error: \"\(number)\" is not a phone number: give digits such as 827012345678.\n")
+        if let defaultCountry, !(1...999).contains(defaultCountry) {
+            Terminal.error("Error: --default-country \(defaultCountry) is not a country code; give 1 to 999, such as 82.\n")
+            throw ExitCode(2)
+        }
+        let value: Int64
+        do {
+            value = try Array(number.utf8).withUnsafeBytes { bytes throws(ListLineError) in
+                try ListLine(defaultCountry: defaultCountry).number(bytes)
+            }
+        } catch let error as ListLineError {
+            Terminal.error("Error: \(error.reason).\n")
             throw ExitCode(2)
         }
         let blockers: [String]

@@ -270,6 +270,26 @@ import BlocklistSet
         #expect(try blocked(directory.file("b")) == Array(33_162_123_000...33_162_123_999))
     }
 
+    /// `lookup` reads a number in every form a list line accepts, with `--default-country` for
+    /// national numbers, and refuses what a list refuses with the same sentence.
+    @Test func lookupAcceptsTheFormsAListAccepts() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+827012345678\n".utf8), to: directory.file("n.txt"))
+        #expect(try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "out"], in: directory.path).status == 0)
+        #expect(try runBlocklist(["enable", "all", "out", "--store", "s.db"], in: directory.path).status == 0)
+        #expect(try runBlocklist(["load", "out", "--store", "s.db"], in: directory.path).status == 0)
+        for form in ["+827012345678", "827012345678", "+82 70-1234-5678", "0082 (70) 1234 5678", "+82.70.1234.5678"] {
+            let result = try runBlocklist(["lookup", form, "--store", "s.db"], in: directory.path)
+            #expect(result.status == 0 && result.stdout.contains("827012345678 is blocked"), "\(form): \(result.stdout)\(result.stderr)")
+        }
+        let national = try runBlocklist(["lookup", "070-1234-5678", "--default-country", "82", "--store", "s.db"], in: directory.path)
+        #expect(national.status == 0, "\(national.stderr)")
+        let noCountry = try runBlocklist(["lookup", "070-1234-5678", "--store", "s.db"], in: directory.path)
+        #expect(noCountry.status == 2 && noCountry.stderr.contains("has no country code; write it as +CC…, or give --default-country"), "\(noCountry.stderr)")
+        let letters = try runBlocklist(["lookup", "+82 70 CALL ME", "--store", "s.db"], in: directory.path)
+        #expect(letters.status == 2 && letters.stderr.contains("is not a phone number: 'C' at column 8"), "\(letters.stderr)")
+    }
+
     /// `skip(below:)` of the run generator leaves exactly the numbers at or above the point, for
     /// random patterns, exclusions and points, against generating everything and filtering.
     @Test func theGeneratorSkipsExactlyTheNumbersBelowAPoint() throws {
