@@ -96,10 +96,8 @@ struct Serve: AsyncParsableCommand {
             let query: DeferralQuery
             do {
                 query = try DeferralQuery.decode(Data(buffer: body))
-            } catch let error as MessageFilterError {
-                return Self.json(.badRequest, Self.errorJSON(error.message))
             } catch {
-                return Self.json(.badRequest, Self.errorJSON(DeferralQuery.shapeSentence))
+                return Self.json(.badRequest, Self.errorJSON(DeferralQuery.refusal(error)))
             }
             let message = TestMessage(sender: query.query.sender, body: query.query.message.text)
             do {

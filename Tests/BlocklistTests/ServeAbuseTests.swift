@@ -150,6 +150,23 @@ private func post(_ body: String, close: Bool = false) -> String {
         #expect(other.read(seconds: 5, until: "}").text.hasPrefix("HTTP/1.1 200"))
     }
 
+    @Test(arguments: [
+        (#"{"_version":1,"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"it has no \"app\" member"#),
+        (#"{"_version":1,"app":{},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"it has no \"app.version\" member"#),
+        (#"{"_version":"1","app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"\"_version\" has the wrong type"#),
+        (#"{"_version":1,"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"the member \"_version\" appears twice"#),
+        (#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}},}"#, "not valid JSON"),
+    ])
+    func aBodyThatIsNotAQueryIsAnswered400SayingWhy(body: String, expected: String) throws {
+        let server = try start([])
+        defer { _ = try? server.stop() }
+        let client = try RawConnection(port: port(of: server.url))
+        client.send(post(body, close: true))
+        let answer = client.read(seconds: 5)
+        #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
+        #expect(answer.text.contains(#"{"error":"#) && answer.text.contains(expected), "\(answer.text)")
+    }
+
     /// More half-sent requests than the cap: the process holds at most the cap's descriptors, and a
     /// well-formed request queued behind them is answered once their header timeout closes them.
     @Test func connectionsBeyondTheCapAreNotAcceptedAndOthersAreStillAnswered() throws {
