@@ -71,14 +71,17 @@ final class ConnectionDeadline {
     let timeouts: ConnectionTimeouts
     private(set) var phase = Phase.head
     var pendingResponses = 0
+    /// When the connection is closed, unless a later phase moves it; none while answering.
+    private var deadline: NIODeadline?
+    /// The one timer: it fires at or after `deadline`, and moves itself on when the deadline moved.
+    /// Rescheduling it at every phase would cost three timers per request.
     private var timer: Scheduled<Void>?
+    private var timerAt = NIODeadline.distantFuture
 
     init(timeouts: ConnectionTimeouts) { self.timeouts = timeouts }
 
     func enter(_ phase: Phase, on channel: any Channel) {
         self.phase = phase
-        timer?.cancel()
-        timer = nil
         let limit: TimeAmount? =
             switch phase {
             case .idle: timeouts.idle
@@ -86,12 +89,35 @@ final class ConnectionDeadline {
             case .body: timeouts.body
             case .answering: nil
             }
-        if let limit {
-            timer = channel.eventLoop.scheduleTask(in: limit) { channel.close(promise: nil) }
+        deadline = limit.map { .now() + $0 }
+        guard let deadline else { return }
+        if timer == nil {
+            schedule(at: deadline, on: channel)
+        } else if deadline < timerAt {
+            // A shorter limit than the one the timer waits for (header after idle).
+            timer?.cancel()
+            schedule(at: deadline, on: channel)
+        }
+    }
+
+    private func schedule(at when: NIODeadline, on channel: any Channel) {
+        let loop = channel.eventLoop
+        let this = NIOLoopBound(self, eventLoop: loop)
+        timerAt = when
+        timer = loop.scheduleTask(deadline: when) {
+            let deadline = this.value
+            deadline.timer = nil
+            guard let due = deadline.deadline else { return }
+            if due <= .now() {
+                channel.close(promise: nil)
+            } else {
+                deadline.schedule(at: due, on: channel)
+            }
         }
     }
 
     func stop() {
+        deadline = nil
         timer?.cancel()
         timer = nil
     }
