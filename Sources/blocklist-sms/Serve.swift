@@ -107,7 +107,7 @@ struct Serve: AsyncParsableCommand {
             }
             let decision = pool.classify(sender: message.sender, body: message.body)
             let answer = DeferralAnswer(action: decision.action.description, subAction: nil, rule: decision.rule.map { names[$0] })
-            return Self.json(.ok, String(decoding: try JSONEncoder().encode(answer), as: UTF8.self))
+            return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))
         }
         var logger = Logger(label: "blocklist-sms")
         logger.logLevel = .warning
@@ -155,6 +155,13 @@ struct Serve: AsyncParsableCommand {
         limit.rlim_cur = needed
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
+
+    /// Sorted keys: JSONEncoder's order is otherwise not stable from run to run.
+    static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
 
     static func errorJSON(_ sentence: String) -> String {
         let encoded: Data = (try? JSONEncoder().encode(["error": sentence])) ?? Data()
