@@ -183,7 +183,8 @@ final class RequestPhaseHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
-            deadline.pendingResponses -= 1
+            // Hummingbird answers a request it cannot parse 400 with no head read: never below 0.
+            deadline.pendingResponses = max(0, deadline.pendingResponses - 1)
             if deadline.pendingResponses == 0, deadline.phase == .answering { deadline.enter(.idle, on: context.channel) }
         }
         context.write(data, promise: promise)
