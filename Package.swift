@@ -55,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
     ],
     targets: [
         // MARK: - C libraries
@@ -135,6 +137,14 @@ let package = Package(
             dependencies: ["MessageFilterCore"]
         ),
 
+        /// The deferral request the system posts to a Message Filter extension's server, checked
+        /// by MessageFilterCore's strict JSON scanner, read through JSONDecoder; the server's, and the
+        /// differential tests'. Foundation, no network.
+        .target(
+            name: "DeferralProtocol",
+            dependencies: ["MessageFilterCore"]
+        ),
+
         // MARK: - Executables
 
         /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
@@ -179,15 +189,19 @@ let package = Package(
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
+                "DeferralProtocol",
                 "BlocklistSystem",  // ChildProcess
                 "CommandSupport",
                 "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -217,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator"]),
         .testTarget(
-            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting"]),
+            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,10 @@
-// A libFuzzer target for the message filter's readers: compiled rules files and deferral
-// responses. Any input must be refused with a MessageFilterError or accepted; accepted rules
+// A libFuzzer target for the message filter's readers: compiled rules files, deferral
+// responses, and deferral requests (StrictJSON, then Foundation's JSONDecoder as the server
+// reads them). Any input must be refused with a MessageFilterError or accepted; accepted rules
 // must then classify messages without crashing or looping. Built with Scripts/fuzz-rules.sh,
 // which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
+
+import Foundation
 
 /// Scratch for inputs whose checksums the fuzzer cannot get right by itself.
 nonisolated(unsafe) private var fixed = [UInt8](repeating: 0, count: 1 << 16)
@@ -10,11 +13,15 @@ nonisolated(unsafe) private var fixed = [UInt8](repeating: 0, count: 1 << 16)
 /// 0: the rest is a compiled rules file as it is.
 /// 1: the rest is a compiled rules file whose section and header CRCs are then made right.
 /// 2: the rest is a deferral server's response body.
+/// 3: the rest is a deferral request body, as `sms serve` reads it (DeferralProtocol).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCompiledRules(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 0 else { return 0 }
     let input = UnsafeBufferPointer(start: data + 1, count: size - 1)
-    switch data[0] % 3 {
+    switch data[0] % 4 {
+    case 3:
+        readRequest(UnsafeRawBufferPointer(input))
+        return 0
     case 2:
         if let response = try? DeferralResponse.parse(UnsafeRawBufferPointer(input)) {
             precondition(response.action != .none || response.subAction == nil)
@@ -63,6 +70,43 @@ private func classify(_ bytes: [UInt8]) {
             } else {
                 precondition(decision.action == .none)
             }
+        }
+    }
+}
+
+/// The deferral request's shape, as DeferralProtocol's `DeferralQuery` (a separate module, which
+/// this single-module build cannot import).
+private struct Query: Decodable {
+    struct App: Decodable { var version: String }
+    struct Inner: Decodable {
+        struct Message: Decodable { var text: String }
+        var sender: String
+        var message: Message
+    }
+    var _version: Int
+    var app: App
+    var query: Inner
+}
+
+/// A request body through the server's two steps. What the strict scanner accepts, the response
+/// reader (the same scanner, kinder to duplicates) must read as JSON too.
+private func readRequest(_ bytes: UnsafeRawBufferPointer) {
+    do {
+        try StrictJSON.check(bytes, subject: "The request body")
+    } catch {
+        precondition(error.message.hasPrefix("The request body is not valid JSON: "), error.message)
+        return
+    }
+    _ = try? JSONDecoder().decode(Query.self, from: Data(bytes))
+    if bytes.count <= DeferralResponse.maximumBytes, bytes.first(where: { $0 > 0x20 }) == UInt8(ascii: "{") {
+        do {
+            _ = try DeferralResponse.parse(bytes)
+        } catch {
+            // The response reader wants "action" and "subAction" to be strings; any other refusal
+            // as JSON would be the two scanners disagreeing.
+            precondition(
+                !error.message.contains("is not valid JSON") || error.message.contains("a string was expected"),
+                "StrictJSON accepted what the response reader refuses: \(error.message)")
         }
     }
 }

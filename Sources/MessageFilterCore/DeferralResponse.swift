@@ -82,17 +82,45 @@ public struct DeferralResponse: Sendable, Equatable {
     }
 }
 
-/// A cursor over JSON text for `DeferralResponse`.
+/// RFC 8259 JSON, checked strictly before a reader that is lenient about the parts it skips
+/// (Foundation's `JSONDecoder` takes trailing commas, invalid escapes and control characters in
+/// members it does not decode, and the first of duplicate members).
+public enum StrictJSON {
+    /// Checks that `bytes` are one JSON value, nested at most `maximumDepth` levels below the top,
+    /// whose objects have no duplicate member names, whose strings are valid UTF-8 with no lone
+    /// surrogate.
+    ///
+    /// - Parameter subject: what the bytes are, to start the error's sentence ("The request body").
+    /// - Throws: `invalidResponse` with a sentence saying what is wrong and at which byte.
+    public static func check(_ bytes: UnsafeRawBufferPointer, subject: String, maximumDepth: Int = 32) throws(MessageFilterError) {
+        var scanner = JSONScanner(bytes, subject: subject, maximumDepth: maximumDepth, uniqueNames: true)
+        try scanner.skipSpace()
+        try scanner.skipValue(depth: 0)
+        try scanner.skipSpace()
+        guard scanner.index == bytes.count else { throw scanner.error("bytes follow the JSON value") }
+    }
+}
+
+/// A cursor over JSON text for `DeferralResponse` and `StrictJSON`.
 struct JSONScanner {
     let bytes: UnsafeRawBufferPointer
     var index = 0
+    let subject: String
+    let maximumDepth: Int
+    /// Whether an object's repeated member name is refused.
+    let uniqueNames: Bool
 
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    init(_ bytes: UnsafeRawBufferPointer, subject: String = "The server's response", maximumDepth: Int = 32, uniqueNames: Bool = false) {
+        self.bytes = bytes
+        self.subject = subject
+        self.maximumDepth = maximumDepth
+        self.uniqueNames = uniqueNames
+    }
 
     func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
     func error(_ what: String) -> MessageFilterError {
-        MessageFilterError(.invalidResponse, "The server's response is not valid JSON: \(what) (byte \(index + 1)).")
+        MessageFilterError(.invalidResponse, "\(subject) is not valid JSON: \(what) (byte \(index + 1)).")
     }
 
     mutating func skipSpace() throws(MessageFilterError) {
@@ -179,7 +207,7 @@ struct JSONScanner {
     }
 
     mutating func skipValue(depth: Int) throws(MessageFilterError) {
-        guard depth <= 32 else { throw error("values nest more than 32 levels") }
+        guard depth <= maximumDepth else { throw error("values nest more than \(maximumDepth) levels") }
         guard let byte = peek() else { throw error("a value was expected") }
         switch byte {
         case UInt8(ascii: "\""):
@@ -192,10 +220,17 @@ struct JSONScanner {
                 index += 1
                 return
             }
+            // Scalars, not String: Swift's == takes canonically equivalent names as equal.
+            var names: Set<[Unicode.Scalar]> = []
             while true {
                 try skipSpace()
                 if close == UInt8(ascii: "}") {
-                    _ = try string()
+                    let start = index
+                    let name = try string()
+                    if uniqueNames, !names.insert(Array(name.unicodeScalars)).inserted {
+                        index = start
+                        throw error("the member \"\(name)\" appears twice in one object")
+                    }
                     try skipSpace()
                     try expect(UInt8(ascii: ":"), "a member name is not followed by ':'")
                     try skipSpace()

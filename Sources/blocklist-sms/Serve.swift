@@ -1,19 +1,25 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import MessageFilterCompiler
+import DeferralProtocol
 import MessageFilterCore
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer deferred Message Filter queries over HTTP.",
         discussion: """
-            POST the JSON the system sends ({"_version": 1, "query": {"sender": …, "message": {"text": …}}}) to \
-            PATH; the answer is {"action": …, "rule": …} from the server's rules. Prints one line, "listening on \
-            http://HOST:PORT/PATH", once it accepts connections, and stops cleanly on SIGINT or SIGTERM.
+            POST the JSON the system sends ({"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": \
+            {"text": …}}}) to PATH; the answer is {"action": …, "rule": …} from the server's rules. Prints one line, \
+            "listening on http://HOST:PORT/PATH", once it accepts connections. A connection is closed when a request's \
+            head or body takes longer than its timeout, or when it sits idle; past --max-connections new connections \
+            wait in the kernel's queue. On SIGINT or SIGTERM it stops accepting, answers the requests that have \
+            arrived, drops those still being sent, prints "stopped" and exits.
             """)
 
     @Option(help: ArgumentHelp("The server's rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"))
@@ -22,8 +28,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(help: "The port to listen on; 0 picks a free one (the line printed says which).")
-    var port = 8080
+    @Option(parsing: .unconditional, help: "The port to listen on; 0 picks a free one (the line printed says which).")
+    var port: WholeNumber = 8080
 
     @Option(help: "The URL path that answers queries.")
     var path = "/"
@@ -31,56 +37,92 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("For testing deferral failures: answer every query with HTTP 500 (status500), with broken JSON (malformed), or late by --delay-ms (slow).", valueName: "fault"))
     var fault: Fault?
 
-    @Option(help: "With --fault slow: how long to wait before answering, in milliseconds.")
-    var delayMs = 5000
+    @Option(parsing: .unconditional, help: "With --fault slow: how long to wait before answering, in milliseconds.")
+    var delayMs: WholeNumber = 5000
+
+    @Option(parsing: .unconditional, help: "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds.")
+    var headerTimeoutMs: WholeNumber = 10_000
+
+    @Option(parsing: .unconditional, help: "How long a request's body may take to arrive after its head, in milliseconds.")
+    var bodyTimeoutMs: WholeNumber = 10_000
+
+    @Option(parsing: .unconditional, help: "How long a kept-alive connection may wait for its next request, in milliseconds.")
+    var idleTimeoutMs: WholeNumber = 30_000
+
+    @Option(parsing: .unconditional, help: "How many connections are served at once; more wait in the kernel's queue until one closes.")
+    var maxConnections: WholeNumber = 1024
+
+    @Option(parsing: .unconditional, help: "The largest request body, in bytes; a larger one is answered 413.")
+    var maxBodyBytes: WholeNumber = 65536
 
     enum Fault: String, ExpressibleByArgument, CaseIterable {
         case status500, malformed, slow
     }
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port).") }
+        try port.check("--port", 0...65535)
         guard path.hasPrefix("/") else { throw ValidationError("--path must start with /, as \"/\" or \"/filter\".") }
-        guard delayMs >= 0, delayMs <= 600_000 else { throw ValidationError("--delay-ms must be 0…600000.") }
+        try delayMs.check("--delay-ms", 0...600_000)
+        try headerTimeoutMs.check("--header-timeout-ms", 1...3_600_000)
+        try bodyTimeoutMs.check("--body-timeout-ms", 1...3_600_000)
+        try idleTimeoutMs.check("--idle-timeout-ms", 1...3_600_000)
+        try maxConnections.check("--max-connections", 1...100_000)
+        try maxBodyBytes.check("--max-body-bytes", 1...16 << 20)
     }
 
     func run() async throws {
         let loaded = try RulesLoader.load(rules)
         for warning in loaded.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        try Self.reserveDescriptors(for: maxConnections.value)
         let pool = ClassifierPool(rules: loaded.rules)
         let names = loaded.rules.rules.map(\.name)
         let router = Router()
         let fault = self.fault
-        let delay = self.delayMs
+        let delay = self.delayMs.value
+        let maxBody = self.maxBodyBytes.value
+        let tooLarge = Self.json(.contentTooLarge, Self.errorJSON("The request body is over \(maxBody) bytes; a deferred query is much smaller."))
         router.post(RouterPath(path)) { request, context -> Response in
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBody { return tooLarge }
             var request = request
-            let body = try await request.collectBody(upTo: 256 * 1024)
+            let body: ByteBuffer
+            do {
+                body = try await request.collectBody(upTo: maxBody)
+            } catch is NIOTooManyBytesError {
+                return tooLarge
+            }
             if fault == .slow { try await Task.sleep(for: .milliseconds(delay)) }
             if fault == .status500 { return Self.json(.internalServerError, #"{"error":"fault injected: status500"}"#) }
             if fault == .malformed { return Self.json(.ok, #"{"action": "junk""#) }
             let query: DeferralQuery
             do {
-                query = try JSONDecoder().decode(DeferralQuery.self, from: Data(buffer: body))
+                query = try DeferralQuery.decode(Data(buffer: body))
             } catch {
-                return Self.json(.badRequest, #"{"error":"the body is not a deferred query: {\"_version\": 1, \"query\": {\"sender\": …, \"message\": {\"text\": …}}}"}"#)
+                return Self.json(.badRequest, Self.errorJSON(DeferralQuery.refusal(error)))
             }
             let message = TestMessage(sender: query.query.sender, body: query.query.message.text)
             do {
                 try message.validate()
             } catch {
-                let text = String(decoding: try JSONEncoder().encode(["error": "\(error)"]), as: UTF8.self)
-                return Self.json(.badRequest, text)
+                return Self.json(.badRequest, Self.errorJSON("\(error)"))
             }
             let decision = pool.classify(sender: message.sender, body: message.body)
             let answer = DeferralAnswer(action: decision.action.description, subAction: nil, rule: decision.rule.map { names[$0] })
-            return Self.json(.ok, String(decoding: try JSONEncoder().encode(answer), as: UTF8.self))
+            return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))
         }
         var logger = Logger(label: "blocklist-sms")
         logger.logLevel = .warning
         let announced = "listening on http://\(host):%d\(path)"
+        let timeouts = ConnectionTimeouts(
+            header: .milliseconds(Int64(headerTimeoutMs.value)), body: .milliseconds(Int64(bodyTimeoutMs.value)),
+            idle: .milliseconds(Int64(idleTimeoutMs.value)))
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "blocklist-sms"),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder), timeouts: timeouts)
+            },
+            configuration: .init(
+                address: .hostname(host, port: port.value), serverName: "blocklist-sms",
+                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value)),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 // Unbuffered, so that a script reading a pipe sees it at once.
@@ -88,8 +130,42 @@ struct Serve: AsyncParsableCommand {
             },
             logger: logger
         )
-        try await app.runService()
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Graceful shutdown answers what has arrived; whatever still runs after 4 s is cancelled,
+        // so that the process is gone within 5 s of the signal.
+        configuration.maximumGracefulShutdownDuration = .seconds(4)
+        configuration.maximumCancellationDuration = .milliseconds(500)
+        try await ServiceGroup(configuration: configuration).run()
         FileHandle.standardOutput.write(Data("stopped\n".utf8))
+    }
+
+    /// Raises the soft limit on open descriptors to what `connections` need (with room for the
+    /// process's own), up to the hard limit.
+    ///
+    /// - Throws: `MessageFilterError` naming the limit when the hard limit is too low.
+    static func reserveDescriptors(for connections: Int) throws {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let needed = rlim_t(connections + 64)
+        guard limit.rlim_cur < needed else { return }
+        guard limit.rlim_max >= needed else {
+            throw MessageFilterError(
+                .io, "--max-connections \(connections) needs \(needed) open files, but this process may open at most \(limit.rlim_max) (ulimit -Hn).")
+        }
+        limit.rlim_cur = needed
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// Sorted keys: JSONEncoder's order is otherwise not stable from run to run.
+    static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    static func errorJSON(_ sentence: String) -> String {
+        let encoded: Data = (try? JSONEncoder().encode(["error": sentence])) ?? Data()
+        return String(decoding: encoded, as: UTF8.self)
     }
 
     static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {

@@ -2,6 +2,7 @@ import ArgumentParser
 
 import CommandSupport
 import Foundation
+import DeferralProtocol
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
@@ -31,11 +32,11 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The deferral server, http://HOST:PORT/PATH (the extension's ILMessageFilterExtensionNetworkURL).", valueName: "url"))
     var server: String?
 
-    @Option(help: "How long to wait for the server, in milliseconds.")
-    var timeoutMs: Int64 = 2000
+    @Option(parsing: .unconditional, help: "How long to wait for the server, in milliseconds.")
+    var timeoutMs: WholeNumber = 2000
 
-    @Option(help: "How many deferred queries may be in flight at once.")
-    var concurrency = 8
+    @Option(parsing: .unconditional, help: "How many deferred queries may be in flight at once.")
+    var concurrency: WholeNumber = 8
 
     @Flag(help: "Print only the summary, not a line per message.")
     var quiet = false
@@ -47,9 +48,9 @@ struct Simulate: AsyncParsableCommand {
     var extensionHost: String?
 
     func validate() throws {
-        guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1…10000.") }
-        guard (1...600_000).contains(timeoutMs) else { throw ValidationError("--timeout-ms must be 1…600000.") }
-        if let server, HTTPPoster(url: server, timeoutMilliseconds: timeoutMs) == nil {
+        try concurrency.check("--concurrency", 1...10_000)
+        try timeoutMs.check("--timeout-ms", 1...600_000)
+        if let server, HTTPPoster(url: server, timeoutMilliseconds: Int64(timeoutMs.value)) == nil {
             throw ValidationError("--server must be http://HOST:PORT/PATH, as http://127.0.0.1:8080/; \"\(server)\" is not.")
         }
     }
@@ -117,7 +118,8 @@ struct Simulate: AsyncParsableCommand {
         }
         let host = extensionHost ?? siblingExecutable("blocklist-message-filter")
         let link = try ExtensionLink(path: host, rules: compiledPath)
-        let poster = server.flatMap { HTTPPoster(url: $0, timeoutMilliseconds: timeoutMs) }
+        let poster = server.flatMap { HTTPPoster(url: $0, timeoutMilliseconds: Int64(timeoutMs.value)) }
+        let concurrency = self.concurrency.value
 
         let clock = ContinuousClock()
         let started = clock.now

@@ -40,6 +40,14 @@ final class RunningServer {
         url = String(line.dropFirst("listening on ".count))
     }
 
+    /// A server a test left running (a failed expectation) does not outlive it.
+    deinit {
+        if server.process.isRunning {
+            kill(server.process.processIdentifier, SIGKILL)
+            server.process.waitUntilExit()
+        }
+    }
+
     /// Stops the server the way a service manager does, and returns how it ended.
     func stop() throws -> CommandResult {
         kill(server.process.processIdentifier, SIGTERM)

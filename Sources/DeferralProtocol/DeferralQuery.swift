@@ -1,0 +1,74 @@
+public import Foundation
+import MessageFilterCore
+
+/// The JSON body the system posts to a Message Filter extension's server for a deferred query
+/// (the shape in ../shared/seeds/002): `{"_version": 1, "app": {"version": "1"},
+/// "query": {"sender": "+8615312345678", "message": {"text": "…"}}}`.
+///
+/// The server requires every member shown: `_version` a whole number, `app.version`,
+/// `query.sender` and `query.message.text` strings. Other members are ignored. The body must be
+/// RFC 8259 JSON (checked by `StrictJSON`: no duplicate member names, at most 32 levels deep),
+/// then `JSONDecoder` reads it; the differences from Python's `json` that remain are listed in
+/// docs/RELIABILITY.md.
+public struct DeferralQuery: Codable, Sendable, Equatable {
+    public struct App: Codable, Sendable, Equatable { public var version: String }
+    public struct Query: Codable, Sendable, Equatable {
+        public struct Message: Codable, Sendable, Equatable { public var text: String }
+        public var sender: String
+        public var message: Message
+    }
+
+    public var _version: Int
+    public var app: App
+    public var query: Query
+
+    public init(sender: String, body: String) {
+        _version = 1
+        app = App(version: "1")
+        query = Query(sender: sender, message: .init(text: body))
+    }
+
+    /// The sentence a server answers a body that is not a deferred query with.
+    public static let shapeSentence =
+        #"The body is not a deferred query: {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
+
+    /// The sentence a server answers a refused body with: the JSON error and its byte, the
+    /// member missing, or the member of the wrong type, then the shape expected.
+    public static func refusal(_ error: any Error) -> String {
+        let expected = #"expected {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
+        func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
+        switch error {
+        case let error as MessageFilterError:
+            return error.message
+        case DecodingError.keyNotFound(let key, let context):
+            return "The body is not a deferred query: it has no \"\(path(context.codingPath + [key]))\" member; \(expected)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "The body is not a deferred query: \"\(path(context.codingPath))\" has the wrong type; \(expected)"
+        default:
+            return shapeSentence
+        }
+    }
+
+    /// Reads a request body.
+    ///
+    /// - Throws: `MessageFilterError` when the body is not JSON, `DecodingError` when it lacks a
+    ///   member or one has the wrong type.
+    public static func decode(_ body: Data) throws -> DeferralQuery {
+        try Array(body).withUnsafeBytes { bytes throws -> Void in try StrictJSON.check(bytes, subject: "The request body") }
+        return try JSONDecoder().decode(DeferralQuery.self, from: body)
+    }
+}
+
+/// What the server answers: `{"action": "junk", "rule": "Prize scam"}`; `subAction` when the rule
+/// gives one. The extension reads it with `DeferralResponse`.
+public struct DeferralAnswer: Codable, Sendable {
+    public var action: String
+    public var subAction: String?
+    public var rule: String?
+
+    public init(action: String, subAction: String?, rule: String?) {
+        self.action = action
+        self.subAction = subAction
+        self.rule = rule
+    }
+}
