@@ -129,7 +129,7 @@ let package = Package(
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem"]
+            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
         ),
         /// The frames between the Messages simulator and the message filter extension's host.
         .target(

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import JSONStream
 import MessageFilterCore
 
 /// A rules file: a JSON array of `MessageRule`s, read and checked.
@@ -21,6 +22,7 @@ public struct RulesFile: Sendable {
     /// - Throws: `MessageFilterError.invalidRules` with a sentence naming the file, the rule (by
     ///   number and name) and the field.
     public static func load(_ data: Data, source: String) throws(MessageFilterError) -> RulesFile {
+        try checkStrictly(Array(data), source: source)
         let rules: [MessageRule]
         do {
             rules = try JSONDecoder().decode([MessageRule].self, from: data)
@@ -32,6 +34,27 @@ public struct RulesFile: Sendable {
         var file = RulesFile(rules: rules, warnings: [])
         try file.check(source: source)
         return file
+    }
+
+    /// Reads the document once as strict JSON (RFC 8259) before the decoder does: JSONDecoder
+    /// keeps one of two duplicate keys without a word and calls deep nesting "not valid JSON".
+    ///
+    /// - Throws: `.invalidRules` naming the key given twice, nesting past 64, or the line and
+    ///   column of broken JSON.
+    static func checkStrictly(_ bytes: [UInt8], source: String) throws(MessageFilterError) {
+        let reader = JSONReader(bytes: bytes)
+        do {
+            while try reader.next() != nil {}
+        } catch {
+            switch error.kind {
+            case .duplicateKey:
+                throw MessageFilterError(.invalidRules, "\(source) gives a key twice: \(error.description); give each key once.")
+            case .tooDeep:
+                throw MessageFilterError(.invalidRules, "\(source) is nested too deep: \(error.description).")
+            case .syntax, .limit, .io:
+                throw MessageFilterError(.invalidRules, "\(source) is not valid JSON: \(error.description).")
+            }
+        }
     }
 
     /// Reads and checks a rules file's bytes; see `load(_:source:)`.

@@ -123,6 +123,9 @@ let sampleRules = [
         (#"[{"name":"a","target":"body","match":"contains","value":"\u200B","action":"junk"}]"#, "only invisible"),
         (#"{"rules": []}"#, "JSON array"),
         ("[", "not valid JSON"),
+        (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","action":"allow"}]"#,
+         "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"),
+        ("[" + String(repeating: "[", count: 70) + "]]", "rules.json is nested too deep: line 1, column 65"),
     ])
     func refusesWithASentenceNamingTheField(json: String, expected: String) {
         do {
