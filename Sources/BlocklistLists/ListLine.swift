@@ -1,4 +1,5 @@
 import BlocklistCore
+import JSONStream
 
 /// How a list line is read: the number in its first CSV field, written in any common form, and
 /// (for a labels file) the label in its second.
@@ -234,20 +235,9 @@ public struct ListLine: Sendable {
                 i += 1
                 continue
             }
-            let length: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: (length, low) = (3, 0xA0)
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: (length, high) = (3, 0x9F)
-            case 0xF0: (length, low) = (4, 0x90)
-            case 0xF1...0xF3: length = 4
-            case 0xF4: (length, high) = (4, 0x8F)
-            default: throw ListLineError("the label is not valid UTF-8")
+            guard let (length, second) = UTF8Sequence.shape(lead: lead), i + length <= bytes.count, second.contains(bytes[i + 1]) else {
+                throw ListLineError("the label is not valid UTF-8")
             }
-            guard i + length <= bytes.count, (low...high).contains(bytes[i + 1]) else { throw ListLineError("the label is not valid UTF-8") }
             for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) { throw ListLineError("the label is not valid UTF-8") }
             if lead == 0xC2, bytes[i + 1] <= 0x9F { throw controlCharacter(UInt32(bytes[i + 1])) }
             i += length

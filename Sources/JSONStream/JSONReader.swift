@@ -330,22 +330,12 @@ public final class JSONReader {
     /// A UTF-8 sequence whose lead byte was just read; checked as Unicode defines UTF-8.
     private func readMultibyte(_ lead: UInt8) throws(JSONError) {
         let at = offset - 1
-        let length: Int
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: (length, low) = (3, 0xA0)
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: (length, high) = (3, 0x9F)
-        case 0xF0: (length, low) = (4, 0x90)
-        case 0xF1...0xF3: length = 4
-        case 0xF4: (length, high) = (4, 0x8F)
-        default: throw error(.syntax, "the string holds byte 0x\(hex(UInt32(lead), 2)), which is not UTF-8", at: at)
+        guard let (length, second) = UTF8Sequence.shape(lead: lead) else {
+            throw error(.syntax, "the string holds byte 0x\(hex(UInt32(lead), 2)), which is not UTF-8", at: at)
         }
         try append(lead)
         for index in 1..<length {
-            guard let byte = try peek(), (index == 1 ? low...high : 0x80...0xBF).contains(byte) else {
+            guard let byte = try peek(), (index == 1 ? second : 0x80...0xBF).contains(byte) else {
                 throw error(.syntax, "the string holds a broken UTF-8 sequence", at: at)
             }
             position += 1
@@ -499,5 +489,23 @@ public struct JSONError: Error, Sendable, Equatable {
         var result = ""
         for scalar in text.unicodeScalars.prefix(40) { result.unicodeScalars.append(scalar.value < 0x20 || scalar == "\"" ? "?" : scalar) }
         return text.unicodeScalars.count > 40 ? result + "…" : result
+    }
+}
+
+/// UTF-8 as Unicode defines it: no overlong forms, no surrogates, nothing past U+10FFFF.
+public enum UTF8Sequence {
+    /// For a lead byte, the sequence's length and the range its second byte must fall in (the
+    /// bytes after it are 0x80–0xBF); `nil` for a byte that cannot start a multi-byte sequence.
+    public static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
+        switch lead {
+        case 0xC2...0xDF: return (2, 0x80...0xBF)
+        case 0xE0: return (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: return (3, 0x80...0xBF)
+        case 0xED: return (3, 0x80...0x9F)
+        case 0xF0: return (4, 0x90...0xBF)
+        case 0xF1...0xF3: return (4, 0x80...0xBF)
+        case 0xF4: return (4, 0x80...0x8F)
+        default: return nil
+        }
     }
 }
