@@ -9,7 +9,7 @@
 /// A classifier reuses its buffers, so it is not thread-safe: use one per thread.
 ///
 /// - Complexity: O(length of sender + body) per message, plus the regexes that their literal
-///   prefilter lets through, each bounded by `RegexSubset`.
+///   prefilter lets through, each O(instructions × length) on `RegexMatcher`.
 public final class MessageClassifier {
     /// The answer for one message.
     public struct Decision: Sendable, Equatable {
@@ -36,16 +36,23 @@ public final class MessageClassifier {
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
     private var seen: [UInt64]
-    private var regexes: RegexCache
+    private var programs: RegexProgramCache
+    /// Thread lists for every regex, sized by the largest program run so far.
+    private let matcher = RegexMatcher()
+    /// A regex's text in the normalized view, reused from message to message.
+    private var normalizedText: [UInt8] = []
 
-    /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs about 10 KiB.
+    /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs its
+    ///   instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's fixed
+    ///   cache (about 75 KiB).
     public init(rules: CompiledRules, regexCacheSize: Int = 64) {
         self.rules = rules
         folded = Array(repeating: [], count: 4)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
         candidates.reserveCapacity(64)
         seen = Array(repeating: 0, count: (rules.ruleCount + 63) / 64)
-        regexes = RegexCache(capacity: regexCacheSize)
+        programs = RegexProgramCache(capacity: regexCacheSize)
+        normalizedText.reserveCapacity(1024)
     }
 
     /// Checks a message against the filter's limits.
@@ -212,64 +219,62 @@ public final class MessageClassifier {
         }
         keys.sort()
         for key in keys {
-            let rule = rules.rule(Int(key & 0xFF_FFFF))
-            // A pattern Swift's Regex refuses (only a hand-made file can hold one) never matches.
-            guard let regex = regexes.regex(for: Int(key & 0xFF_FFFF), rule: rule) else { continue }
-            if rule.target != .body, Self.matches(regex, sender, normalized: rule.view.normalized) { return key }
-            if rule.target != .sender, Self.matches(regex, body, normalized: rule.view.normalized) { return key }
+            let index = Int(key & 0xFF_FFFF)
+            let rule = rules.rule(index)
+            // CompiledRules checked every regex at load, so each compiles.
+            guard let dfa = programs.program(for: index, rule: rule) else { continue }
+            if rule.target != .body, matches(dfa, sender, normalized: rule.view.normalized) { return key }
+            if rule.target != .sender, matches(dfa, body, normalized: rule.view.normalized) { return key }
         }
         return best
     }
 
-    private static func matches(_ regex: Regex<AnyRegexOutput>, _ text: UnsafeBufferPointer<UInt8>, normalized: Bool) -> Bool {
-        // The regex sees its window of the text, cut back to a whole scalar, in the rule's view
-        // without case folding (the regex itself ignores case when the rule does).
+    private func matches(_ dfa: RegexDFA, _ text: UnsafeBufferPointer<UInt8>, normalized: Bool) -> Bool {
+        // The regex sees its window of the text (the whole of a message within the limits), cut
+        // back to a whole scalar, in the rule's view without case folding (the program itself
+        // ignores case when the rule does).
         var end = min(text.count, RegexSubset.window)
         while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
         let window = UnsafeBufferPointer(rebasing: text[0..<end])
-        let string: String
-        if normalized {
-            let bytes = TextView(caseInsensitive: false, normalized: true).foldedBytes(window)
-            string = String(decoding: bytes, as: UTF8.self)
-        } else {
-            string = String(decoding: window, as: UTF8.self)
+        if normalized, !Self.isASCII(window) {
+            // NFC and the dropped format characters; ASCII is its own normalized form.
+            TextView(caseInsensitive: false, normalized: true).fold(window, into: &normalizedText)
+            return normalizedText.withUnsafeBufferPointer { search(dfa, $0) }
         }
-        return (try? regex.firstMatch(in: string)) != nil
+        return search(dfa, window)
+    }
+
+    /// The lazy DFA, or the NFA simulation when the DFA's cache would not hold the text's states.
+    private func search(_ dfa: RegexDFA, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        dfa.firstMatch(text) ?? matcher.firstMatch(dfa.program, in: text)
     }
 }
 
-extension TextView {
-    func foldedBytes(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var output: [UInt8] = []
-        fold(text, into: &output)
-        return output
-    }
-}
-
-/// Compiled regexes, at most `capacity` at once, so that memory stays fixed whatever the number
+/// Compiled regexes with their lazy DFAs (about 75 KiB each, allocated once), at most
+/// `capacity` at once, so that memory stays fixed whatever the number
 /// of regex rules: a rule's regex is compiled when its literal first occurs, and the least
 /// recently used one makes room.
-struct RegexCache {
-    private var entries: [(rule: Int, regex: Regex<AnyRegexOutput>, used: UInt64)] = []
+struct RegexProgramCache {
+    private var entries: [(rule: Int, program: RegexDFA, used: UInt64)] = []
     private let capacity: Int
     private var clock: UInt64 = 0
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    mutating func regex(for index: Int, rule: CompiledRules.Rule) -> Regex<AnyRegexOutput>? {
+    mutating func program(for index: Int, rule: CompiledRules.Rule) -> RegexDFA? {
         clock += 1
         if let slot = entries.firstIndex(where: { $0.rule == index }) {
             entries[slot].used = clock
-            return entries[slot].regex
+            return entries[slot].program
         }
-        guard var regex = try? Regex(rule.value) else { return nil }
-        if rule.view.caseInsensitive { regex = regex.ignoresCase() }
+        guard let compiled = try? RegexProgram(pattern: rule.value, caseInsensitive: rule.view.caseInsensitive) else { return nil }
+        let program = RegexDFA(compiled)
         if entries.count < capacity {
-            entries.append((index, regex, clock))
+            entries.append((index, program, clock))
         } else {
             let oldest = entries.indices.min { entries[$0].used < entries[$1].used }!
-            entries[oldest] = (index, regex, clock)
+            entries[oldest] = (index, program, clock)
         }
-        return regex
+        return program
     }
 }

@@ -1,26 +1,29 @@
-/// The regular expressions a rule may use: a subset of Swift's `Regex` syntax whose matching work
-/// is bounded, checked before a pattern is compiled or run.
+/// The regular expressions a rule may use, checked and parsed before a pattern is compiled.
 ///
-/// Swift's `Regex` backtracks, so a pattern such as `(a+)+$` takes time exponential in the
-/// length of the text. The subset rules that out by construction:
+/// Patterns run on our own matcher (`RegexProgram`), a Thompson NFA simulated without
+/// backtracking, so every accepted pattern matches in time linear in the text. The syntax:
 /// - atoms: literal characters, `.`, escapes `\d \D \w \W \s \S \n \r \t`, an escaped ASCII
-///   punctuation character, and bracket classes (`[a-z0-9_]`, `[^…]`) without nesting or set
-///   operations;
-/// - anchors `^`, `$`, `\b`, `\B`; groups `(…)` and `(?:…)` with `|` alternation;
-/// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}` (n ≤ 100), optionally lazy (`*?`), on a
-///   single atom only: a quantified group is refused;
-/// - at most one unbounded quantifier (`*`, `+`, `{m,}`), and the bounded quantifiers' choices
-///   (n − m + 1 each) multiply to at most 1,024, or to at most 16 beside an unbounded one;
+///   punctuation character, and bracket classes (`[a-z0-9_]`, `[^…]`, with the same escapes)
+///   without nesting or set operations;
+/// - anchors `^`, `$`, `\b`, `\B`; groups `(…)` and `(?:…)`, nested, with `|` alternation;
+/// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}` (m, n ≤ 1,000), optionally lazy (`*?`),
+///   on an atom or a group;
 /// - no backreferences, lookaround, named or atomic groups, inline options or Unicode
-///   properties; at most 256 characters.
-///
-/// A regex sees at most the first `window` bytes of its target. Matching then tries at most
-/// `window` starting points, each with at most `window × 16` backtracking choices.
+///   properties; at most 256 characters, and at most 1,000 matcher states once counted
+///   repetitions are expanded (a pattern that defeats the lazy DFA costs O(states) per
+///   character, so the budget bounds the worst case);
+/// - a pattern that matches the empty string (`.*`, `a|`, `(?:)`) is refused: it would match
+///   every message.
 public enum RegexSubset {
     /// The longest pattern accepted, in characters.
     public static let maximumLength = 256
-    /// How many bytes of its target a regex sees, cut back to a whole character.
-    public static let window = 1024
+    /// The largest bound of a counted repetition `{m,n}`.
+    public static let maximumRepetition = 1000
+    /// The most instructions a compiled pattern may have, counted repetitions expanded.
+    public static let maximumStates = 1_000
+    /// How many bytes of its target a regex sees, cut back to a whole character: the whole
+    /// message, since matching is linear.
+    public static let window = 64 * 1024
 
     /// What checking a pattern found.
     public struct Analysis: Sendable, Equatable {
@@ -36,240 +39,29 @@ public enum RegexSubset {
     /// - Returns: the pattern's required literal.
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     public static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
-        let characters = Array(pattern.unicodeScalars)
-        if characters.isEmpty { throw RegexSubsetError("the pattern is empty") }
-        if characters.count > maximumLength {
-            throw RegexSubsetError("the pattern has \(characters.count) characters; at most \(maximumLength) are allowed")
-        }
-        var depth = 0
-        var alternationAtTop = false
-        var unbounded = 0
-        var boundedChoices = 1
-        var lastWasAtom = false  // a quantifier may follow
-        var lastWasQuantifier = false
-        // The required-literal scan: runs of literal characters at depth 0.
-        var run: [UInt8] = []
-        var best: [UInt8] = []
-        var pendingLiteral: UInt8? = nil  // the last atom, if a plain ASCII literal at depth 0
-        func endRun() {
-            if run.count > best.count { best = run }
-            run.removeAll()
-        }
-        func flushPending() {
-            if let byte = pendingLiteral { run.append(byte) }
-            pendingLiteral = nil
-        }
-        var i = 0
-        func position() -> String { "at character \(i + 1)" }
-        func literalByte(_ scalar: Unicode.Scalar) -> UInt8? {
-            guard scalar.isASCII else { return nil }
-            let byte = UInt8(scalar.value)
-            return caseInsensitive ? asciiLowercase(byte) : byte
-        }
-        while i < characters.count {
-            let c = characters[i]
-            switch c {
-            case "\\":
-                guard i + 1 < characters.count else { throw RegexSubsetError("the pattern ends in a lone backslash") }
-                let e = characters[i + 1]
-                flushPending()
-                switch e {
-                case "d", "D", "w", "W", "s", "S":
-                    endRun()
-                    lastWasAtom = true
-                case "n", "r", "t":
-                    endRun()
-                    lastWasAtom = true
-                case "b", "B":
-                    endRun()
-                    lastWasAtom = false
-                default:
-                    guard e.isASCII, !e.properties.isAlphabetic, !("0"..."9").contains(e), e.value > 0x20 else {
-                        throw RegexSubsetError("the escape \\\(e) \(position()) is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)")
-                    }
-                    pendingLiteral = depth == 0 ? literalByte(e) : nil
-                    if depth != 0 { endRun() }
-                    lastWasAtom = true
-                }
-                i += 2
-                lastWasQuantifier = false
-                continue
-            case "[":
-                flushPending()
-                endRun()
-                i = try skipClass(characters, from: i)
-                lastWasAtom = true
-                lastWasQuantifier = false
-                continue
-            case "(":
-                flushPending()
-                endRun()
-                if i + 1 < characters.count, characters[i + 1] == "?" {
-                    guard i + 2 < characters.count, characters[i + 2] == ":" else {
-                        throw RegexSubsetError("the group \(position()) is not in the allowed subset: only (…) and (?:…) are, not lookaround, named, atomic groups or inline options")
-                    }
-                    i += 3
-                } else {
-                    i += 1
-                }
-                depth += 1
-                lastWasAtom = false
-                lastWasQuantifier = false
-                continue
-            case ")":
-                guard depth > 0 else { throw RegexSubsetError("the ) \(position()) closes no group") }
-                flushPending()
-                endRun()
-                depth -= 1
-                i += 1
-                if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
-                    throw RegexSubsetError("the quantifier \(position()) applies to a group; quantified groups can backtrack exponentially and are refused")
-                }
-                lastWasAtom = false
-                lastWasQuantifier = false
-                continue
-            case "|":
-                if depth == 0 { alternationAtTop = true }
-                flushPending()
-                endRun()
-                lastWasAtom = false
-                lastWasQuantifier = false
-                i += 1
-                continue
-            case "?", "*", "+", "{":
-                if lastWasQuantifier, c == "?" {
-                    // A lazy quantifier: same work bound.
-                    i += 1
-                    lastWasQuantifier = false
-                    continue
-                }
-                guard lastWasAtom else {
-                    throw RegexSubsetError("the quantifier \(c) \(position()) follows nothing it can repeat")
-                }
-                var minimum = 0
-                var maximum: Int? = nil
-                var next = i + 1
-                switch c {
-                case "?": maximum = 1
-                case "*": break
-                case "+": minimum = 1
-                default:
-                    (minimum, maximum, next) = try readBraces(characters, from: i)
-                }
-                if let maximum {
-                    boundedChoices *= maximum - minimum + 1
-                } else {
-                    unbounded += 1
-                }
-                if unbounded > 1 {
-                    throw RegexSubsetError("the pattern has a second unbounded quantifier \(position()); at most one of *, + and {m,} is allowed, to bound backtracking")
-                }
-                let limit = unbounded == 0 ? 1024 : 16
-                if boundedChoices > limit {
-                    throw RegexSubsetError("the quantifier \(position()) makes the bounded repetitions' choices multiply past \(limit); narrow the {m,n} ranges")
-                }
-                // The repeated literal is required only if it must occur at least once, and the
-                // run ends there: what follows is not adjacent to a fixed character.
-                if minimum >= 1, let byte = pendingLiteral { run.append(byte) }
-                pendingLiteral = nil
-                endRun()
-                i = next
-                lastWasAtom = false
-                lastWasQuantifier = true
-                continue
-            case "}", "]":
-                throw RegexSubsetError("the \(c) \(position()) must be escaped")
-            case "^", "$":
-                flushPending()
-                endRun()
-                lastWasAtom = false
-            case ".":
-                flushPending()
-                endRun()
-                lastWasAtom = true
-            default:
-                flushPending()
-                if depth == 0, let byte = literalByte(c) {
-                    pendingLiteral = byte
-                } else {
-                    endRun()
-                }
-                lastWasAtom = true
-            }
-            lastWasQuantifier = false
-            i += 1
-        }
-        if depth > 0 { throw RegexSubsetError("the pattern leaves \(depth) group\(depth == 1 ? "" : "s") open") }
-        flushPending()
-        endRun()
-        return Analysis(requiredLiteral: alternationAtTop ? [] : best)
+        let node = try parse(pattern)
+        return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
     }
 
-    private static func skipClass(_ characters: [Unicode.Scalar], from start: Int) throws(RegexSubsetError) -> Int {
-        var i = start + 1
-        if i < characters.count, characters[i] == "^" { i += 1 }
-        var members = 0
-        while i < characters.count {
-            let c = characters[i]
-            switch c {
-            case "]":
-                guard members > 0 else { throw RegexSubsetError("the class at character \(start + 1) is empty") }
-                return i + 1
-            case "[":
-                throw RegexSubsetError("the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)")
-            case "\\":
-                guard i + 1 < characters.count else {
-                    throw RegexSubsetError("the class at character \(start + 1) ends in a lone backslash")
-                }
-                let e = characters[i + 1]
-                let allowed = "dDwWsSnrt".unicodeScalars.contains(e)
-                    || (e.isASCII && !e.properties.isAlphabetic && !("0"..."9").contains(e) && e.value > 0x20)
-                guard allowed else {
-                    throw RegexSubsetError("the escape \\\(e) at character \(i + 1) is not in the allowed subset")
-                }
-                i += 2
-            case "&" where i + 1 < characters.count && characters[i + 1] == "&",
-                "~" where i + 1 < characters.count && characters[i + 1] == "~",
-                "-" where i + 1 < characters.count && characters[i + 1] == "-":
-                throw RegexSubsetError("the set operation at character \(i + 1) is refused; escape the characters")
-            default:
-                i += 1
-            }
-            members += 1
+    /// Parses `pattern` into its syntax tree and checks every limit, the empty match included.
+    ///
+    /// - Throws: a sentence naming the first offending character and its position (1-based).
+    public static func parse(_ pattern: String) throws(RegexSubsetError) -> RegexNode {
+        var parser = RegexParser(Array(pattern.unicodeScalars))
+        let node = try parser.parsePattern()
+        let states = node.stateCount
+        if states > maximumStates {
+            throw RegexSubsetError("the pattern needs \(states > 1_000_000 ? "over 1,000,000" : "\(states)") matcher states once its repetitions are expanded; at most \(maximumStates) are allowed, so narrow the {m,n} bounds")
         }
-        throw RegexSubsetError("the class at character \(start + 1) is never closed with ]")
+        if node.matchesEmpty(allowing: .start) || node.matchesEmpty(allowing: .end) {
+            throw RegexSubsetError("the pattern matches the empty string, so it would match every message; require at least one character")
+        }
+        return node
     }
+}
 
-    private static func readBraces(_ characters: [Unicode.Scalar], from start: Int) throws(RegexSubsetError) -> (Int, Int?, Int) {
-        var i = start + 1
-        func number() -> Int? {
-            var value: Int? = nil
-            while i < characters.count, let digit = Int(String(characters[i])), ("0"..."9").contains(characters[i]) {
-                value = (value ?? 0) * 10 + digit
-                if value! > 100 { return 101 }
-                i += 1
-            }
-            return value
-        }
-        guard let minimum = number() else {
-            throw RegexSubsetError("the { at character \(start + 1) must start a quantifier {m}, {m,} or {m,n}; escape it as \\{")
-        }
-        var maximum: Int? = minimum
-        if i < characters.count, characters[i] == "," {
-            i += 1
-            maximum = number()
-        }
-        guard i < characters.count, characters[i] == "}" else {
-            throw RegexSubsetError("the quantifier at character \(start + 1) is never closed with }")
-        }
-        if minimum > 100 || (maximum ?? 0) > 100 {
-            throw RegexSubsetError("the quantifier at character \(start + 1) repeats more than 100 times")
-        }
-        if let maximum, maximum < minimum {
-            throw RegexSubsetError("the quantifier at character \(start + 1) has its bounds backwards")
-        }
-        return (minimum, maximum, i + 1)
-    }
+extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// Why a pattern is outside `RegexSubset`: one sentence.
@@ -278,3 +70,358 @@ public struct RegexSubsetError: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A pattern's syntax tree.
+public indirect enum RegexNode: Sendable, Equatable {
+    /// Matches the empty string: an empty group or alternative.
+    case empty
+    case scalar(UInt32)
+    /// `.`: any scalar but a line break.
+    case any
+    case set(RegexClass)
+    case assertion(RegexAssertion)
+    case concatenation([RegexNode])
+    case alternation([RegexNode])
+    /// `min` copies, then up to `max − min` optional ones; `max` nil is unbounded.
+    case repetition(RegexNode, min: Int, max: Int?)
+
+    /// The instructions `RegexProgram` needs for this node, saturating at 10,000,000.
+    public var stateCount: Int {
+        let cap = 10_000_000
+        switch self {
+        case .empty, .assertion: return self == .empty ? 0 : 1
+        case .scalar, .any, .set: return 1
+        case .concatenation(let nodes): return min(cap, nodes.reduce(0) { min(cap, $0 + $1.stateCount) })
+        case .alternation(let nodes): return min(cap, nodes.reduce(-2) { min(cap, $0 + $1.stateCount + 2) })
+        case .repetition(let node, let low, let high):
+            // As `RegexProgram` emits them: `low` copies, then a loop (split, copy, jump) or
+            // `high − low` optional copies (split, copy).
+            let one = node.stateCount
+            let total = high.map { low * one + ($0 - low) * (one + 1) } ?? (low * one + one + 2)
+            return min(cap, total)
+        }
+    }
+
+    /// Whether the node can match the empty string using only the assertion `allowed`, which
+    /// holds at the start (`^`) or the end (`$`) of every text.
+    func matchesEmpty(allowing allowed: RegexAssertion) -> Bool {
+        switch self {
+        case .empty: return true
+        case .scalar, .any, .set: return false
+        case .assertion(let kind): return kind == allowed
+        case .concatenation(let nodes): return nodes.allSatisfy { $0.matchesEmpty(allowing: allowed) }
+        case .alternation(let nodes): return nodes.contains { $0.matchesEmpty(allowing: allowed) }
+        case .repetition(let node, let low, _): return low == 0 || node.matchesEmpty(allowing: allowed)
+        }
+    }
+
+    /// The longest run of ASCII literals at the top level that every match contains.
+    func requiredLiteral(caseInsensitive: Bool) -> [UInt8] {
+        var best: [UInt8] = []
+        var run: [UInt8] = []
+        func endRun() {
+            if run.count > best.count { best = run }
+            run.removeAll()
+        }
+        func byte(_ node: RegexNode) -> UInt8? {
+            guard case .scalar(let value) = node, value < 0x80 else { return nil }
+            return caseInsensitive ? asciiLowercase(UInt8(value)) : UInt8(value)
+        }
+        let nodes: [RegexNode]
+        switch self {
+        case .concatenation(let items): nodes = items
+        case .alternation: return []
+        default: nodes = [self]
+        }
+        for node in nodes {
+            if let byte = byte(node) {
+                run.append(byte)
+            } else if case .repetition(let inner, let low, _) = node, let byte = byte(inner), low >= 1 {
+                // The repeated literal occurs, but what follows is not adjacent to a fixed one.
+                run.append(byte)
+                endRun()
+            } else {
+                endRun()
+            }
+        }
+        endRun()
+        return best
+    }
+}
+
+/// A zero-width assertion.
+public enum RegexAssertion: UInt8, Sendable {
+    case start, end, wordBoundary, notWordBoundary
+}
+
+/// A bracket class or a class escape: ranges of scalars and the escapes `\d \w \s` and their
+/// negations, the whole optionally negated.
+public struct RegexClass: Sendable, Equatable {
+    public var negated = false
+    public var ranges: [ClosedRange<UInt32>] = []
+    /// Bits: 1 `\d`, 2 `\D`, 4 `\w`, 8 `\W`, 16 `\s`, 32 `\S`.
+    public var escapes: UInt8 = 0
+
+    static let digit: UInt8 = 1, notDigit: UInt8 = 2, word: UInt8 = 4, notWord: UInt8 = 8, space: UInt8 = 16, notSpace: UInt8 = 32
+
+    static func escape(_ letter: Unicode.Scalar) -> UInt8? {
+        switch letter {
+        case "d": digit
+        case "D": notDigit
+        case "w": word
+        case "W": notWord
+        case "s": space
+        case "S": notSpace
+        default: nil
+        }
+    }
+}
+
+/// A recursive-descent parser over the pattern's scalars; depth is bounded by the pattern's 256
+/// characters.
+struct RegexParser {
+    let characters: [Unicode.Scalar]
+    var i = 0
+    var depth = 0
+
+    init(_ characters: [Unicode.Scalar]) { self.characters = characters }
+
+    func position(_ index: Int) -> String { "at character \(index + 1)" }
+
+    mutating func parsePattern() throws(RegexSubsetError) -> RegexNode {
+        if characters.isEmpty { throw RegexSubsetError("the pattern is empty") }
+        if characters.count > RegexSubset.maximumLength {
+            throw RegexSubsetError("the pattern has \(characters.count) characters; at most \(RegexSubset.maximumLength) are allowed")
+        }
+        let node = try parseAlternation()
+        if i < characters.count {
+            // Only a ) stops an alternation at depth 0.
+            throw RegexSubsetError("the ) \(position(i)) closes no group")
+        }
+        return node
+    }
+
+    mutating func parseAlternation() throws(RegexSubsetError) -> RegexNode {
+        var branches = [try parseConcatenation()]
+        while i < characters.count, characters[i] == "|" {
+            i += 1
+            branches.append(try parseConcatenation())
+        }
+        return branches.count == 1 ? branches[0] : .alternation(branches)
+    }
+
+    mutating func parseConcatenation() throws(RegexSubsetError) -> RegexNode {
+        var items: [RegexNode] = []
+        while i < characters.count, characters[i] != "|", characters[i] != ")" {
+            let start = i
+            let atom = try parseAtom()
+            let repeatable: Bool
+            if case .assertion = atom { repeatable = false } else { repeatable = true }
+            if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
+                guard repeatable else {
+                    throw RegexSubsetError("the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat")
+                }
+                _ = start
+                items.append(try parseQuantifier(atom))
+            } else {
+                items.append(atom)
+            }
+        }
+        switch items.count {
+        case 0: return .empty
+        case 1: return items[0]
+        default: return .concatenation(items)
+        }
+    }
+
+    mutating func parseQuantifier(_ atom: RegexNode) throws(RegexSubsetError) -> RegexNode {
+        let c = characters[i]
+        var low = 0
+        var high: Int? = nil
+        switch c {
+        case "?": high = 1; i += 1
+        case "*": i += 1
+        case "+": low = 1; i += 1
+        default: (low, high) = try readBraces()
+        }
+        // A lazy quantifier finds the same matches; a match is all the filter asks for.
+        if i < characters.count, characters[i] == "?" { i += 1 }
+        if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
+            throw RegexSubsetError("the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat")
+        }
+        return .repetition(atom, min: low, max: high)
+    }
+
+    mutating func parseAtom() throws(RegexSubsetError) -> RegexNode {
+        let c = characters[i]
+        switch c {
+        case "\\":
+            guard i + 1 < characters.count else { throw RegexSubsetError("the pattern ends in a lone backslash") }
+            let e = characters[i + 1]
+            i += 2
+            if let bit = RegexClass.escape(e) { return .set(RegexClass(escapes: bit)) }
+            switch e {
+            case "n": return .scalar(0x0A)
+            case "r": return .scalar(0x0D)
+            case "t": return .scalar(0x09)
+            case "b": return .assertion(.wordBoundary)
+            case "B": return .assertion(.notWordBoundary)
+            default:
+                guard Self.isEscapablePunctuation(e) else {
+                    throw RegexSubsetError("the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)")
+                }
+                return .scalar(e.value)
+            }
+        case "[":
+            return .set(try parseClass())
+        case "(":
+            let open = i
+            if i + 1 < characters.count, characters[i + 1] == "?" {
+                guard i + 2 < characters.count, characters[i + 2] == ":" else {
+                    throw RegexSubsetError("the group \(position(i)) is not in the allowed subset: only (…) and (?:…) are, not lookaround, named, atomic groups or inline options")
+                }
+                i += 3
+            } else {
+                i += 1
+            }
+            depth += 1
+            let inner = try parseAlternation()
+            guard i < characters.count, characters[i] == ")" else {
+                throw RegexSubsetError("the group \(position(open)) is never closed with )")
+            }
+            i += 1
+            depth -= 1
+            return inner
+        case "?", "*", "+", "{":
+            throw RegexSubsetError("the quantifier \(c) \(position(i)) follows nothing it can repeat")
+        case "}", "]":
+            throw RegexSubsetError("the \(c) \(position(i)) must be escaped")
+        case "^":
+            i += 1
+            return .assertion(.start)
+        case "$":
+            i += 1
+            return .assertion(.end)
+        case ".":
+            i += 1
+            return .any
+        default:
+            i += 1
+            return .scalar(c.value)
+        }
+    }
+
+    /// A character as a message shows it: itself when visible, its code point otherwise, so
+    /// that a sentence stays on one line.
+    static func shown(_ c: Unicode.Scalar) -> String {
+        c.properties.generalCategory == .control || c.properties.isWhitespace || c.properties.generalCategory == .format
+            ? "U+" + String(c.value, radix: 16, uppercase: true).leftPadded(to: 4) : String(c)
+    }
+
+    static func isEscapablePunctuation(_ e: Unicode.Scalar) -> Bool {
+        e.isASCII && !e.properties.isAlphabetic && !("0"..."9").contains(e) && e.value > 0x20 && e.value < 0x7F
+    }
+
+    mutating func parseClass() throws(RegexSubsetError) -> RegexClass {
+        let start = i
+        var set = RegexClass()
+        i += 1
+        if i < characters.count, characters[i] == "^" {
+            set.negated = true
+            i += 1
+        }
+        var members = 0
+        // One member: a scalar, or an escape's class bit.
+        func member() throws(RegexSubsetError) -> (scalar: UInt32?, escape: UInt8) {
+            let c = characters[i]
+            if c == "\\" {
+                guard i + 1 < characters.count else {
+                    throw RegexSubsetError("the class at character \(start + 1) ends in a lone backslash")
+                }
+                let e = characters[i + 1]
+                i += 2
+                if let bit = RegexClass.escape(e) { return (nil, bit) }
+                switch e {
+                case "n": return (0x0A, 0)
+                case "r": return (0x0D, 0)
+                case "t": return (0x09, 0)
+                default:
+                    guard Self.isEscapablePunctuation(e) else {
+                        throw RegexSubsetError("the escape \\\(Self.shown(e)) at character \(i - 1) is not in the allowed subset")
+                    }
+                    return (e.value, 0)
+                }
+            }
+            if c == "[" {
+                throw RegexSubsetError("the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)")
+            }
+            if (c == "&" || c == "~" || c == "-"), i + 1 < characters.count, characters[i + 1] == c {
+                throw RegexSubsetError("the set operation at character \(i + 1) is refused; escape the characters")
+            }
+            i += 1
+            return (c.value, 0)
+        }
+        while i < characters.count {
+            if characters[i] == "]" {
+                guard members > 0 else { throw RegexSubsetError("the class at character \(start + 1) is empty") }
+                i += 1
+                return set
+            }
+            let first = i
+            let low = try member()
+            members += 1
+            // A range: a member, -, and a member that is not the closing ].
+            if i + 1 < characters.count, characters[i] == "-", characters[i + 1] != "]" {
+                i += 1
+                let high = try member()
+                guard let lowScalar = low.scalar, let highScalar = high.scalar else {
+                    throw RegexSubsetError("the range at character \(first + 1) has a class escape for an end; ranges run between two characters")
+                }
+                guard lowScalar <= highScalar else {
+                    throw RegexSubsetError("the range at character \(first + 1) runs backwards; write the smaller character first")
+                }
+                set.ranges.append(lowScalar...highScalar)
+                continue
+            }
+            if let scalar = low.scalar {
+                set.ranges.append(scalar...scalar)
+            } else {
+                set.escapes |= low.escape
+            }
+        }
+        throw RegexSubsetError("the class at character \(start + 1) is never closed with ]")
+    }
+
+    mutating func readBraces() throws(RegexSubsetError) -> (Int, Int?) {
+        let start = i
+        i += 1
+        var tooLarge = false
+        func number() -> Int? {
+            var value: Int? = nil
+            while i < characters.count, ("0"..."9").contains(characters[i]) {
+                value = min(1_000_000, (value ?? 0) * 10 + Int(characters[i].value - 0x30))
+                if value! > RegexSubset.maximumRepetition { tooLarge = true }
+                i += 1
+            }
+            return value
+        }
+        guard let low = number() else {
+            throw RegexSubsetError("the { at character \(start + 1) must start a quantifier {m}, {m,} or {m,n}; escape it as \\{")
+        }
+        var high: Int? = low
+        if i < characters.count, characters[i] == "," {
+            i += 1
+            high = number()
+        }
+        guard i < characters.count, characters[i] == "}" else {
+            throw RegexSubsetError("the quantifier at character \(start + 1) is never closed with }")
+        }
+        i += 1
+        if tooLarge {
+            throw RegexSubsetError("the quantifier at character \(start + 1) repeats more than \(RegexSubset.maximumRepetition) times, the largest bound allowed")
+        }
+        if let high, high < low {
+            throw RegexSubsetError("the quantifier at character \(start + 1) has its bounds backwards: {\(low),\(high)} asks for at least \(low) but at most \(high)")
+        }
+        return (low, high)
+    }
+}

@@ -6,8 +6,8 @@
 ///   folding does).
 /// - `normalized` puts the text in Unicode NFC, turns the fullwidth forms U+FF01–U+FF5E into
 ///   ASCII, and drops the invisible format characters that evade keyword filters: soft hyphen,
-///   zero-width spaces and joiners, bidirectional embeddings, overrides and isolates
-///   (U+202E, the right-to-left override, among them), word joiners and the byte-order mark.
+///   zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
+///   letter mark), embeddings, overrides and isolates (U+202E, the right-to-left override, among them), word joiners and the byte-order mark.
 ///
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
 /// is compared with always agree.
@@ -89,7 +89,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
 
     static func isInvisibleFormat(_ value: UInt32) -> Bool {
         switch value {
-        case 0xAD, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
+        case 0xAD, 0x61C, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
         default: false
         }
     }

@@ -14,15 +14,12 @@ func referenceDecision(_ rules: [MessageRule], sender: String, body: String) -> 
         var matched = false
         for text in texts {
             if rule.match == .regex {
-                var regex = try! Regex(rule.value)
+                // Swift's Regex with the semantics the filter documents: Unicode scalars and
+                // simple word boundaries, over the whole text in the rule's view.
+                var regex = try! Regex(rule.value).matchingSemantics(.unicodeScalar).wordBoundaryKind(.simple)
                 if !rule.caseSensitive { regex = regex.ignoresCase() }
-                var window = Array(text.utf8.prefix(RegexSubset.window))
-                while window.count < text.utf8.count, let last = window.last, last & 0xC0 == 0x80 || window.count > 0 && Array(text.utf8)[window.count] & 0xC0 == 0x80 {
-                    _ = last
-                    window.removeLast()
-                }
                 let view = TextView(caseInsensitive: false, normalized: rule.normalize)
-                let string = String(decoding: view.fold(String(decoding: window, as: UTF8.self)), as: UTF8.self)
+                let string = String(decoding: view.fold(text), as: UTF8.self)
                 matched = (try? regex.firstMatch(in: string)) != nil
             } else {
                 let haystack = rule.view.fold(text)

@@ -1,0 +1,143 @@
+// A libFuzzer target for the message filter's regex front end and matchers. The input is a
+// flags byte, a pattern, a 0 byte and a text. Any pattern must be parsed or refused with a
+// sentence; an accepted one is compiled and run on the text three ways, which must agree: the
+// lazy DFA (RegexDFA), the NFA simulation (RegexMatcher), and a naive reference written here
+// over the syntax tree (sets of end positions, no automaton). Built with Scripts/fuzz-regex.sh,
+// which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
+
+nonisolated(unsafe) private let matcher = RegexMatcher()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    guard size > 0 else { return 0 }
+    let caseInsensitive = data[0] & 1 != 0
+    let input = UnsafeBufferPointer(start: data + 1, count: size - 1)
+    let split = input.firstIndex(of: 0) ?? input.count
+    let pattern = String(decoding: UnsafeBufferPointer(rebasing: input[0..<split]), as: UTF8.self)
+    // The reference is polynomial, not linear: keep its texts short.
+    let textBytes = split < input.count ? Array(input[(split + 1)...]) : []
+    let text = String(String(decoding: textBytes, as: UTF8.self).unicodeScalars.prefix(48))
+    let node: RegexNode
+    do {
+        node = try RegexSubset.parse(pattern)
+    } catch {
+        precondition(!error.description.isEmpty && !error.description.contains("\n"))
+        return 0
+    }
+    let program = RegexProgram(node, caseInsensitive: caseInsensitive)
+    precondition(program.count == node.stateCount + 1 && program.count <= RegexSubset.maximumStates + 1)
+    let dfa = RegexDFA(program)
+    var utf8 = text
+    let (lazy, simulated) = utf8.withUTF8 { bytes in (dfa.firstMatch(bytes), matcher.firstMatch(program, in: bytes)) }
+    let reference = Reference(caseInsensitive: caseInsensitive, text: Array(text.unicodeScalars)).search(node)
+    precondition(lazy == nil || lazy == simulated, "DFA and NFA disagree on \(pattern.debugDescription) over \(text.debugDescription)")
+    precondition(simulated == reference, "NFA \(simulated), reference \(reference) on \(pattern.debugDescription) over \(text.debugDescription)")
+    // A second run reuses the DFA's cache: same answer.
+    let again = utf8.withUTF8 { dfa.firstMatch($0) }
+    precondition(again == nil || again == simulated)
+    return 0
+}
+
+/// The documented semantics, written again without automata: a node maps a start position to the
+/// set of positions where it can end.
+private struct Reference {
+    let caseInsensitive: Bool
+    let text: [Unicode.Scalar]
+
+    func search(_ node: RegexNode) -> Bool {
+        (0...text.count).contains { !ends(node, from: [$0]).isEmpty }
+    }
+
+    func ends(_ node: RegexNode, from starts: Set<Int>) -> Set<Int> {
+        switch node {
+        case .empty:
+            return starts
+        case .scalar(let value):
+            return Set(starts.filter { $0 < text.count && same(text[$0], value) }.map { $0 + 1 })
+        case .any:
+            let breaks: Set<UInt32> = [0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029]
+            return Set(starts.filter { $0 < text.count && !breaks.contains(text[$0].value) }.map { $0 + 1 })
+        case .set(let set):
+            return Set(starts.filter { $0 < text.count && member(set, text[$0]) }.map { $0 + 1 })
+        case .assertion(let kind):
+            return starts.filter { holds(kind, at: $0) }
+        case .concatenation(let nodes):
+            return nodes.reduce(starts) { ends($1, from: $0) }
+        case .alternation(let nodes):
+            return nodes.reduce(into: Set<Int>()) { $0.formUnion(ends($1, from: starts)) }
+        case .repetition(let body, let low, let high):
+            var current = starts
+            for _ in 0..<low { current = ends(body, from: current) }
+            var all = current
+            var frontier = current
+            var copies = low
+            while !frontier.isEmpty, high.map({ copies < $0 }) ?? true {
+                let next = ends(body, from: frontier)
+                copies += 1
+                if high == nil {
+                    // Unbounded: only new positions can lead anywhere new.
+                    frontier = next.subtracting(all)
+                } else {
+                    frontier = next
+                }
+                all.formUnion(next)
+            }
+            return all
+        }
+    }
+
+    func isWord(_ index: Int) -> Bool {
+        guard index >= 0, index < text.count else { return false }
+        let scalar = text[index]
+        return scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+    }
+
+    func holds(_ kind: RegexAssertion, at index: Int) -> Bool {
+        switch kind {
+        case .start: index == 0
+        case .end: index == text.count
+        case .wordBoundary: isWord(index - 1) != isWord(index)
+        case .notWordBoundary: isWord(index - 1) == isWord(index)
+        }
+    }
+
+    func lower(_ scalar: Unicode.Scalar) -> String { scalar.properties.lowercaseMapping }
+
+    func same(_ scalar: Unicode.Scalar, _ value: UInt32) -> Bool {
+        guard let other = Unicode.Scalar(value) else { return false }
+        if scalar == other { return true }
+        guard caseInsensitive else { return false }
+        // Equal lowercase mappings, where a mapping to several scalars keeps the scalar itself.
+        func folded(_ s: Unicode.Scalar) -> String { lower(s).unicodeScalars.count == 1 ? lower(s) : String(s) }
+        return folded(scalar) == folded(other)
+    }
+
+    func member(_ set: RegexClass, _ scalar: Unicode.Scalar) -> Bool {
+        var inside = false
+        let properties = scalar.properties
+        let escapes: [(UInt8, Bool)] = [
+            (1, properties.numericType != nil), (2, properties.numericType == nil),
+            (4, isWordScalar(scalar)), (8, !isWordScalar(scalar)),
+            (16, properties.isWhitespace), (32, !properties.isWhitespace),
+        ]
+        for (bit, value) in escapes where set.escapes & bit != 0 && value { inside = true }
+        if set.ranges.contains(where: { $0.contains(scalar.value) }) { inside = true }
+        let nonASCIIClass = set.ranges.contains { $0.upperBound >= 0x80 }
+        if !inside, caseInsensitive, scalar.isASCII || nonASCIIClass {
+            for range in set.ranges {
+                if range.lowerBound == range.upperBound {
+                    if same(scalar, range.lowerBound) { inside = true }
+                } else {
+                    for mapping in [properties.lowercaseMapping, properties.uppercaseMapping] where mapping.unicodeScalars.count == 1 {
+                        if range.contains(mapping.unicodeScalars.first!.value) { inside = true }
+                    }
+                }
+            }
+        }
+        return inside != set.negated
+    }
+
+    func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+    }
+}
