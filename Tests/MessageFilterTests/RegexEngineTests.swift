@@ -89,7 +89,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         for line in sys.stdin:
             case = json.loads(line)
             r = re.compile(case["p"], re.I if case["i"] else 0)
-            print(json.dumps([r.search(t) is not None for t in case["t"]]))
+            print(json.dumps([r.search(t) is not None for t in case["t"]]), flush=True)
         """
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -111,9 +111,18 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         try? writer.close()
     }
     thread.start()
-    let answer = output.fileHandleForReading.readDataToEndOfFile()
+    // Read the answers by count, not to the end of the pipe, and stop python then: a process
+    // another test starts at the same moment may inherit a pipe's write end and hold it open, so
+    // neither end of file may ever come.
+    var answer = Data()
+    let reader = output.fileHandleForReading
+    while answer.filter({ $0 == 0x0A }).count < cases.count {
+        let chunk = reader.availableData
+        if chunk.isEmpty { break }
+        answer.append(chunk)
+    }
+    if process.isRunning { process.terminate() }
     process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
     return try String(decoding: answer, as: UTF8.self).split(separator: "\n").map {
         try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [Bool]
     }
@@ -174,13 +183,17 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         var refused = 0
         while cases.count < 1_500 {
             let (pattern, python) = generator.alternation(0)
+            // Python's `\B` never matches an empty text and disagrees elsewhere too (found by this
+            // test, not characterised yet); Swift's oracle and the fuzzer's reference check `\B`.
+            if pattern.contains("\\B") { continue }
             let caseInsensitive = generator.below(2) == 0
             guard let classifier = regexClassifier(pattern, caseInsensitive: caseInsensitive) else {
                 refused += 1
                 continue
             }
             var texts = (0..<10).map { _ in String((0..<Int.random(in: 0...12, using: &textRandom)).map { _ in alphabet.randomElement(using: &textRandom)! }) }
-            texts += [String(repeating: "a", count: 200) + "b", String(repeating: "1a ", count: 50), String(repeating: "가", count: 30) + "-"]
+            // Adversarial but short: Python's `re` backtracks, and is the oracle here.
+            texts += [String(repeating: "a", count: 14) + "b", String(repeating: "1a ", count: 5), String(repeating: "가", count: 12) + "-"]
             cases.append((python, caseInsensitive, texts))
             ours.append(texts.map { verdict(classifier, $0) })
         }
@@ -213,6 +226,9 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             // Swift's simple word boundaries take digits for non-word characters, unlike its own
             // `\w`; Python's `re` checks `\b` and `\B` instead.
             if pattern.contains("\\b") || pattern.contains("\\B") { continue }
+            // A line break in a pattern string changes how Swift's Regex parses the rest (it took
+            // `\w..⏎|a\s*[A-ZK ]` not to match "aK"); ours reads it as a literal.
+            if pattern.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) { continue }
             let caseInsensitive = generator.below(2) == 0
             guard let classifier = regexClassifier(pattern, caseInsensitive: caseInsensitive) else { continue }
             var oracle = try Regex(pattern).matchingSemantics(.unicodeScalar).wordBoundaryKind(.simple)
