@@ -233,7 +233,7 @@ public final class MessageClassifier {
         // The regex sees its window of the text (the whole of a message within the limits), cut
         // back to a whole scalar, in the rule's view without case folding (the program itself
         // ignores case when the rule does).
-        var end = min(text.count, RegexSubset.window)
+        var end = min(text.count, RegexSubset.window(instructions: dfa.program.instructions.count))
         while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
         let window = UnsafeBufferPointer(rebasing: text[0..<end])
         if normalized, !Self.isASCII(window) {

@@ -24,6 +24,15 @@ public enum RegexSubset {
     /// How many bytes of its target a regex sees, cut back to a whole character: the whole
     /// message, since matching is linear.
     public static let window = 64 * 1024
+    /// The most instruction steps one regex may take on one text: where its lazy DFA's cache
+    /// overflows, each byte costs up to one step per instruction, so the bytes a regex sees are
+    /// `maximumSteps / instructions`, at most `window`. A regex of up to 30 instructions sees the
+    /// whole of a 64 KiB body; one at the 1,000 limit sees its first 2,000 bytes. That bounds
+    /// every accepted rule's work per message, whatever the text.
+    public static let maximumSteps = 2_000_000
+
+    /// The bytes of a text that a regex of `instructions` instructions looks at.
+    public static func window(instructions: Int) -> Int { min(window, maximumSteps / max(instructions, 1)) }
 
     /// What checking a pattern found.
     public struct Analysis: Sendable, Equatable {
