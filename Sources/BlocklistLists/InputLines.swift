@@ -80,23 +80,54 @@ public final class InputLines {
     /// Opens a list for reading: standard input for `-`, else a regular file or a FIFO, in blocking
     /// mode. Returns the descriptor and how sentences name it.
     package static func open(_ path: String) throws(BlocklistError) -> (descriptor: Int32, name: String) {
-        if path == "-" { return (0, "standard input") }
-        let opened = path.withCString { _openForReading($0) }
+        if path == "-" {
+            // Standard input as a file would be: a pipe or a regular file, not a terminal or a
+            // device (`< /dev/zero` would never end, `< /dev/null` would pass for an empty list).
+            try checkType(0, name: "standard input")
+            return (0, "standard input")
+        }
+        // Opened without blocking first, so that a device or a socket is refused before any read.
+        let opened = path.withCString { _openForReading($0, O_NONBLOCK) }
         guard opened >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
-        var info = stat()
-        guard fstat(opened, &info) == 0 else {
-            let code = errno
+        let type: mode_t
+        do {
+            type = try checkType(opened, name: path)
+        } catch {
             close(opened)
-            throw BlocklistError(.io, "Reading the status of \(path) failed: \(String(cString: strerror(code))).")
+            throw error
+        }
+        guard type == S_IFIFO else {
+            _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
+            return (opened, path)
+        }
+        // A FIFO opened without blocking reads as empty until a writer comes, which would pass for
+        // an empty list: open it again, waiting for a writer as `cat` does, and make sure it is
+        // the same FIFO.
+        var first = stat()
+        _ = fstat(opened, &first)
+        close(opened)
+        let blocking = path.withCString { _openForReading($0, 0) }
+        guard blocking >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
+        var second = stat()
+        guard fstat(blocking, &second) == 0, second.st_dev == first.st_dev, second.st_ino == first.st_ino else {
+            close(blocking)
+            throw BlocklistError(.io, "\(path) was replaced while it was opened; give it again.")
+        }
+        return (blocking, path)
+    }
+
+    /// The file type of `descriptor`, refusing anything but a regular file or a FIFO.
+    @discardableResult
+    private static func checkType(_ descriptor: Int32, name: String) throws(BlocklistError) -> mode_t {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw BlocklistError(.io, "Reading the status of \(name) failed: \(String(cString: strerror(errno))).")
         }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG || type == S_IFIFO else {
-            close(opened)
-            throw BlocklistError(.invalidInput, "\(path) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file.")
+            throw BlocklistError(.invalidInput, "\(name) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file.")
         }
-        // Blocking reads from here on: a FIFO without a writer yet waits as `cat` would.
-        _ = fcntl(opened, F_SETFL, fcntl(opened, F_GETFL) & ~O_NONBLOCK)
-        return (opened, path)
+        return type
     }
 
     deinit {
@@ -286,6 +317,6 @@ public final class InputLines {
 }
 
 /// libc's `open`, which the class's own `open` hides.
-private func _openForReading(_ path: UnsafePointer<CChar>) -> Int32 {
-    open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+private func _openForReading(_ path: UnsafePointer<CChar>, _ flags: Int32) -> Int32 {
+    open(path, O_RDONLY | O_CLOEXEC | flags)
 }

@@ -137,7 +137,9 @@ public struct ListLine: Sendable {
         var plus = false
         var leadingZeros = 0
         var seenDigit = false
+        var skipTrunkZero = -1
         for (offset, byte) in field.enumerated() {
+            if offset == skipTrunkZero { continue }
             switch byte {
             case 48...57:
                 if !seenDigit && !plus && byte == 48 && leadingZeros < 2 && digits == 0 {
@@ -153,6 +155,11 @@ public struct ListLine: Sendable {
                     throw ListLineError("\"\(Self.text(field))\" has more than \(BlockPattern.maximumDigits) digits; E.164 numbers have at most 15")
                 }
                 value = value * 10 + Int64(byte - 48)
+            case UInt8(ascii: "(") where (plus || leadingZeros == 2) && seenDigit && offset + 2 < field.count && field[offset + 1] == 48 && field[offset + 2] == UInt8(ascii: ")"):
+                // "+33 (0) 1 62 12 34 56": the national trunk 0 that international form leaves
+                // out, written in parentheses as Europe does; it is not part of the number.
+                skipTrunkZero = offset + 1
+                continue
             case UInt8(ascii: "+"):
                 guard !plus, !seenDigit, leadingZeros == 0 else {
                     throw ListLineError("\"\(Self.text(field))\" has a + after its first digit")
@@ -190,8 +197,8 @@ public struct ListLine: Sendable {
     }
 
     /// Reads the label in `field` of `line` into `label` (replacing what it held, keeping its
-    /// capacity, so that a file of labels allocates nothing per line): spaces around it dropped,
-    /// `""` read as `"` in a quoted field, then checked as `validLabel` checks it.
+    /// capacity, so that a file of labels allocates nothing per line): `""` read as `"` in a quoted
+    /// field, whose spaces are kept, then checked as `validLabel` checks it.
     public static func label(
         _ line: UnsafeRawBufferPointer, _ field: Range<Int>, quoted: Bool, into label: inout [UInt8]
     ) throws(ListLineError) {
@@ -202,14 +209,8 @@ public struct ListLine: Sendable {
             label.append(byte)
             i += quoted && byte == UInt8(ascii: "\"") ? 2 : 1
         }
-        var start = 0
-        var end = label.count
-        while start < end, label[start] == 32 || label[start] == 9 { start += 1 }
-        while end > start, label[end - 1] == 32 || label[end - 1] == 9 { end -= 1 }
-        if start > 0 || end < label.count {
-            label.removeSubrange(end...)
-            label.removeSubrange(..<start)
-        }
+        // A quoted field is taken as it is (RFC 4180); spaces around an unquoted one were dropped
+        // when the record was split.
         try checkLabel(label)
     }
 
@@ -240,7 +241,26 @@ public struct ListLine: Sendable {
             }
             for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) { throw ListLineError("the label is not valid UTF-8") }
             if lead == 0xC2, bytes[i + 1] <= 0x9F { throw controlCharacter(UInt32(bytes[i + 1])) }
+            var scalar = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            for k in 1..<length { scalar = scalar << 6 | UInt32(bytes[i + k] & 0x3F) }
+            if Self.isInvisible(scalar) {
+                throw ListLineError(
+                    "the label holds U+\(String(scalar, radix: 16, uppercase: true)), an invisible format or separator character that could disguise it")
+            }
             i += length
+        }
+    }
+
+    /// Format and separator characters (Unicode Cf, Zl, Zp, and the invisible fillers): bidi
+    /// overrides and isolates, zero-width characters, line and paragraph separators. A caller-ID
+    /// label holding one could show something else than it says.
+    static func isInvisible(_ scalar: UInt32) -> Bool {
+        switch scalar {
+        case 0xAD, 0x61C, 0x180E, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x206F, 0xFEFF, 0xFFF9...0xFFFB, 0x115F, 0x1160, 0x3164, 0xFFA0,
+            0x1D173...0x1D17A, 0xE0000...0xE007F:
+            return true
+        default:
+            return false
         }
     }
 

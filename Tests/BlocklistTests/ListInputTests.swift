@@ -290,6 +290,41 @@ import BlocklistSet
         #expect(letters.status == 2 && letters.stderr.contains("is not a phone number: 'C' at column 8"), "\(letters.stderr)")
     }
 
+    /// What the attack on this work found: a FIFO whose writer comes late is waited for (never
+    /// read as an empty list committed over the old set); a device on standard input is refused;
+    /// quoted labels keep their spaces; invisible format characters are refused in labels; the
+    /// European "(0)" trunk notation is read as the number it stands for.
+    @Test func fifosDevicesLabelsAndTrunkZerosAsUsersHandThemOver() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+33162123456\n".utf8), to: directory.file("n.txt"))
+        #expect(try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "keep"], in: directory.path).status == 0)
+        #expect(mkfifo(directory.file("p"), 0o600) == 0)
+        let late = try run(
+            "/bin/sh",
+            ["-c", "cd '\(directory.path)' && (sleep 1; printf '+33162123457\\n' > p) & '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; wait"])
+        #expect(late.status == 0)
+        #expect(try blocked(directory.file("keep")) == [33_162_123_457])
+
+        let device = try run("/bin/sh", ["-c", "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o dev < /dev/null"])
+        #expect(device.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("dev")))
+
+        try writeBytes(Array("+33162123456,\" x \"\n".utf8), to: directory.file("spaces.csv"))
+        #expect(try runBlocklist(["generate", "--labels", "spaces.csv", "--no-sync", "-o", "spaces"], in: directory.path).status == 0)
+        let set = try FileManager.default.contentsOfDirectory(atPath: directory.file("spaces")).first { $0.hasPrefix("set-") }!
+        #expect(try runBlocklist(["cat", "--labels", directory.file("spaces/\(set)/shard-01.blk")]).stdout == "33162123456\t x \n")
+
+        for (name, label) in [("bidi", "Bank\u{202E}evil"), ("separator", "a\u{2028}b"), ("zero width", "\u{200B}")] {
+            try writeBytes(Array("+33162123456,\(label)\n".utf8), to: directory.file("l.csv"))
+            let result = try runBlocklist(["generate", "--labels", "l.csv", "--no-sync", "-o", "l"], in: directory.path)
+            #expect(result.status == 1 && result.stderr.contains("an invisible format or separator character"), "\(name): \(result.stderr)")
+        }
+
+        try writeBytes(Array("+33 (0) 1 62 12 34 58\n0033 (0)1 62 12 34 59\n".utf8), to: directory.file("trunk.txt"))
+        #expect(try runBlocklist(["generate", "--numbers", "trunk.txt", "--no-sync", "-o", "trunk"], in: directory.path).status == 0)
+        #expect(try blocked(directory.file("trunk")) == [33_162_123_458, 33_162_123_459])
+    }
+
     /// `skip(below:)` of the run generator leaves exactly the numbers at or above the point, for
     /// random patterns, exclusions and points, against generating everything and filtering.
     @Test func theGeneratorSkipsExactlyTheNumbersBelowAPoint() throws {
