@@ -28,6 +28,10 @@ public enum CompiledRulesFile {
     /// refused and left alone. The new file is written to a temporary name, synced, and renamed;
     /// on any failure the temporary file is removed and the old file stays.
     public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(BlocklistError) -> String {
+        guard !directory.isEmpty else { throw BlocklistError(.invalidInput, "The output directory is empty; give a directory such as Output.") }
+        if try FileSystem.kind(directory) == .directory, try FileSystem.resolvedPath(directory) == "/" {
+            throw BlocklistError(.invalidInput, "Refusing to use / as the output directory; give a directory of its own, such as Output.")
+        }
         switch try FileSystem.kind(directory, followingSymlinks: false) {
         case .missing: try FileSystem.makeDirectory(directory)
         case .directory: break

@@ -62,7 +62,13 @@ public enum RegexSubset {
         if states > maximumStates {
             throw RegexSubsetError("the pattern needs \(states > 1_000_000 ? "over 1,000,000" : "\(states)") matcher states once its repetitions are expanded; at most \(maximumStates) are allowed, so narrow the {m,n} bounds")
         }
-        if node.matchesEmpty(allowing: .start) || node.matchesEmpty(allowing: .end) {
+        // A pattern that matches zero characters wherever the text starts (or ends), whether a word
+        // character is there or not, matches every message: `.*`, `^`, `(?:\b|\B)`. One that needs
+        // both ends (`^$`) or one kind of boundary (`\b`) does not, and stays.
+        let everywhere = { (edge: RegexAssertion) in
+            node.matchesEmpty(allowing: [edge, .wordBoundary]) && node.matchesEmpty(allowing: [edge, .notWordBoundary])
+        }
+        if everywhere(.start) || everywhere(.end) {
             throw RegexSubsetError("the pattern matches the empty string, so it would match every message; require at least one character")
         }
         return node
@@ -110,13 +116,12 @@ public indirect enum RegexNode: Sendable, Equatable {
         }
     }
 
-    /// Whether the node can match the empty string using only the assertion `allowed`, which
-    /// holds at the start (`^`) or the end (`$`) of every text.
-    func matchesEmpty(allowing allowed: RegexAssertion) -> Bool {
+    /// Whether the node can match the empty string where only the assertions `allowed` hold.
+    func matchesEmpty(allowing allowed: [RegexAssertion]) -> Bool {
         switch self {
         case .empty: return true
         case .scalar, .any, .set: return false
-        case .assertion(let kind): return kind == allowed
+        case .assertion(let kind): return allowed.contains(kind)
         case .concatenation(let nodes): return nodes.allSatisfy { $0.matchesEmpty(allowing: allowed) }
         case .alternation(let nodes): return nodes.contains { $0.matchesEmpty(allowing: allowed) }
         case .repetition(let node, let low, _): return low == 0 || node.matchesEmpty(allowing: allowed)

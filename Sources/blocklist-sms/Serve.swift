@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
     var maxConnections: WholeNumber = 1024
 
     @Option(parsing: .unconditional, help: "The largest request body, in bytes; a larger one is answered 413.")
-    var maxBodyBytes: WholeNumber = 65536
+    var maxBodyBytes: WholeNumber = 409_600
 
     enum Fault: String, ExpressibleByArgument, CaseIterable {
         case status500, malformed, slow

@@ -313,11 +313,13 @@ struct Lookup: ParsableCommand {
         var identifiedBy: [Identification]
     }
 
-    func run() throws {
+    func validate() throws {
         if let defaultCountry, !(1...999).contains(defaultCountry) {
-            Terminal.error("Error: --default-country \(defaultCountry) is not a country code; give 1 to 999, such as 82.\n")
-            throw ExitCode(2)
+            throw ValidationError("--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 82.")
         }
+    }
+
+    func run() throws {
         let value: Int64
         do {
             value = try Array(number.utf8).withUnsafeBytes { bytes throws(ListLineError) in

@@ -343,7 +343,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     }
 
     /// A regex that matches the empty string matches every message: refused like an empty value.
-    @Test(arguments: [".*", "a|", "(|a)", "x*", "(?:)", "()", "^", "$", "\\d?", "^a*", "(?:a*|b)$", "[a-z]{0,5}"])
+    @Test(arguments: [".*", "a|", "(|a)", "x*", "(?:)", "()", "^", "$", "\\d?", "^a*", "(?:a*|b)$", "[a-z]{0,5}", "(?:\\b|\\B)", "(?:\\b|\\B)x?", "^|\\b"])
     func refusesRegexesThatMatchEveryMessage(pattern: String) {
         let json = #"[{"name":"all","target":"body","match":"regex","value":"\#(pattern.replacingOccurrences(of: "\\", with: "\\\\"))","action":"junk"}]"#
         do {
