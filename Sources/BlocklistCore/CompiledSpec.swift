@@ -112,14 +112,14 @@ package final class CompiledPattern: @unchecked Sendable {
         candidateCount = pattern.candidateCount
         stateCount = states
         digits = .allocate(capacity: length)
-        _ = digits.initialize(from: pattern.digits)
+        for position in 0..<length { digits.initializeElement(at: position, to: pattern.digit(at: position)) }
 
         wildcardSpan = .allocate(capacity: length + 1)
         fullSpan = .allocate(capacity: length + 1)
         wildcardSpan[length] = 1
         fullSpan[length] = 1
         for position in stride(from: length - 1, through: 0, by: -1) {
-            let wildcard = pattern.digits[position] < 0
+            let wildcard = digits[position] < 0
             wildcardSpan[position] = wildcardSpan[position + 1] * (wildcard ? 10 : 1)
             fullSpan[position] = wildcard ? fullSpan[position + 1] * 10 : 0
         }
@@ -128,7 +128,7 @@ package final class CompiledPattern: @unchecked Sendable {
         completions.initialize(repeating: 0)
         for state in 0..<states { completions[length * states + state] = automaton.isDead[state] ? 0 : 1 }
         for position in stride(from: length - 1, through: 0, by: -1) {
-            let fixed = Int(pattern.digits[position])
+            let fixed = Int(digits[position])
             let range = fixed < 0 ? 0...9 : fixed...fixed
             for state in 0..<states where !automaton.isDead[state] {
                 var sum: Int64 = 0
