@@ -101,19 +101,35 @@ public final class InputLines {
             return (opened, path)
         }
         // A FIFO opened without blocking reads as empty until a writer comes, which would pass for
-        // an empty list: open it again, waiting for a writer as `cat` does, and make sure it is
-        // the same FIFO.
-        var first = stat()
-        _ = fstat(opened, &first)
-        close(opened)
-        let blocking = path.withCString { _openForReading($0, 0) }
-        guard blocking >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
-        var second = stat()
-        guard fstat(blocking, &second) == 0, second.st_dev == first.st_dev, second.st_ino == first.st_ino else {
-            close(blocking)
-            throw BlocklistError(.io, "\(path) was replaced while it was opened; give it again.")
+        // an empty list; opened blocking again, it would wait forever for a writer that came and
+        // went in between. So it stays as it is and waits, as `cat` does, until a writer has come:
+        // poll reports a FIFO readable once data arrives or a writer that came has left.
+        if let failure = waitForData(opened) {
+            close(opened)
+            throw BlocklistError(.io, "Waiting for a writer to the FIFO \(path) failed: \(failure).")
         }
-        return (blocking, path)
+        return (opened, path)
+    }
+
+    /// Reads what `descriptor` holds into `buffer`, at most its size: 0 at the end, -1 with
+    /// `errno` on failure. A descriptor without blocking (a FIFO) is waited on when it is empty.
+    package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        while true {
+            let n = _read(descriptor, buffer)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { return -1 }
+            if waitForData(descriptor) != nil { return -1 }
+        }
+    }
+
+    /// Waits until `descriptor` is readable (data, or its writer gone); a sentence if poll failed.
+    private static func waitForData(_ descriptor: Int32) -> String? {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&entry, 1, -1) < 0 {
+            if errno != EINTR { return String(cString: strerror(errno)) }
+        }
+        return nil
     }
 
     /// The file type of `descriptor`, refusing anything but a regular file or a FIFO.
@@ -209,16 +225,11 @@ public final class InputLines {
     }
 
     private func readRaw(into buffer: UnsafeMutableRawBufferPointer) throws(BlocklistError) -> Int {
-        while true {
-            let n = read(fd, buffer.baseAddress, buffer.count)
-            if n >= 0 {
-                bytesRead += Int64(n)
-                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                return n
-            }
-            if errno == EINTR { continue }
-            throw BlocklistError(.io, "Reading \(name) failed: \(String(cString: strerror(errno))).")
-        }
+        let n = Self.read(fd, into: buffer)
+        guard n >= 0 else { throw BlocklistError(.io, "Reading \(name) failed: \(String(cString: strerror(errno))).") }
+        bytesRead += Int64(n)
+        hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        return n
     }
 
     /// Reads into `raw` after its first `kept` bytes until it holds at least `wanted` bytes or the
@@ -319,4 +330,9 @@ public final class InputLines {
 /// libc's `open`, which the class's own `open` hides.
 private func _openForReading(_ path: UnsafePointer<CChar>, _ flags: Int32) -> Int32 {
     open(path, O_RDONLY | O_CLOEXEC | flags)
+}
+
+/// libc's `read`, which the class's own `read` hides.
+private func _read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    read(descriptor, buffer.baseAddress, buffer.count)
 }

@@ -18,7 +18,7 @@ import JSONStream
 ///
 /// `pattern` is digits and `#` (any digit), with or without `+`, country code first. `action` is
 /// `block`, `identify` (the `name` is the label, so it is needed) or `allow`. Other fields are
-/// ignored; `version` may be a string or a number.
+/// ignored; `version` may be a string, a number or null.
 ///
 /// The file is read as a stream of JSON tokens (`JSONReader`), in this process and without
 /// Foundation: memory is a 32 KiB buffer and the patterns themselves, whatever the file's size.
@@ -65,22 +65,19 @@ public struct ListFile: Sendable, Equatable {
         var total: Int64 = 0
         var failure: BlocklistError?
         let reader = JSONReader { (buffer: UnsafeMutableRawBufferPointer) throws(JSONError) -> Int in
-            while true {
-                let n = _read(descriptor, buffer)
-                if n < 0 && errno == EINTR { continue }
-                guard n >= 0 else {
-                    failure = BlocklistError(.io, "Reading \(name) failed: \(String(cString: strerror(errno))).")
-                    throw JSONError(kind: .io, offset: total, line: 0, column: 0, message: "")
-                }
-                total += Int64(n)
-                guard total <= Int64(maximumBytes) else {
-                    failure = BlocklistError(
-                        .limitExceeded, "\(name) is larger than \(maximumBytes) bytes; a list file holds patterns, and single numbers go in a --numbers file.")
-                    throw JSONError(kind: .limit, offset: total, line: 0, column: 0, message: "")
-                }
-                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                return n
+            let n = InputLines.read(descriptor, into: buffer)
+            guard n >= 0 else {
+                failure = BlocklistError(.io, "Reading \(name) failed: \(String(cString: strerror(errno))).")
+                throw JSONError(kind: .io, offset: total, line: 0, column: 0, message: "")
             }
+            total += Int64(n)
+            guard total <= Int64(maximumBytes) else {
+                failure = BlocklistError(
+                    .limitExceeded, "\(name) is larger than \(maximumBytes) bytes; a list file holds patterns, and single numbers go in a --numbers file.")
+                throw JSONError(kind: .limit, offset: total, line: 0, column: 0, message: "")
+            }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            return n
         }
         var file: ListFile
         do {
@@ -172,7 +169,8 @@ public struct ListFile: Sendable, Equatable {
                 let value = try tokens.next()
                 switch value {
                 case .string, .number: file.version = reader.string
-                default: try tokens.skip(openedBy: value)
+                case .null: file.version = nil
+                default: throw BlocklistError(.invalidInput, "\(source): field \"version\" should be a string or a number, not \(describe(value)).")
                 }
             default:
                 try tokens.skip()
@@ -251,11 +249,6 @@ public struct ListFile: Sendable, Equatable {
         case .key, .objectEnd, .arrayEnd: return "the end of a container"
         }
     }
-}
-
-/// libc's `read`, which `ListFile.read` hides.
-private func _read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
-    read(descriptor, buffer.baseAddress, buffer.count)
 }
 
 /// `path` made absolute against the working directory, without resolving symlinks; `-` stays.

@@ -288,6 +288,11 @@ import BlocklistSet
         #expect(noCountry.status == 2 && noCountry.stderr.contains("has no country code; write it as +CC…, or give --default-country"), "\(noCountry.stderr)")
         let letters = try runBlocklist(["lookup", "+82 70 CALL ME", "--store", "s.db"], in: directory.path)
         #expect(letters.status == 2 && letters.stderr.contains("is not a phone number: 'C' at column 8"), "\(letters.stderr)")
+        // Text that is not ASCII is shown as written, the offending character named by its code point.
+        let fullwidth = try runBlocklist(["lookup", "+82-70-１２34-5678", "--store", "s.db"], in: directory.path)
+        #expect(fullwidth.stderr == "Error: \"+82-70-１２34-5678\" is not a phone number: '１' (U+FF11) at column 8.\n", "\(fullwidth.stderr)")
+        let invisible = try runBlocklist(["lookup", "+8270\u{200B}12345678", "--store", "s.db"], in: directory.path)
+        #expect(invisible.stderr == "Error: \"+8270\\u{200B}12345678\" is not a phone number: U+200B at column 6.\n", "\(invisible.stderr)")
     }
 
     /// What the attack on this work found: a FIFO whose writer comes late is waited for (never
@@ -301,9 +306,17 @@ import BlocklistSet
         #expect(mkfifo(directory.file("p"), 0o600) == 0)
         let late = try run(
             "/bin/sh",
-            ["-c", "cd '\(directory.path)' && (sleep 1; printf '+33162123457\\n' > p) & '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; wait"])
+            ["-c", "cd '\(directory.path)' || exit 9; (sleep 1; timeout 30 sh -c \"printf '+33162123457\\\\n' > p\") & timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status"])
         #expect(late.status == 0)
         #expect(try blocked(directory.file("keep")) == [33_162_123_457])
+        // A writer already waiting writes and leaves the moment the list is opened: what it wrote
+        // is read, and nothing waits for a second writer (a reopen would wait forever; the
+        // timeout turns that hang into a failure).
+        let early = try run(
+            "/bin/sh",
+            ["-c", "cd '\(directory.path)' || exit 9; timeout 30 sh -c \"printf '+33162123458\\\\n' > p\" & sleep 0.5; timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status"])
+        #expect(early.status == 0)
+        #expect(try blocked(directory.file("keep")) == [33_162_123_458])
 
         let device = try run("/bin/sh", ["-c", "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o dev < /dev/null"])
         #expect(device.status == 1)
