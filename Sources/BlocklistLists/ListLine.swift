@@ -170,7 +170,7 @@ public struct ListLine: Sendable {
             case 0:
                 throw ListLineError("it holds a NUL byte at column \(offset + 1)")
             default:
-                throw ListLineError("\"\(Self.text(field))\" is not a phone number: \(Self.describe(byte)) at column \(offset + 1)")
+                throw ListLineError("\"\(Self.text(field))\" is not a phone number: \(Self.describe(field, at: offset)) at column \(offset + 1)")
             }
         }
         guard digits + leadingZeros > 0 else { throw ListLineError("the first field is empty") }
@@ -272,10 +272,64 @@ public struct ListLine: Sendable {
         (32..<127).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
+    /// The character that starts at `offset` of `bytes`, quoted, with its code point if it is not
+    /// ASCII (`'１' (U+FF11)`), or the byte if no UTF-8 character starts there.
+    static func describe(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> String {
+        let byte = bytes[offset]
+        guard byte >= 0x80 else { return describe(byte) }
+        guard let scalar = scalar(in: bytes, at: offset)?.scalar else { return describe(byte) }
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        return isShown(scalar) ? "'\(Character(scalar))' (\(code))" : code
+    }
+
+    /// The first 40 characters of `bytes` as they would show in a terminal: a character that
+    /// would not show (controls, invisible formatting) as `\u{…}`, a byte that is not UTF-8 as
+    /// `\x…`, and `"` escaped.
     static func text(_ bytes: UnsafeRawBufferPointer) -> String {
         var result = ""
-        for byte in bytes.prefix(40) { result += (32..<127).contains(byte) && byte != 34 ? String(Unicode.Scalar(byte)) : "?" }
-        return bytes.count > 40 ? result + "…" : result
+        var offset = 0
+        var characters = 0
+        while offset < bytes.count, characters < 40 {
+            characters += 1
+            guard let (scalar, length) = scalar(in: bytes, at: offset) else {
+                result += "\\x" + String(bytes[offset], radix: 16, uppercase: true)
+                offset += 1
+                continue
+            }
+            offset += length
+            if scalar == "\"" {
+                result += "\\\""
+            } else if isShown(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return offset < bytes.count ? result + "…" : result
+    }
+
+    /// The well-formed UTF-8 scalar at `offset`, and its length in bytes.
+    private static func scalar(in bytes: UnsafeRawBufferPointer, at offset: Int) -> (scalar: Unicode.Scalar, length: Int)? {
+        let lead = bytes[offset]
+        if lead < 0x80 { return (Unicode.Scalar(lead), 1) }
+        guard let (length, second) = UTF8Sequence.shape(lead: lead), offset + length <= bytes.count,
+            second.contains(bytes[offset + 1])
+        else { return nil }
+        var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for index in 1..<length {
+            let byte = bytes[offset + index]
+            guard byte & 0xC0 == 0x80 else { return nil }
+            value = value << 6 | UInt32(byte & 0x3F)
+        }
+        return Unicode.Scalar(value).map { ($0, length) }
+    }
+
+    private static func isShown(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: false
+        default: true
+        }
     }
 }
 

@@ -150,6 +150,13 @@ import BlocklistSet
         let named = try ListFile.decode(Array(#"{"version":"v2","patterns":[{"pattern":"331","action":"identify","name":"Spam"}]}"#.utf8), source: "f")
         #expect(named.version == "v2")
         #expect(named.identify.map(\.pattern) == [try BlockPattern(parsing: "+331")] && named.identify.map(\.label) == [Array("Spam".utf8)])
+
+        // Any other kind of version is a mistake the file's author should hear about.
+        for version in ["{}", "[12]", "true"] {
+            let text = #"{"version":"# + version + #","patterns":[]}"#
+            #expect(throws: BlocklistError.self) { try ListFile.decode(Array(text.utf8), source: "f") }
+        }
+        #expect(try ListFile.decode(Array(#"{"version":null,"patterns":[]}"#.utf8), source: "f").version == nil)
     }
 
     @Test func verifySaysWhichInputChangedAndComparesTheSetWithItsInputs() throws {
