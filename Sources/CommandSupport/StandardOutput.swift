@@ -40,6 +40,15 @@ public enum StandardOutput {
         terminate(status)
     }
 
+    /// Ends a command that stopped with `message` (help, a version, or an error) and `status`:
+    /// the message goes to standard output if `status` is 0, else to standard error.
+    public static func exit(_ status: Int32, message: String) -> Never {
+        if !message.isEmpty {
+            if status == 0 { print(message) } else { Terminal.error(message + "\n") }
+        }
+        exit(status)
+    }
+
     private static func terminate(_ status: Int32) -> Never {
         #if canImport(Glibc)
         Glibc.exit(status)
@@ -60,7 +69,7 @@ public enum StandardOutput {
 public func executablePath() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard length > 0 else { return CommandLine.arguments[0] }
+    guard length > 0 else { return commandLineArgument(0) ?? "" }
     return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
@@ -79,6 +88,33 @@ public func replaceProcess(with path: String, arguments: [String]) -> String {
     defer { for pointer in pointers { free(pointer) } }
     execv(path, pointers)
     return String(cString: strerror(errno))
+}
+
+/// Replaces this process with `path`, named `name` in argv[0] and given this process's own
+/// arguments from `first` on, passed as the kernel handed them over: no copy of them is made, so
+/// twenty thousand `--pattern`s cost their pointers, not a Swift array of strings and their
+/// duplicates. Returns only if exec failed, with errno's sentence.
+public func replaceProcess(with path: String, name: String, passingArgumentsFrom first: Int) -> String {
+    let count = Int(CommandLine.argc)
+    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: max(count - first, 0) + 2)
+    defer { pointers.deallocate() }
+    let argv0 = strdup(name)
+    defer { free(argv0) }
+    pointers[0] = argv0
+    var end = 1
+    for index in first..<max(count, first) {
+        pointers[end] = CommandLine.unsafeArgv[index]
+        end += 1
+    }
+    pointers[end] = nil
+    execv(path, pointers)
+    return String(cString: strerror(errno))
+}
+
+/// This process's argument `index` (0 is its name), read without building `CommandLine.arguments`.
+public func commandLineArgument(_ index: Int) -> String? {
+    guard index < Int(CommandLine.argc), let pointer = CommandLine.unsafeArgv[index] else { return nil }
+    return String(cString: pointer)
 }
 
 /// Set by `blocklist-generate` when it hands its arguments back to `blocklist generate`, which

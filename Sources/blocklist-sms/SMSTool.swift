@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 
 /// `blocklist sms serve` and `blocklist sms simulate`, which `blocklist` execs here so that
 /// SwiftNIO and Hummingbird stay out of `blocklist` and `blocklist-generate`.
@@ -9,4 +10,20 @@ struct SMSTool: AsyncParsableCommand {
         abstract: "The deferral server and the Messages app simulator for SMS rules.",
         subcommands: [Serve.self, Simulate.self]
     )
+
+    /// Runs the command and exits non-zero if standard output lost anything, however the command
+    /// ended: help and errors included (as `blocklist` does).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            StandardOutput.exit(exitCode(for: error).rawValue, message: fullMessage(for: error))
+        }
+        StandardOutput.exit(0)
+    }
 }

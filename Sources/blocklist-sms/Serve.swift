@@ -62,6 +62,13 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         try port.check("--port", 0...65535)
         guard path.hasPrefix("/") else { throw ValidationError("--path must start with /, as \"/\" or \"/filter\".") }
+        // What a request line can carry as it is: no spaces, controls, query or fragment.
+        guard path.utf8.allSatisfy({ (33...126).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }) else {
+            throw ValidationError("--path may hold only visible ASCII characters other than ? and #, as \"/filter\"; \(Self.quoted(path)) does not.")
+        }
+        guard !host.isEmpty, host.utf8.allSatisfy({ (33...126).contains($0) }) else {
+            throw ValidationError("--host must be an address or a host name, as 127.0.0.1, ::1 or localhost; \(Self.quoted(host)) is not.")
+        }
         try delayMs.check("--delay-ms", 0...600_000)
         try headerTimeoutMs.check("--header-timeout-ms", 1...3_600_000)
         try bodyTimeoutMs.check("--body-timeout-ms", 1...3_600_000)
@@ -135,7 +142,14 @@ struct Serve: AsyncParsableCommand {
         // so that the process is gone within 5 s of the signal.
         configuration.maximumGracefulShutdownDuration = .seconds(4)
         configuration.maximumCancellationDuration = .milliseconds(500)
-        try await ServiceGroup(configuration: configuration).run()
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch let error as IOError {
+            let what = error.description.hasPrefix("bind") ? "Listening on \(host) port \(port.value) failed" : "The server failed"
+            throw MessageFilterError(.io, "\(what): \(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode)).")
+        } catch is SocketAddressError.UnknownHost {
+            throw MessageFilterError(.io, "Listening on \(Self.quoted(host)) failed: it is neither an IP address nor a host name this machine can resolve.")
+        }
         FileHandle.standardOutput.write(Data("stopped\n".utf8))
     }
 
@@ -162,6 +176,11 @@ struct Serve: AsyncParsableCommand {
         encoder.outputFormatting = .sortedKeys
         return encoder
     }()
+
+    /// `text` in quotes with line breaks, tabs and other controls escaped, for an error sentence.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
+    }
 
     static func errorJSON(_ sentence: String) -> String {
         let encoded: Data = (try? JSONEncoder().encode(["error": sentence])) ?? Data()

@@ -26,29 +26,23 @@ struct Blocklist: ParsableCommand {
     /// runs the command and exits non-zero if standard output lost anything, however the command
     /// ended: help and errors included.
     static func main() {
-        let arguments = CommandLine.arguments
-        if arguments.count >= 2, arguments[1] == "generate", getenv(inProcessVariable) == nil {
+        // Read in place: `CommandLine.arguments` would copy every argument before the hand-over.
+        let command = commandLineArgument(1)
+        if command == "generate", getenv(inProcessVariable) == nil {
             // Only returns if the exec failed; the command then runs here.
-            _ = replaceProcess(with: siblingExecutable("blocklist-generate"), arguments: ["blocklist-generate"] + arguments.dropFirst(2))
+            _ = replaceProcess(with: siblingExecutable("blocklist-generate"), name: "blocklist-generate", passingArgumentsFrom: 2)
         }
-        if arguments.count >= 3, arguments[1] == "sms", arguments[2] == "serve" || arguments[2] == "simulate" {
+        if command == "sms", let subcommand = commandLineArgument(2), subcommand == "serve" || subcommand == "simulate" {
             // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only
             // returns if the exec failed, and the stub commands then say so.
-            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), arguments: ["blocklist-sms"] + arguments.dropFirst(2))
+            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), name: "blocklist-sms", passingArgumentsFrom: 2)
         }
-        let status: Int32
         do {
             var command = try parseAsRoot()
             try command.run()
-            status = 0
         } catch {
-            let code = exitCode(for: error)
-            let message = fullMessage(for: error)
-            if !message.isEmpty {
-                if code == .success { print(message) } else { Terminal.error(message + "\n") }
-            }
-            status = code.rawValue
+            StandardOutput.exit(exitCode(for: error).rawValue, message: fullMessage(for: error))
         }
-        StandardOutput.exit(status)
+        StandardOutput.exit(0)
     }
 }

@@ -241,12 +241,29 @@ private func post(_ body: String, close: Bool = false) -> String {
         (["simulate", "--file", "m.jsonl", "--timeout-ms", "-5"], "--timeout-ms must be"),
         (["simulate", "--file", "m.jsonl", "--timeout-ms", "99999999999999999999999"], "--timeout-ms must be"),
         (["simulate", "--file", "m.jsonl", "--concurrency", "-2"], "--concurrency must be"),
+        (["serve", "--path", "/a\r\nX-Injected: 1"], #"--path may hold only visible ASCII characters other than ? and #, as "/filter"; "/a\r\nX-Injected: 1" does not."#),
+        (["serve", "--path", "/a?b"], "--path may hold only"),
+        (["serve", "--host", ""], "--host must be an address or a host name"),
+        (["serve", "--host", "local host"], "--host must be an address or a host name"),
     ])
-    func numericOptionsOutsideTheirRangeGetTheToolsSentence(arguments: [String], expected: String) throws {
+    func optionsOutsideTheirRangeGetTheToolsSentence(arguments: [String], expected: String) throws {
         let result = try runBlocklist(["sms"] + arguments + ["--rules", directory.file("server.json")], in: directory.path)
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(expected), "\(result.stderr)")
         #expect(!result.stderr.contains("Missing value") && !result.stderr.contains("is invalid for"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
+    }
+
+    @Test func anAddressThatCannotBeListenedOnIsNamedInASentence() throws {
+        let server = try start([])
+        defer { _ = try? server.stop() }
+        let taken = try runBlocklist(
+            ["sms", "serve", "--rules", directory.file("server.json"), "--port", "\(port(of: server.url))"], in: directory.path)
+        #expect(taken.status == 1)
+        #expect(taken.stderr == "Error: Listening on 127.0.0.1 port \(port(of: server.url)) failed: Address already in use (errno 98).\n", "\(taken.stderr)")
+        let unknown = try runBlocklist(
+            ["sms", "serve", "--rules", directory.file("server.json"), "--host", "no-such-host.invalid", "--port", "0"], in: directory.path)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains(#"Listening on "no-such-host.invalid" failed: it is neither an IP address nor a host name"#), "\(unknown.stderr)")
     }
 }

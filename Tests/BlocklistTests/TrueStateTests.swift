@@ -106,7 +106,7 @@ import Testing
         ["status", "--store", "STORE"], ["status", "--json", "--store", "STORE"], ["enable", "1", "OUT", "--store", "STORE"],
         ["load", "OUT", "--store", "STORE", "--force"], ["lookup", "82701001", "--store", "STORE"],
         ["generate", "--output", "OUT"] + TrueStateTests.small, ["generate", "--json", "--output", "OUT"] + TrueStateTests.small,
-        ["--help"], ["generate", "--help"],
+        ["--help"], ["generate", "--help"], ["sms", "serve", "--help"], ["sms", "simulate", "--help"],
     ])
     func aFullStandardOutputIsAFailure(arguments: [String]) throws {
         let workspace = try Workspace()
