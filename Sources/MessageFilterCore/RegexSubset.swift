@@ -71,9 +71,25 @@ public enum RegexSubset {
         if everywhere(.start) || everywhere(.end) {
             throw RegexSubsetError("the pattern matches the empty string, so it would match every message; require at least one character")
         }
+        // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
+        // matches every message but the empty one.
+        let program = RegexProgram(node, caseInsensitive: false)
+        let matcher = RegexMatcher()
+        let matchesAll = anyCharacter.allSatisfy { probe in
+            var bytes = Array(probe.utf8)
+            return bytes.withUnsafeMutableBufferPointer { matcher.firstMatch(program, in: UnsafeBufferPointer($0)) }
+        }
+        if matchesAll {
+            throw RegexSubsetError("the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular")
+        }
         return node
     }
 }
+
+/// One character of every kind the subset tells apart: letters in both cases, a digit, `_`,
+/// punctuation, white space and a line feed, non-ASCII letters, a symbol and an emoji. (Other line
+/// breaks are left out: a message of only `\r` is no message, and `(.|\n)` should not pass for it.)
+private let anyCharacter = ["a", "Z", "7", "_", "!", "~", " ", "\t", "\n", "\u{3000}", "é", "ж", "가", "中", "€", "😀", "\u{0}"]
 
 extension String {
     func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }

@@ -354,7 +354,18 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         }
     }
 
-    @Test(arguments: ["^$", "\\b", "\\B", "^\\d*$", "a?b"])
+    /// A regex that matches any one character, of every kind, matches every message but the empty one.
+    @Test(arguments: ["[\\s\\S]", "(.|\\n)", "\\w|\\W", "[^x]", "^[\\d\\D]", "[\\s\\S]$", "(?:.|\\s)+", "\\b|\\B[\\s\\S]"])
+    func refusesRegexesThatMatchAnyOneCharacter(pattern: String) {
+        do {
+            _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
+            Issue.record("accepted \(pattern)")
+        } catch {
+            #expect(error.description.hasPrefix("the pattern matches any single character"), "\(error)")
+        }
+    }
+
+    @Test(arguments: ["^$", "\\b", "\\B", "^\\d*$", "a?b", ".", "\\S", "\\w", "[^a-z]", "\\W"])
     func acceptsRegexesThatMatchOnlySomeMessages(pattern: String) throws {
         _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
     }
