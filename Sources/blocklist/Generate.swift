@@ -59,11 +59,24 @@ struct Generate: ParsableCommand {
     @Flag(help: "Write into a directory that is not empty and not a blocklist set (its files are left untouched).")
     var force = false
 
+    /// Checked here rather than in `run`, so that a refusal prints `generate`'s own usage line.
     func validate() throws {
         if output.isEmpty { throw ValidationError("--output is empty; give a directory such as Output.") }
+        if options.listPaths.filter({ $0 == "-" }).count > 1 {
+            throw ValidationError("Standard input (-) can be read once; give at most one list as -.")
+        }
+        do {
+            _ = try options.spec()
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() throws {
+        try GenerateRunner.run(options)
+    }
+
+    private var options: GenerateOptions {
         var options = spec.options
         options.output = output
         options.noSync = noSync
@@ -77,14 +90,6 @@ struct Generate: ParsableCommand {
         options.skipInvalid = skipInvalid
         options.defaultCountry = defaultCountry
         options.layout = layout
-        if options.listPaths.filter({ $0 == "-" }).count > 1 {
-            throw ValidationError("Standard input (-) can be read once; give at most one list as -.")
-        }
-        do {
-            _ = try options.spec()
-        } catch {
-            throw ValidationError(error.message)
-        }
-        try GenerateRunner.run(options)
+        return options
     }
 }

@@ -79,6 +79,8 @@ import Testing
         (["generate", "--pattern", "+1###############"], "digits"),
         (["generate", "--pattern", "+8270########", "--range-size", "1000"], "at most 10000 are allowed"),
         (["generate", "--no-exclusions", "--exclude", "0"], "contradict"),
+        (["generate", "--allow-pattern", "abc"], "Pattern \"abc\" has \"a\" at digit 1"),
+        (["generate", "--numbers", "-", "--labels", "-"], "Standard input (-) can be read once"),
         (["cat"], "Missing expected argument"),
     ])
     func badArgumentsGetOneSentenceAndExit64(arguments: [String], fragment: String) throws {
@@ -86,6 +88,8 @@ import Testing
         let result = try runBlocklist(arguments + (arguments[0] == "generate" ? ["--output", directory.file("out")] : []))
         #expect(result.status == 64)
         #expect(result.stderr.contains(fragment), "\(result.stderr)")
+        // The command's own usage line, not the root's.
+        if arguments[0] == "generate" { #expect(result.stderr.contains("Usage: blocklist generate"), "\(result.stderr)") }
         #expect(!FileManager.default.fileExists(atPath: directory.file("out")), "nothing is written")
     }
 

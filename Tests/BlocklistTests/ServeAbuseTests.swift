@@ -184,12 +184,15 @@ private func post(_ body: String, close: Bool = false) -> String {
         for client in attackers { client.send("POST / HTTP/1.1\r\nHost: x\r\n") }
         usleep(200_000)
         let held = openDescriptors(pid)
-        #expect(held <= baseline + 20, "\(held) descriptors open, \(baseline) before")
+        // The cap's 20, and a few the server opens for itself once traffic starts (a CI run saw
+        // one more); without the cap it would be 60 more.
+        let slack = 24
+        #expect(held <= baseline + slack, "\(held) descriptors open, \(baseline) before")
         let client = try RawConnection(port: port(of: server.url))
         client.send(post(query, close: true))
         let answer = client.read(seconds: 10, until: "}")
         #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
-        #expect(openDescriptors(pid) <= baseline + 20)
+        #expect(openDescriptors(pid) <= baseline + slack)
     }
 
     @Test func sigtermWithAHalfSentBodyExitsWithinFiveSeconds() throws {

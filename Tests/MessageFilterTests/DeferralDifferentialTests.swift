@@ -13,7 +13,7 @@ import Testing
 
     @Test(arguments: seeds)
     func agreesWithPythonsJSON(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(state: seed)
         var cases: [(kind: String, bytes: [UInt8])] = []
         for _ in 0..<Self.casesPerKind {
             let query = Array(Documents.query(&random).utf8)
@@ -128,7 +128,7 @@ enum Documents {
     static let subActions =
         DeferralResponse.subActions.values.flatMap { $0 } + ["promotionalOthers", "transactionalFinance", "other", "promotional"]
 
-    static func string(_ random: inout SeededRandom) -> String {
+    static func string(_ random: inout SeededGenerator) -> String {
         var text = ""
         for _ in 0..<(random.next() % 6) {
             text += random.next() % 40 == 0 ? badPieces[Int(random.next() % UInt64(badPieces.count))] : pieces[Int(random.next() % UInt64(pieces.count))]
@@ -136,12 +136,12 @@ enum Documents {
         return "\"" + text + "\""
     }
 
-    static func space(_ random: inout SeededRandom) -> String {
+    static func space(_ random: inout SeededGenerator) -> String {
         ["", "", "", " ", "\n", "\t", "\r\n  "][Int(random.next() % 7)]
     }
 
     /// A JSON value of any kind, nested up to `depth` more levels.
-    static func value(_ random: inout SeededRandom, depth: Int) -> String {
+    static func value(_ random: inout SeededGenerator, depth: Int) -> String {
         switch random.next() % (depth > 0 ? 9 : 7) {
         case 0: return string(&random)
         case 1: return ["0", "-1", "1.5", "1e3", "-0.0", "123456789012345678901234567890", "1E-2"][Int(random.next() % 7)]
@@ -155,22 +155,22 @@ enum Documents {
         }
     }
 
-    static func object(_ members: [(String, String)], _ random: inout SeededRandom) -> String {
+    static func object(_ members: [(String, String)], _ random: inout SeededGenerator) -> String {
         "{" + space(&random) + members.map { "\($0.0)\(space(&random)):\(space(&random))\($0.1)" }.joined(separator: "," + space(&random))
             + space(&random) + "}"
     }
 
-    static func shuffled(_ members: [(String, String)], _ random: inout SeededRandom) -> [(String, String)] {
+    static func shuffled(_ members: [(String, String)], _ random: inout SeededGenerator) -> [(String, String)] {
         var members = members
         for index in members.indices.reversed() where index > 0 { members.swapAt(index, Int(random.next() % UInt64(index + 1))) }
         return members
     }
 
-    static func extras(_ random: inout SeededRandom) -> [(String, String)] {
+    static func extras(_ random: inout SeededGenerator) -> [(String, String)] {
         (0..<Int(random.next() % 3)).map { _ in (string(&random), value(&random, depth: 3)) }
     }
 
-    static func query(_ random: inout SeededRandom) -> String {
+    static func query(_ random: inout SeededGenerator) -> String {
         let version = ["1", "1", "2", "0", "-7", "1.0", "1e0", "1.5", "\"1\"", "true", "null", "9223372036854775807", "9223372036854775808"][
             Int(random.next() % 13)]
         let message = object(shuffled([("\"text\"", string(&random))] + extras(&random), &random), &random)
@@ -181,7 +181,7 @@ enum Documents {
         return space(&random) + object(shuffled(members + extras(&random), &random), &random) + space(&random)
     }
 
-    static func response(_ random: inout SeededRandom) -> String {
+    static func response(_ random: inout SeededGenerator) -> String {
         var members: [(String, String)] = []
         if random.next() % 8 != 0 { members.append(("\"action\"", "\"" + actions[Int(random.next() % UInt64(actions.count))] + "\"")) }
         if random.next() % 2 == 0 { members.append(("\"subAction\"", "\"" + subActions[Int(random.next() % UInt64(subActions.count))] + "\"")) }
@@ -192,7 +192,7 @@ enum Documents {
     static let interesting: [UInt8] = Array("{}[]\",:\\ \n0-.eEtfnu".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
 
     /// One to three byte-level changes: deletions, insertions, replacements, truncation, duplication.
-    static func mutate(_ bytes: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
         var bytes = bytes
         for _ in 0...(random.next() % 3) where !bytes.isEmpty {
             let at = Int(random.next() % UInt64(bytes.count))
@@ -235,17 +235,4 @@ enum Documents {
         result.append(("query", Array(#"{"_version":1,"app":{"version":"1"},"query":{"sender":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#"","message":{"text":"hi"}}}"#.utf8)))
         return result
     }()
-}
-
-/// SplitMix64, so that a seed gives the same documents everywhere.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
