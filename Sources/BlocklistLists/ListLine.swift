@@ -236,13 +236,8 @@ public struct ListLine: Sendable {
                 i += 1
                 continue
             }
-            guard let (length, second) = UTF8Sequence.shape(lead: lead), i + length <= bytes.count, second.contains(bytes[i + 1]) else {
-                throw ListLineError("the label is not valid UTF-8")
-            }
-            for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) { throw ListLineError("the label is not valid UTF-8") }
-            if lead == 0xC2, bytes[i + 1] <= 0x9F { throw controlCharacter(UInt32(bytes[i + 1])) }
-            var scalar = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
-            for k in 1..<length { scalar = scalar << 6 | UInt32(bytes[i + k] & 0x3F) }
+            guard let (scalar, length) = UTF8Sequence.decode(bytes, at: i) else { throw ListLineError("the label is not valid UTF-8") }
+            if (0x80...0x9F).contains(scalar) { throw controlCharacter(scalar) }
             if Self.isInvisible(scalar) {
                 throw ListLineError(
                     "the label holds U+\(String(scalar, radix: 16, uppercase: true)), an invisible format or separator character that could disguise it")
@@ -277,7 +272,7 @@ public struct ListLine: Sendable {
     static func describe(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> String {
         let byte = bytes[offset]
         guard byte >= 0x80 else { return describe(byte) }
-        guard let scalar = scalar(in: bytes, at: offset)?.scalar else { return describe(byte) }
+        guard let scalar = UTF8Sequence.decode(bytes, at: offset).flatMap({ Unicode.Scalar($0.scalar) }) else { return describe(byte) }
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         return isShown(scalar) ? "'\(Character(scalar))' (\(code))" : code
@@ -292,7 +287,7 @@ public struct ListLine: Sendable {
         var characters = 0
         while offset < bytes.count, characters < 40 {
             characters += 1
-            guard let (scalar, length) = scalar(in: bytes, at: offset) else {
+            guard let (value, length) = UTF8Sequence.decode(bytes, at: offset), let scalar = Unicode.Scalar(value) else {
                 result += "\\x" + String(bytes[offset], radix: 16, uppercase: true)
                 offset += 1
                 continue
@@ -307,22 +302,6 @@ public struct ListLine: Sendable {
             }
         }
         return offset < bytes.count ? result + "…" : result
-    }
-
-    /// The well-formed UTF-8 scalar at `offset`, and its length in bytes.
-    private static func scalar(in bytes: UnsafeRawBufferPointer, at offset: Int) -> (scalar: Unicode.Scalar, length: Int)? {
-        let lead = bytes[offset]
-        if lead < 0x80 { return (Unicode.Scalar(lead), 1) }
-        guard let (length, second) = UTF8Sequence.shape(lead: lead), offset + length <= bytes.count,
-            second.contains(bytes[offset + 1])
-        else { return nil }
-        var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
-        for index in 1..<length {
-            let byte = bytes[offset + index]
-            guard byte & 0xC0 == 0x80 else { return nil }
-            value = value << 6 | UInt32(byte & 0x3F)
-        }
-        return Unicode.Scalar(value).map { ($0, length) }
     }
 
     private static func isShown(_ scalar: Unicode.Scalar) -> Bool {

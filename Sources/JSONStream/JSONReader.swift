@@ -496,6 +496,7 @@ public struct JSONError: Error, Sendable, Equatable {
 public enum UTF8Sequence {
     /// For a lead byte, the sequence's length and the range its second byte must fall in (the
     /// bytes after it are 0x80–0xBF); `nil` for a byte that cannot start a multi-byte sequence.
+    @inlinable
     public static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
         switch lead {
         case 0xC2...0xDF: return (2, 0x80...0xBF)
@@ -507,5 +508,22 @@ public enum UTF8Sequence {
         case 0xF4: return (4, 0x80...0x8F)
         default: return nil
         }
+    }
+
+    /// The well-formed sequence starting at `offset` of `bytes`: its scalar and length, or `nil`
+    /// if none starts there (a stray continuation byte, an overlong form, a cut sequence).
+    @inlinable
+    public static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (scalar: UInt32, length: Int)?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        let lead = bytes[offset]
+        if lead < 0x80 { return (UInt32(lead), 1) }
+        guard let (length, second) = shape(lead: lead), offset + length <= bytes.endIndex, second.contains(bytes[offset + 1]) else { return nil }
+        var scalar = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for index in 1..<length {
+            let byte = bytes[offset + index]
+            guard byte & 0xC0 == 0x80 else { return nil }
+            scalar = scalar << 6 | UInt32(byte & 0x3F)
+        }
+        return (scalar, length)
     }
 }
