@@ -49,6 +49,18 @@ public enum RegexSubset {
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     public static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
         let node = try parse(pattern)
+        // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
+        // matches every message but the empty one. Checked here, where rules are accepted, and
+        // not in `parse`, which the classifier runs again for every regex it compiles.
+        let program = RegexProgram(node, caseInsensitive: false)
+        let matcher = RegexMatcher()
+        let matchesAll = anyCharacter.allSatisfy { probe in
+            var bytes = Array(probe.utf8)
+            return bytes.withUnsafeMutableBufferPointer { matcher.firstMatch(program, in: UnsafeBufferPointer($0)) }
+        }
+        if matchesAll {
+            throw RegexSubsetError("the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular")
+        }
         return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
     }
 
@@ -70,17 +82,6 @@ public enum RegexSubset {
         }
         if everywhere(.start) || everywhere(.end) {
             throw RegexSubsetError("the pattern matches the empty string, so it would match every message; require at least one character")
-        }
-        // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
-        // matches every message but the empty one.
-        let program = RegexProgram(node, caseInsensitive: false)
-        let matcher = RegexMatcher()
-        let matchesAll = anyCharacter.allSatisfy { probe in
-            var bytes = Array(probe.utf8)
-            return bytes.withUnsafeMutableBufferPointer { matcher.firstMatch(program, in: UnsafeBufferPointer($0)) }
-        }
-        if matchesAll {
-            throw RegexSubsetError("the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular")
         }
         return node
     }
