@@ -233,10 +233,13 @@ extension ShardSet {
             break
         case .missing:
             do {
-                try FileSystem.makeDirectory(path)
-                created = true
+                created = try FileSystem.makeDirectory(path)
             } catch {
                 throw BlocklistError(.io, "Cannot create the output directory \(path): \(error.message)", underlying: error)
+            }
+            // Made by another process since we looked: it must be a directory all the same.
+            if !created, try FileSystem.kind(path) != .directory {
+                throw BlocklistError(.io, "The output path \(path) is not a directory; give a directory with --output.")
             }
         case .file, .symlink, .other:
             throw BlocklistError(.io, "The output path \(path) is not a directory; give a directory with --output.")

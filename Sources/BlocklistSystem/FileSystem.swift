@@ -33,8 +33,17 @@ package enum FileSystem {
         path.withCString { access($0, W_OK | X_OK) } == 0
     }
 
-    package static func makeDirectory(_ path: String) throws(BlocklistError) {
-        guard path.withCString({ mkdir($0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path) }
+    /// Creates the directory `path`.
+    ///
+    /// - Returns: false if something already had that name (another process may have made it
+    ///   since the caller looked: the caller looks again, and did not create it).
+    @discardableResult
+    package static func makeDirectory(_ path: String) throws(BlocklistError) -> Bool {
+        guard path.withCString({ mkdir($0, 0o755) }) == 0 else {
+            if errno == EEXIST { return false }
+            throw _ioError("Creating the directory", path)
+        }
+        return true
     }
 
     /// Removes the directory `path` if it is empty (rmdir: never a symlink, never anything in it).
@@ -254,9 +263,17 @@ package final class DirectoryHandle {
         _ name: String, exclusive: Bool, create: Bool = true, what: String, patienceMilliseconds: Int = 0
     ) throws(BlocklistError) -> FileLock {
         let flags = create ? O_RDWR | O_CREAT : O_RDONLY
-        let lockFD = name.withCString { openat(fd, $0, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
-        guard lockFD >= 0 else { throw _ioError("Opening the lock file", path(of: name)) }
-        return try FileLock(fd: lockFD, path: path(of: name), exclusive: exclusive, what: what, patienceMilliseconds: patienceMilliseconds)
+        // A holder that gives the directory up removes the lock file before it unlocks; whoever
+        // waited for it then holds a lock on a file without a name, which a newcomer would not
+        // see. Lock the file that has the name instead.
+        for _ in 0..<3 {
+            let lockFD = name.withCString { openat(fd, $0, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
+            guard lockFD >= 0 else { throw _ioError("Opening the lock file", path(of: name)) }
+            let lock = try FileLock(fd: lockFD, path: path(of: name), exclusive: exclusive, what: what, patienceMilliseconds: patienceMilliseconds)
+            if !create || lock.isLinked { return lock }
+            lock.unlock()
+        }
+        throw BlocklistError(.busy, "\(what) is busy: its lock file \(path(of: name)) was removed three times while this process waited for it.")
     }
 }
 

@@ -118,6 +118,27 @@ import BlocklistSystem
         #expect(try Manifest.load(from: output) == before)
     }
 
+    /// Two generates that start into a missing directory at once: both see it missing, one
+    /// makes it, and the other uses it instead of failing on "File exists"; a holder that gives
+    /// the directory up removes its lock file, and whoever waited locks the file that has the name.
+    @Test func aDirectoryOrLockFileAnotherProcessMadeOrRemovedIsTakenAsItNowIs() throws {
+        let scratch = try TemporaryDirectory()
+        #expect(try FileSystem.makeDirectory(scratch.file("d")))
+        #expect(try FileSystem.makeDirectory(scratch.file("d")) == false)
+        let directory = try DirectoryHandle(path: scratch.file("d"))
+        nonisolated(unsafe) let held = try directory.lock("l", exclusive: true, what: "d")
+        let path = scratch.file("d/l")
+        let giver = Thread {
+            usleep(200_000)
+            unlink(path)
+            held.unlock()
+        }
+        giver.start()
+        let taken = try directory.lock("l", exclusive: true, what: "d", patienceMilliseconds: 5000)
+        #expect(taken.isLinked)
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
     /// SIGKILL of `blocklist load` or of its extension host at random moments: after each, the store
     /// passes integrity_check and every extension holds exactly the old or the new shard; a final
     /// run converges.
