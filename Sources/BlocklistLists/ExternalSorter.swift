@@ -41,8 +41,7 @@ package final class ExternalSorter {
     }
 
     private func sortBuffer() -> Int {
-        var slice = UnsafeMutableBufferPointer(rebasing: buffer[0..<filled])
-        slice.sort()
+        sortInPlace(UnsafeMutableBufferPointer(rebasing: buffer[0..<filled]))
         var unique = 0
         for index in 0..<filled where unique == 0 || buffer[unique - 1] != buffer[index] {
             buffer[unique] = buffer[index]

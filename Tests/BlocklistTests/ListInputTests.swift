@@ -375,3 +375,26 @@ import BlocklistSet
         }
     }
 }
+
+/// The external sorter's in-place sort against the standard library's, on the inputs that undo
+/// a careless quicksort: sorted, reversed, all equal, few distinct keys, organ pipes, and random.
+@Suite struct InPlaceSortTests {
+    @Test func sortsAsTheStandardLibraryDoesWithoutAScratchBuffer() {
+        var random = SplitMix64(state: 0x50A7)
+        for trial in 0..<400 {
+            let count = trial < 40 ? trial : Int.random(in: 0...5_000, using: &random)
+            var keys: [UInt64]
+            switch trial % 6 {
+            case 0: keys = (0..<count).map { UInt64($0) }
+            case 1: keys = (0..<count).map { UInt64(count - $0) }
+            case 2: keys = Array(repeating: 7, count: count)
+            case 3: keys = (0..<count).map { _ in UInt64.random(in: 0...3, using: &random) }
+            case 4: keys = (0..<count).map { UInt64(min($0, count - $0)) }
+            default: keys = (0..<count).map { _ in random.next() }
+            }
+            let expected = keys.sorted()
+            keys.withUnsafeMutableBufferPointer { sortInPlace($0) }
+            #expect(keys == expected, "trial \(trial), \(count) keys")
+        }
+    }
+}
