@@ -50,12 +50,28 @@ public struct BlockSpec: Hashable, Sendable {
         rangeSize: Int64 = BlockSpec.defaultRangeSize,
         capacity: Int64 = BlockSpec.defaultCapacity
     ) throws(BlocklistError) {
+        var parsed: [BlockPattern] = []
+        parsed.reserveCapacity(patterns.count)
+        for text in patterns { parsed.append(try BlockPattern(parsing: text)) }
+        try self.init(patterns: parsed, exclusions: exclusions, rangeSize: rangeSize, capacity: capacity)
+    }
+
+    /// Validates and normalises a spec of parsed patterns, in any order. Patterns already in order
+    /// are kept without a copy, so the spec shares the caller's array.
+    ///
+    /// - Throws: `BlocklistError` as `init(patterns:exclusions:rangeSize:capacity:)` for texts.
+    public init(
+        patterns: [BlockPattern],
+        exclusions: [String] = [],
+        rangeSize: Int64 = BlockSpec.defaultRangeSize,
+        capacity: Int64 = BlockSpec.defaultCapacity
+    ) throws(BlocklistError) {
         guard !patterns.isEmpty else {
             throw BlocklistError(.invalidSpec, "A block spec needs at least one pattern, e.g. +8270########.")
         }
-        var parsed: [BlockPattern] = []
-        for text in patterns { parsed.append(try BlockPattern(parsing: text)) }
-        parsed.sort { ($0.lowest, $0.highest) < ($1.lowest, $1.highest) }
+        var parsed = patterns
+        let inOrder: (BlockPattern, BlockPattern) -> Bool = { ($0.lowest, $0.highest) < ($1.lowest, $1.highest) }
+        if zip(parsed, parsed.dropFirst()).contains(where: { inOrder($1, $0) }) { parsed.sort(by: inOrder) }
         for (lower, upper) in zip(parsed, parsed.dropFirst()) where upper.lowest <= lower.highest {
             throw BlocklistError(
                 .invalidSpec,
@@ -116,7 +132,7 @@ public struct BlockSpec: Hashable, Sendable {
     /// than every pattern, which can never match. (A spec whose exclusions leave nothing is
     /// refused by `ShardPlan`.)
     public var warnings: [String] {
-        let longest = patterns.map(\.length).max() ?? 0
+        let longest = patterns.lazy.map(\.length).max() ?? 0
         return exclusions.filter { $0.utf8.count > longest }.map {
             "exclusion \($0) has \($0.utf8.count) digits, more than the \(longest) of the longest pattern, so it excludes nothing."
         }

@@ -2,55 +2,74 @@
 ///
 /// For each pattern it makes, when that pattern is reached, a table of how many accepted
 /// completions every (digit position, automaton state) pair has; tables are not kept, so twenty
-/// thousand patterns cost their rank offsets, not twenty thousand tables. With it, counting a shard takes a few hundred steps, and the
+/// thousand patterns cost a rank offset per 64 of them, not twenty thousand tables. With it, counting a shard takes a few hundred steps, and the
 /// generator jumps over whole blocks of accepted numbers (a block of `10^k` numbers whose last
 /// `k` digits are free and cannot complete an exclusion is one run) instead of visiting numbers.
 ///
 /// - Complexity: a table is O(digits × automaton states × 10) to build and holds
-///   `(digits + 1) × states` integers; memory is one table at a time, plus 8 bytes per pattern.
+///   `(digits + 1) × states` integers; memory is one table at a time, plus 8 bytes per 64 patterns.
 public struct CompiledSpec: Sendable {
     /// The spec this was compiled from.
     public let spec: BlockSpec
     package let automaton: ExclusionAutomaton
-    /// The global candidate rank of each pattern's first candidate, ascending.
-    package let rankOffsets: [Int64]
+    /// The global candidate rank of the first candidate of every `checkpointStride`-th pattern;
+    /// the patterns between add their candidate counts (`rankOffset(of:)`).
+    private let rankCheckpoints: [Int64]
+    private static let checkpointStride = 64
 
     public init(_ spec: BlockSpec) {
         self.spec = spec
         automaton = ExclusionAutomaton(exclusions: spec.exclusions)
         var offset: Int64 = 0
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(spec.patterns.count)
-        for pattern in spec.patterns {
-            offsets.append(offset)
+        var checkpoints: [Int64] = []
+        checkpoints.reserveCapacity(spec.patterns.count / Self.checkpointStride + 1)
+        for (index, pattern) in spec.patterns.enumerated() {
+            if index % Self.checkpointStride == 0 { checkpoints.append(offset) }
             offset += pattern.candidateCount
         }
-        rankOffsets = offsets
+        rankCheckpoints = checkpoints
+    }
+
+    /// The global candidate rank of pattern `index`'s first candidate.
+    package func rankOffset(of index: Int) -> Int64 {
+        let checkpoint = index / Self.checkpointStride
+        var offset = rankCheckpoints[checkpoint]
+        for between in (checkpoint * Self.checkpointStride)..<index { offset += spec.patterns[between].candidateCount }
+        return offset
     }
 
     /// Pattern `index`'s tables.
     package func compiled(_ index: Int) -> CompiledPattern {
-        CompiledPattern(spec.patterns[index], rankOffset: rankOffsets[index], automaton: automaton)
+        CompiledPattern(spec.patterns[index], rankOffset: rankOffset(of: index), automaton: automaton)
     }
 
     /// The patterns whose candidates meet `ranks`.
     package func patterns(overlapping ranks: Range<Int64>) -> Range<Int> {
-        // The last pattern starting at or below the range's start, through the last starting below its end.
+        // The last pattern starting at or below the range's start, through the last starting below
+        // its end: the last checkpoint at or below the start, then the patterns after it.
         var low = 0
-        var high = rankOffsets.count
+        var high = rankCheckpoints.count
         while low < high {
             let middle = (low + high) / 2
-            if rankOffsets[middle] <= ranks.lowerBound { low = middle + 1 } else { high = middle }
+            if rankCheckpoints[middle] <= ranks.lowerBound { low = middle + 1 } else { high = middle }
         }
-        let first = max(low - 1, 0)
+        var first = max(low - 1, 0) * Self.checkpointStride
+        var offset = rankCheckpoints[first / Self.checkpointStride]
+        while first + 1 < spec.patterns.count, offset + spec.patterns[first].candidateCount <= ranks.lowerBound {
+            offset += spec.patterns[first].candidateCount
+            first += 1
+        }
         var end = first
-        while end < rankOffsets.count, rankOffsets[end] < ranks.upperBound { end += 1 }
+        while end < spec.patterns.count, offset < ranks.upperBound {
+            offset += spec.patterns[end].candidateCount
+            end += 1
+        }
         return first..<end
     }
 
     /// The part of the global `ranks` that falls in pattern `index`, as local wildcard values.
     package func localRange(of index: Int, _ ranks: Range<Int64>) -> Range<Int64>? {
-        let offset = rankOffsets[index]
+        let offset = rankOffset(of: index)
         let lower = max(ranks.lowerBound, offset) - offset
         let upper = min(ranks.upperBound, offset + spec.patterns[index].candidateCount) - offset
         return lower < upper ? lower..<upper : nil

@@ -12,7 +12,7 @@ public struct ListSpec: Sendable {
     /// Files of numbers never to block or identify.
     public var allow: [String] = []
     /// Patterns never to block or identify.
-    public var allowPatterns: [String] = []
+    public var allowPatterns: [BlockPattern] = []
     /// CSV files of `number,label`.
     public var labels: [String] = []
     /// List files (JSON patterns with actions).
@@ -61,8 +61,8 @@ package final class PackedProducer: ShardProducer {
     private var identificationHead: (run: NumberRun, label: Int)?
     private var labelOrigin = ""
     /// The list files' patterns; identify patterns with their label's number.
-    private var listBlock: [(pattern: BlockPattern, label: Int)] = []
-    private var listAllow: [(pattern: BlockPattern, label: Int)] = []
+    private var listBlock: [BlockPattern] = []
+    private var listAllow: [BlockPattern] = []
     private var listIdentify: [(pattern: BlockPattern, label: Int)] = []
     /// Whether the boundaries came from the previous generation.
     package private(set) var keptBoundaries = false
@@ -71,15 +71,15 @@ package final class PackedProducer: ShardProducer {
 
     package var manifestSpec: Manifest.Spec {
         Manifest.Spec(
-            patterns: list.spec?.patterns.map(\.description) ?? [], exclusions: list.spec?.exclusions ?? [],
+            patterns: list.spec?.patterns ?? [], exclusions: list.spec?.exclusions ?? [],
             rangeSize: list.spec?.rangeSize ?? 0, capacity: list.capacity, layout: .packed,
             allowPatterns: list.allowPatterns, inputs: inputs, defaultCountry: list.defaultCountry, skipInvalid: list.skipInvalid)
     }
 
     package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
         let parser = ListLine(defaultCountry: list.defaultCountry)
-        listAllow.reserveCapacity(list.allowPatterns.count)
-        for text in list.allowPatterns { listAllow.append((try BlockPattern(parsing: text), 0)) }
+        // Shared with the options, not copied, unless a list file adds to them or they need sorting.
+        listAllow = list.allowPatterns
         numbers = try sort(list.numbers, kind: "numbers", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
         allowed = try sort(list.allow, kind: "allow", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
         var label: [UInt8] = []
@@ -96,8 +96,8 @@ package final class PackedProducer: ShardProducer {
         }
         for path in list.lists {
             let file = try ListFile.read(path)
-            listBlock += file.block.map { ($0, 0) }
-            listAllow += file.allow.map { ($0, 0) }
+            listBlock += file.block
+            listAllow += file.allow
             for (pattern, label) in file.identify {
                 do {
                     listIdentify.append((pattern, try labelNumber(label)))
@@ -107,10 +107,10 @@ package final class PackedProducer: ShardProducer {
             }
             inputs.append(file.input)
         }
-        // In the order the merges take them (highest first), once: each pass shares them.
-        listAllow.sort { $0.pattern.lowest > $1.pattern.lowest }
-        listBlock.sort { $0.pattern.lowest > $1.pattern.lowest }
-        listIdentify.sort { $0.pattern.lowest > $1.pattern.lowest }
+        // In the order the merges take them, once: each pass shares them.
+        if !LabelledUnion.inOrder(listAllow) { listAllow.sort { $0.lowest < $1.lowest } }
+        if !LabelledUnion.inOrder(listBlock) { listBlock.sort { $0.lowest < $1.lowest } }
+        listIdentify.sort { $0.pattern.lowest < $1.pattern.lowest }
         let labelFiles = list.labels + list.lists.filter { _ in !listIdentify.isEmpty }
         labelOrigin = labelFiles.count == 1 ? "in \(labelFiles[0])" : "in the labels and list files"
 
@@ -219,7 +219,7 @@ package final class PackedProducer: ShardProducer {
     }
 
     /// The numbers of `patterns` (all with label 0), overlaps merged.
-    private static func runs(of patterns: [(pattern: BlockPattern, label: Int)]) throws(BlocklistError) -> any RunSource {
+    private static func runs(of patterns: [BlockPattern]) throws(BlocklistError) -> any RunSource {
         UnlabelledRuns(try LabelledUnion([], patterns: patterns, labels: [[]], origin: ""))
     }
 
@@ -237,7 +237,10 @@ package final class PackedProducer: ShardProducer {
         blockingStream = try allowStream().map { DifferenceRuns(blocking, minus: $0) } ?? blocking
         let keyed = LabelledKeyRuns(try identified!.makeIterator(), labels: labels, origin: labelOrigin)
         let identification: any LabelledSource =
-            listIdentify.isEmpty ? keyed : try LabelledUnion([keyed], patterns: listIdentify, labels: labels, origin: labelOrigin)
+            listIdentify.isEmpty
+            ? keyed
+            : try LabelledUnion(
+                [keyed], patterns: listIdentify.map(\.pattern), patternLabels: listIdentify.map(\.label), labels: labels, origin: labelOrigin)
         identificationStream = try allowStream().map { LabelledDifference(identification, minus: $0) } ?? identification
         blockingHead = try blockingStream!.nextRun()
         identificationHead = try identificationStream!.nextLabelled()

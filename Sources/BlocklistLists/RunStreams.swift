@@ -243,7 +243,7 @@ final class PatternRuns: LabelledSource {
     init(_ pattern: BlockPattern, label: Int) throws(BlocklistError) {
         // One shard's range for the whole pattern: shards are the planner's business, and a
         // pattern that only allows or identifies numbers must never be cut into shards.
-        generator = CompiledSpec(try BlockSpec(patterns: [pattern.description], rangeSize: .max, capacity: BlockSpec.maximumCapacity)).runs()
+        generator = CompiledSpec(try BlockSpec(patterns: [pattern], rangeSize: .max, capacity: BlockSpec.maximumCapacity)).runs()
         self.label = label
     }
 
@@ -260,33 +260,47 @@ final class PatternRuns: LabelledSource {
 /// generators at once.
 final class LabelledUnion: LabelledSource {
     private var active: [(source: any LabelledSource, head: (run: NumberRun, label: Int))] = []
-    /// Patterns not started yet, highest lowest number first (so the next is `last`).
-    private let waiting: [(pattern: BlockPattern, label: Int)]
-    /// How many of `waiting` have not started (the next is `waiting[waitingCount - 1]`).
-    private var waitingCount: Int
+    /// Patterns, by their lowest number, and each one's label (all 0 when `waitingLabels` is
+    /// `nil`): parallel arrays, so that patterns handed over in order are shared, not copied.
+    private let waiting: [BlockPattern]
+    private let waitingLabels: [Int]?
+    /// The first of `waiting` not started yet.
+    private var nextIndex = 0
     private let labels: [[UInt8]]
     private let origin: String
 
-    init(_ sources: [any LabelledSource], patterns: [(pattern: BlockPattern, label: Int)], labels: [[UInt8]], origin: String) throws(BlocklistError) {
-        // Patterns handed over in this order already are shared, not copied.
-        let ordered = zip(patterns, patterns.dropFirst()).allSatisfy { $0.pattern.lowest >= $1.pattern.lowest }
-        waiting = ordered ? patterns : patterns.sorted { $0.pattern.lowest > $1.pattern.lowest }
-        waitingCount = waiting.count
+    /// - Parameters:
+    ///   - patterns: ordered by their lowest number (`LabelledUnion.inOrder`).
+    ///   - patternLabels: each pattern's label; `nil` for label 0 throughout.
+    init(
+        _ sources: [any LabelledSource], patterns: [BlockPattern], patternLabels: [Int]? = nil, labels: [[UInt8]], origin: String
+    ) throws(BlocklistError) {
+        precondition(patternLabels == nil || patternLabels!.count == patterns.count)
+        precondition(Self.inOrder(patterns), "patterns must be ordered by their lowest number")
+        waiting = patterns
+        waitingLabels = patternLabels
         self.labels = labels
         self.origin = origin
         for source in sources { try start(source) }
+    }
+
+    /// Whether `patterns` are ordered by their lowest number, as `init` takes them.
+    static func inOrder(_ patterns: [BlockPattern]) -> Bool {
+        zip(patterns, patterns.dropFirst()).allSatisfy { $0.lowest <= $1.lowest }
     }
 
     private func start(_ source: any LabelledSource) throws(BlocklistError) {
         if let head = try source.nextLabelled() { active.append((source, head)) }
     }
 
-    private var nextWaiting: (pattern: BlockPattern, label: Int)? { waitingCount > 0 ? waiting[waitingCount - 1] : nil }
+    private var nextWaiting: (pattern: BlockPattern, label: Int)? {
+        nextIndex < waiting.count ? (waiting[nextIndex], waitingLabels?[nextIndex] ?? 0) : nil
+    }
 
     /// Starts every waiting pattern whose lowest number is at most `number`.
     private func startPatterns(through number: Int64) throws(BlocklistError) {
         while let next = nextWaiting, next.pattern.lowest <= number {
-            waitingCount -= 1
+            nextIndex += 1
             try start(try PatternRuns(next.pattern, label: next.label))
         }
     }

@@ -85,13 +85,13 @@ public struct Manifest: Codable, Hashable, Sendable {
 
     /// The spec, as given to `generate`.
     public struct Spec: Codable, Hashable, Sendable {
-        public var patterns: [String]
+        public var patterns: [BlockPattern]
         public var exclusions: [String]
         public var rangeSize: Int64
         public var capacity: Int64
         /// Packed sets: the layout, the allow patterns and the list files.
         public var layout: Layout?
-        public var allowPatterns: [String]?
+        public var allowPatterns: [BlockPattern]?
         public var inputs: [Input]?
         /// Packed sets: the country code national numbers got, and whether invalid lines were
         /// skipped, so that `verify` can read the inputs again the same way.
@@ -99,7 +99,7 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var skipInvalid: Bool?
 
         public init(
-            patterns: [String], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [String]?, inputs: [Input]?,
+            patterns: [BlockPattern], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [BlockPattern]?, inputs: [Input]?,
             defaultCountry: Int64? = nil, skipInvalid: Bool? = nil
         ) {
             self.patterns = patterns
@@ -114,7 +114,7 @@ public struct Manifest: Codable, Hashable, Sendable {
         }
 
         public init(_ spec: BlockSpec) {
-            patterns = spec.patterns.map(\.description)
+            patterns = spec.patterns
             exclusions = spec.exclusions
             rangeSize = spec.rangeSize
             capacity = spec.capacity

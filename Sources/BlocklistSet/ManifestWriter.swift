@@ -110,11 +110,11 @@ public final class ManifestWriter {
 
     private func field(_ key: String, _ value: Int64) throws(BlocklistError) { try append("  \"\(key)\" : \(value),\n") }
 
-    private func list(_ values: [String]) throws(BlocklistError) {
+    private func list(_ values: [some CustomStringConvertible]) throws(BlocklistError) {
         try append("[")
         for (offset, value) in values.enumerated() {
             try append(offset == 0 ? " " : ", ")
-            try string(value)
+            try string(value.description)
         }
         try append(values.isEmpty ? "]" : " ]")
     }

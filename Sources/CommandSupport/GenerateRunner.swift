@@ -8,7 +8,12 @@ import BlocklistSystem
 ///
 /// This module links no Foundation: `generate` runs within an extension-sized memory budget.
 public struct GenerateOptions: Equatable, Sendable {
-    public var patterns: [String] = []
+    /// The `--pattern`s, parsed as they are added (`addPattern`): 8 bytes each, so that twenty
+    /// thousand of them cost 160 KB, shared with the spec and the manifest without a copy.
+    public private(set) var patterns: [BlockPattern] = []
+    /// How many patterns were written without their `+`, and the first of them, for one note.
+    public private(set) var patternsWithoutPlus = 0
+    public private(set) var firstPatternWithoutPlus: String?
     public var exclusions: [String] = []
     public var noExclusions = false
     public var rangeSize = BlockSpec.defaultRangeSize
@@ -20,7 +25,7 @@ public struct GenerateOptions: Equatable, Sendable {
     /// List inputs (a packed set).
     public var numbers: [String] = []
     public var allow: [String] = []
-    public var allowPatterns: [String] = []
+    public private(set) var allowPatterns: [BlockPattern] = []
     public var labels: [String] = []
     public var lists: [String] = []
     public var skipInvalid = false
@@ -29,6 +34,24 @@ public struct GenerateOptions: Equatable, Sendable {
     public var layout: String?
 
     public init() {}
+
+    /// Adds a `--pattern`.
+    ///
+    /// - Throws: `BlocklistError` naming what in `text` is not a pattern.
+    public mutating func addPattern(_ text: String) throws(BlocklistError) {
+        patterns.append(try BlockPattern(parsing: text))
+        if !text.hasPrefix("+") {
+            patternsWithoutPlus += 1
+            if firstPatternWithoutPlus == nil { firstPatternWithoutPlus = text }
+        }
+    }
+
+    /// Adds an `--allow-pattern`.
+    ///
+    /// - Throws: `BlocklistError` naming what in `text` is not a pattern.
+    public mutating func addAllowPattern(_ text: String) throws(BlocklistError) {
+        allowPatterns.append(try BlockPattern(parsing: text))
+    }
 
     /// Whether any list input is given.
     public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty }
@@ -60,9 +83,14 @@ public struct GenerateOptions: Equatable, Sendable {
         if let defaultCountry, !(1...999).contains(defaultCountry) {
             throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
         }
-        for pattern in allowPatterns { _ = try BlockPattern(parsing: pattern) }
+        if patterns.isEmpty {
+            return try BlockSpec(
+                patterns: BlockSpec.defaultPatterns,
+                exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
+                rangeSize: rangeSize, capacity: capacity)
+        }
         return try BlockSpec(
-            patterns: patterns.isEmpty ? BlockSpec.defaultPatterns : patterns,
+            patterns: patterns,
             exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
             rangeSize: rangeSize, capacity: capacity)
     }
@@ -73,11 +101,14 @@ public struct GenerateOptions: Equatable, Sendable {
     /// - Returns: `nil` for anything else (help, an unknown or repeated option, a value that
     ///   starts with `-`, a number that does not parse, a spec that does not validate): the CLI's
     ///   swift-argument-parser then parses the same arguments and says what is wrong.
-    public static func parseStrictly(_ arguments: ArraySlice<String>) -> GenerateOptions? {
+    public static func parseStrictly(_ arguments: some Sequence<String>) -> GenerateOptions? {
         var options = GenerateOptions()
         var seen: Set<String> = []
-        var rest = arguments
-        while let argument = rest.popFirst() {
+        // Room for every pattern the arguments can hold, taken at the first: an array that grows
+        // by doubling holds its old and new buffers at once, 384 KB for 20,000 patterns.
+        let mostPatterns = arguments.underestimatedCount / 2
+        var rest = arguments.makeIterator()
+        while let argument = rest.next() {
             var name = argument
             var inlineValue: String?
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
@@ -86,27 +117,31 @@ public struct GenerateOptions: Equatable, Sendable {
             }
             if name == "-o" { name = "--output" }
             func value() -> String? {
-                guard let text = inlineValue ?? rest.popFirst(), !text.hasPrefix("-") else { return nil }
+                guard let text = inlineValue ?? rest.next(), !text.hasPrefix("-") else { return nil }
                 return text
             }
             let repeatable = ["--pattern", "--exclude", "--numbers", "--allow", "--allow-pattern", "--labels", "--list"].contains(name)
             guard repeatable || seen.insert(name).inserted else { return nil }
             switch name {
-            case "--pattern": guard let text = value() else { return nil }; options.patterns.append(text)
+            case "--pattern":
+                if options.patterns.isEmpty { options.patterns.reserveCapacity(mostPatterns) }
+                guard let text = value(), (try? options.addPattern(text)) != nil else { return nil }
             case "--exclude": guard let text = value() else { return nil }; options.exclusions.append(text)
             case "--range-size": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.rangeSize = number
             case "--capacity": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.capacity = number
             case "--output": guard let text = value(), !text.isEmpty else { return nil }; options.output = text
             case "--numbers", "--allow", "--labels", "--list":
                 // `-` is standard input.
-                guard let text = inlineValue ?? rest.popFirst(), !text.isEmpty, text == "-" || !text.hasPrefix("-") else { return nil }
+                guard let text = inlineValue ?? rest.next(), !text.isEmpty, text == "-" || !text.hasPrefix("-") else { return nil }
                 switch name {
                 case "--numbers": options.numbers.append(text)
                 case "--allow": options.allow.append(text)
                 case "--list": options.lists.append(text)
                 default: options.labels.append(text)
                 }
-            case "--allow-pattern": guard let text = value() else { return nil }; options.allowPatterns.append(text)
+            case "--allow-pattern":
+                if options.allowPatterns.isEmpty { options.allowPatterns.reserveCapacity(mostPatterns) }
+                guard let text = value(), (try? options.addAllowPattern(text)) != nil else { return nil }
             case "--default-country": guard let number = value().flatMap({ Int64($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }) else { return nil }; options.defaultCountry = number
             case "--layout": guard let text = value() else { return nil }; options.layout = text
             case "--skip-invalid": guard inlineValue == nil else { return nil }; options.skipInvalid = true
@@ -131,8 +166,11 @@ public struct GenerateOptions: Equatable, Sendable {
 public enum GenerateRunner {
     public static func run(_ options: GenerateOptions) throws(BlocklistError) {
         let spec = try options.patternSpec()
-        for pattern in options.patterns where !pattern.hasPrefix("+") {
-            Terminal.error("note: pattern \(pattern) has no +; it is read as +\(pattern), country code first.\n")
+        if let first = options.firstPatternWithoutPlus {
+            Terminal.error(
+                options.patternsWithoutPlus == 1
+                    ? "note: pattern \(first) has no +; it is read as +\(first), country code first.\n"
+                    : "note: \(options.patternsWithoutPlus) patterns have no +, such as \(first); each is read as + then its digits, country code first.\n")
         }
         for warning in spec?.warnings ?? [] { Terminal.error("note: \(warning)\n") }
         let producer: any ShardProducer

@@ -62,29 +62,29 @@ struct Generate: ParsableCommand {
     /// Checked here rather than in `run`, so that a refusal prints `generate`'s own usage line.
     func validate() throws {
         if output.isEmpty { throw ValidationError("--output is empty; give a directory such as Output.") }
-        if options.listPaths.filter({ $0 == "-" }).count > 1 {
+        if (numbers + allow + labels + lists).filter({ $0 == "-" }).count > 1 {
             throw ValidationError("Standard input (-) can be read once; give at most one list as -.")
         }
         do {
-            _ = try options.spec()
+            _ = try options().spec()
         } catch {
             throw ValidationError(error.message)
         }
     }
 
     func run() throws {
-        try GenerateRunner.run(options)
+        try GenerateRunner.run(try options())
     }
 
-    private var options: GenerateOptions {
-        var options = spec.options
+    private func options() throws(BlocklistError) -> GenerateOptions {
+        var options = try spec.options()
         options.output = output
         options.noSync = noSync
         options.json = json
         options.force = force
         options.numbers = numbers
         options.allow = allow
-        options.allowPatterns = allowPatterns
+        for pattern in allowPatterns { try options.addAllowPattern(pattern) }
         options.labels = labels
         options.lists = lists
         options.skipInvalid = skipInvalid

@@ -27,9 +27,9 @@ struct SpecOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("The most entries a shard may hold (devices refuse 2,000,000).", valueName: "N"))
     var capacity: WholeNumber = WholeNumber(BlockSpec.defaultCapacity)
 
-    var options: GenerateOptions {
+    func options() throws(BlocklistError) -> GenerateOptions {
         var options = GenerateOptions()
-        options.patterns = patterns
+        for pattern in patterns { try options.addPattern(pattern) }
         options.exclusions = exclusions
         options.noExclusions = noExclusions
         options.rangeSize = rangeSize.value
@@ -39,7 +39,7 @@ struct SpecOptions: ParsableArguments {
 
     func validate() throws {
         do {
-            _ = try options.spec()
+            _ = try options().spec()
         } catch {
             throw ValidationError(error.message)
         }

@@ -121,6 +121,35 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
         }
     }
 
+    /// Hundreds of patterns of mixed widths, so that shards start and end between the rank
+    /// checkpoints CompiledSpec keeps (one per 64 patterns) as well as on them.
+    @Test func manyPatternsMatchBruteForceAcrossRankCheckpoints() throws {
+        var random = SplitMix64(state: 0x5EED_0002)
+        for _ in 0..<4 {
+            var prefixes = Set<Int>()
+            while prefixes.count < Int.random(in: 130...300, using: &random) { prefixes.insert(Int.random(in: 1000...9999, using: &random)) }
+            let patterns = prefixes.map { "+\($0)" + String(repeating: "#", count: Int.random(in: 0...2, using: &random)) }
+            let spec = try BlockSpec(
+                patterns: patterns, exclusions: ["7"], rangeSize: Int64.random(in: 1...300, using: &random), capacity: 1_000_000)
+            let compiled = CompiledSpec(spec)
+            let expected = bruteForce(spec)
+            #expect(expand(compiled.runs()) == expected)
+            var fromShards: [Int64] = []
+            for index in 1...spec.shardCount {
+                let numbers = expand(compiled.runs(shard: index))
+                #expect(Int64(numbers.count) == compiled.count(shard: index), "shard \(index) of \(spec.shardCount)")
+                fromShards += numbers
+            }
+            #expect(fromShards == expected)
+            // Every pattern's first candidate has the rank of the candidates of the patterns before it.
+            var rank: Int64 = 0
+            for (index, pattern) in spec.patterns.enumerated() {
+                #expect(compiled.rankOffset(of: index) == rank)
+                rank += pattern.candidateCount
+            }
+        }
+    }
+
     @Test func shardBoundariesSplitRunsAtTheRightRank() throws {
         let spec = try BlockSpec(patterns: ["+1####"], exclusions: ["99"], rangeSize: 1000)
         let compiled = CompiledSpec(spec)
