@@ -91,23 +91,21 @@ public func replaceProcess(with path: String, arguments: [String]) -> String {
 }
 
 /// Replaces this process with `path`, named `name` in argv[0] and given this process's own
-/// arguments from `first` on, passed as the kernel handed them over: no copy of them is made, so
-/// twenty thousand `--pattern`s cost their pointers, not a Swift array of strings and their
-/// duplicates. Returns only if exec failed, with errno's sentence.
+/// arguments from `first` on, passed as the kernel handed them over: the argument vector is
+/// reused in place (argv[first - 1] becomes `name`), so twenty thousand `--pattern`s cost no copy
+/// of their strings or of their pointers. Returns only if exec failed, with errno's sentence,
+/// after putting argv[first - 1] back.
 public func replaceProcess(with path: String, name: String, passingArgumentsFrom first: Int) -> String {
-    let count = Int(CommandLine.argc)
-    let pointers = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: max(count - first, 0) + 2)
-    defer { pointers.deallocate() }
+    precondition(first >= 1 && first <= Int(CommandLine.argc))
+    let argv = CommandLine.unsafeArgv
+    let replaced = argv[first - 1]
     let argv0 = strdup(name)
-    defer { free(argv0) }
-    pointers[0] = argv0
-    var end = 1
-    for index in first..<max(count, first) {
-        pointers[end] = CommandLine.unsafeArgv[index]
-        end += 1
+    defer {
+        argv[first - 1] = replaced
+        free(argv0)
     }
-    pointers[end] = nil
-    execv(path, pointers)
+    argv[first - 1] = argv0
+    execv(path, argv + (first - 1))
     return String(cString: strerror(errno))
 }
 
@@ -115,6 +113,33 @@ public func replaceProcess(with path: String, name: String, passingArgumentsFrom
 public func commandLineArgument(_ index: Int) -> String? {
     guard index < Int(CommandLine.argc), let pointer = CommandLine.unsafeArgv[index] else { return nil }
     return String(cString: pointer)
+}
+
+/// Gives the memory of this process's arguments after argv[0] back to the kernel, once they have
+/// been read into something smaller: the kernel copies them onto the stack at exec, and 20,000
+/// `--allow-pattern`s hold 940 KiB there for the whole run (the strings and their pointers).
+/// Only whole pages that hold nothing but those arguments are released; they read as zero bytes
+/// afterwards, so `commandLineArgument` returns `nil` for them and `CommandLine.arguments` must
+/// not be read. `/proc/PID/cmdline` (what `ps` shows) keeps argv[0]. Does nothing unless the
+/// strings lie end to end, as Linux puts them.
+public func releaseCommandLineArguments() {
+    let count = Int(CommandLine.argc)
+    let argv = CommandLine.unsafeArgv
+    guard count > 2, let first = argv[1] else { return }
+    var end = UnsafeRawPointer(first)
+    for index in 1..<count {
+        guard let argument = argv[index], UnsafeRawPointer(argument) == end else { return }
+        end += strlen(argument) + 1
+    }
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    func release(from start: UnsafeRawPointer, to end: UnsafeRawPointer) {
+        let low = (Int(bitPattern: start) + page - 1) / page * page
+        let high = Int(bitPattern: end) / page * page
+        guard high > low, let address = UnsafeMutableRawPointer(bitPattern: low) else { return }
+        _ = madvise(address, high - low, MADV_DONTNEED)
+    }
+    release(from: UnsafeRawPointer(first), to: end)
+    release(from: UnsafeRawPointer(argv + 1), to: UnsafeRawPointer(argv + count))
 }
 
 /// Set by `blocklist-generate` when it hands its arguments back to `blocklist generate`, which

@@ -12,14 +12,17 @@ import CommandSupport
 // typo, a bad value) goes back to `blocklist generate` in process, whose swift-argument-parser
 // says what is wrong exactly as for every other command.
 
-let arguments = CommandLine.arguments.dropFirst()
+// Each argument is read from `argv` as the parser reaches it, never kept as a whole array:
+// 20,000 `--pattern`s would cost 1 MiB of Strings before anything else ran.
+let arguments = (1..<Int(CommandLine.argc)).lazy.map { String(cString: CommandLine.unsafeArgv[$0]!) }
 guard let options = GenerateOptions.parseStrictly(arguments) else {
     setenv(inProcessVariable, "1", 1)
     let cli = siblingExecutable("blocklist")
-    let problem = replaceProcess(with: cli, arguments: ["blocklist", "generate"] + arguments)
+    let problem = replaceProcess(with: cli, arguments: ["blocklist", "generate"] + Array(arguments))
     Terminal.error("Error: cannot run \(cli) to parse these arguments: \(problem).\n")
     StandardOutput.exit(1)
 }
+releaseCommandLineArguments()
 do {
     try GenerateRunner.run(options)
 } catch {
