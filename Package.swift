@@ -147,6 +147,12 @@ let package = Package(
 
         // MARK: - Executables
 
+        /// Argument types the commands share through swift-argument-parser (`WholeNumber`).
+        .target(
+            name: "ArgumentTypes",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
@@ -193,6 +199,7 @@ let package = Package(
                 "BlocklistSystem",  // ChildProcess
                 "CommandSupport",
                 "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
+                "ArgumentTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -219,6 +226,7 @@ let package = Package(
                 "MessageFilterHosting",
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 "blocklist-generate",  // built with it: `generate` execs it from the same directory
+                "ArgumentTypes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],

@@ -3,8 +3,8 @@ import BlocklistLists
 import BlocklistSet
 import BlocklistSystem
 
-/// `blocklist generate`'s work, shared by the CLI (which parses with swift-argument-parser) and by
-/// the small `blocklist-generate` executable it hands the command to, so both print the same.
+/// `blocklist generate`'s options (read by `GenerateCommand`) and its work, shared by the CLI and
+/// by the small `blocklist-generate` executable it hands the command to.
 ///
 /// This module links no Foundation: `generate` runs within an extension-sized memory budget.
 public struct GenerateOptions: Equatable, Sendable {
@@ -45,6 +45,11 @@ public struct GenerateOptions: Equatable, Sendable {
             if firstPatternWithoutPlus == nil { firstPatternWithoutPlus = text }
         }
     }
+
+    /// Makes room for `count` patterns at once (an array that grows by doubling holds its old
+    /// and new buffers together).
+    public mutating func reservePatterns(_ count: Int) { patterns.reserveCapacity(count) }
+    public mutating func reserveAllowPatterns(_ count: Int) { allowPatterns.reserveCapacity(count) }
 
     /// Adds an `--allow-pattern`.
     ///
@@ -93,72 +98,6 @@ public struct GenerateOptions: Equatable, Sendable {
             patterns: patterns,
             exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
             rangeSize: rangeSize, capacity: capacity)
-    }
-
-    /// Reads the arguments after `generate` in the forms the help documents, each option at most
-    /// once (`--pattern` and `--exclude` may repeat): `--name value`, `--name=value`, `-o value`.
-    ///
-    /// - Returns: `nil` for anything else (help, an unknown or repeated option, a value that
-    ///   starts with `-`, a number that does not parse, a spec that does not validate): the CLI's
-    ///   swift-argument-parser then parses the same arguments and says what is wrong.
-    public static func parseStrictly(_ arguments: some Sequence<String>) -> GenerateOptions? {
-        var options = GenerateOptions()
-        var seen: Set<String> = []
-        // Room for every pattern the arguments can hold, taken at the first: an array that grows
-        // by doubling holds its old and new buffers at once, 384 KB for 20,000 patterns.
-        let mostPatterns = arguments.underestimatedCount / 2
-        var rest = arguments.makeIterator()
-        while let argument = rest.next() {
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            if name == "-o" { name = "--output" }
-            func value() -> String? {
-                guard let text = inlineValue ?? rest.next(), !text.hasPrefix("-") else { return nil }
-                return text
-            }
-            let repeatable = ["--pattern", "--exclude", "--numbers", "--allow", "--allow-pattern", "--labels", "--list"].contains(name)
-            guard repeatable || seen.insert(name).inserted else { return nil }
-            switch name {
-            case "--pattern":
-                if options.patterns.isEmpty { options.patterns.reserveCapacity(mostPatterns) }
-                guard let text = value(), (try? options.addPattern(text)) != nil else { return nil }
-            case "--exclude": guard let text = value() else { return nil }; options.exclusions.append(text)
-            case "--range-size": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.rangeSize = number
-            case "--capacity": guard let number = value().flatMap({ Int64($0) }) else { return nil }; options.capacity = number
-            case "--output": guard let text = value(), !text.isEmpty else { return nil }; options.output = text
-            case "--numbers", "--allow", "--labels", "--list":
-                // `-` is standard input.
-                guard let text = inlineValue ?? rest.next(), !text.isEmpty, text == "-" || !text.hasPrefix("-") else { return nil }
-                switch name {
-                case "--numbers": options.numbers.append(text)
-                case "--allow": options.allow.append(text)
-                case "--list": options.lists.append(text)
-                default: options.labels.append(text)
-                }
-            case "--allow-pattern":
-                if options.allowPatterns.isEmpty { options.allowPatterns.reserveCapacity(mostPatterns) }
-                guard let text = value(), (try? options.addAllowPattern(text)) != nil else { return nil }
-            case "--default-country": guard let number = value().flatMap({ Int64($0.hasPrefix("+") ? String($0.dropFirst()) : $0) }) else { return nil }; options.defaultCountry = number
-            case "--layout": guard let text = value() else { return nil }; options.layout = text
-            case "--skip-invalid": guard inlineValue == nil else { return nil }; options.skipInvalid = true
-            case "--no-exclusions", "--no-sync", "--json", "--force":
-                guard inlineValue == nil else { return nil }
-                switch name {
-                case "--no-exclusions": options.noExclusions = true
-                case "--no-sync": options.noSync = true
-                case "--json": options.json = true
-                default: options.force = true
-                }
-            default: return nil
-            }
-        }
-        guard (try? options.spec()) != nil else { return nil }
-        guard options.listPaths.filter({ $0 == "-" }).count <= 1 else { return nil }
-        return options
     }
 }
 

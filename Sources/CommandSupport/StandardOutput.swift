@@ -141,7 +141,3 @@ public func releaseCommandLineArguments() {
     release(from: UnsafeRawPointer(first), to: end)
     release(from: UnsafeRawPointer(argv + 1), to: UnsafeRawPointer(argv + count))
 }
-
-/// Set by `blocklist-generate` when it hands its arguments back to `blocklist generate`, which
-/// then runs in process instead of handing them over again.
-public let inProcessVariable = "BLOCKLIST_GENERATE_IN_PROCESS"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ArgumentTypes
 import Foundation
 import Hummingbird
 import HummingbirdCore

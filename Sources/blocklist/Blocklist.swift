@@ -15,7 +15,7 @@ struct Blocklist: ParsableCommand {
             Generates the sorted numbers of a block spec once, as small compressed shard files, one per \
             Call Directory extension (each holds fewer than 2,000,000 entries), and proves them correct.
             """,
-        version: "0.1.0",
+        version: blocklistVersion,
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
             Lookup.self, ListFileCommand.self, SMS.self, Bench.self, BenchWorkload.self,
@@ -28,9 +28,12 @@ struct Blocklist: ParsableCommand {
     static func main() {
         // Read in place: `CommandLine.arguments` would copy every argument before the hand-over.
         let command = commandLineArgument(1)
-        if command == "generate", getenv(inProcessVariable) == nil {
-            // Only returns if the exec failed; the command then runs here.
+        if command == "generate" || (command == "help" && commandLineArgument(2) == "generate") {
+            if command == "help" { GenerateCommand.main(["--help"]) }
+            // Only returns if the exec failed (blocklist-generate is not beside this copy); the
+            // same command then runs here, with more memory.
             _ = replaceProcess(with: siblingExecutable("blocklist-generate"), name: "blocklist-generate", passingArgumentsFrom: 2)
+            GenerateCommand.main(CommandLine.arguments.dropFirst(2))
         }
         if command == "sms", let subcommand = commandLineArgument(2), subcommand == "serve" || subcommand == "simulate" {
             // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
+import ArgumentTypes
 import BlocklistCore
 import BlocklistLists
 import BlocklistSet
@@ -94,10 +95,10 @@ struct Load: ParsableCommand {
     var memoryBudget = "7MiB"
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N"))
-    var deviceRate = WholeNumber(90_000)
+    var deviceRate: WholeNumber = 90_000
 
     @Option(parsing: .unconditional, help: ArgumentHelp("The most entries per extension.", valueName: "N"))
-    var capacity = WholeNumber(1_999_999)
+    var capacity: WholeNumber = 1_999_999
 
     @Option(help: "Count the capacity per extension or per request.")
     var capacityScope: CapacityScope = .perExtension
@@ -108,8 +109,10 @@ struct Load: ParsableCommand {
     func validate() throws {
         _ = try parseShardList(only)
         _ = try parseKiB(memoryBudget)
-        if deviceRate.value < 1 { throw ValidationError("--device-rate is \(deviceRate); it must be at least 1 entry a second.") }
-        if capacity.value < 1 { throw ValidationError("--capacity is \(capacity); it must be at least 1.") }
+        guard let rate = Int(deviceRate.text), rate >= 1 else {
+            throw ValidationError("--device-rate is \(deviceRate); it must be at least 1 entry a second.")
+        }
+        guard let entries = Int(capacity.text), entries >= 1 else { throw ValidationError("--capacity is \(capacity); it must be at least 1.") }
     }
 
     func run() throws {
@@ -117,7 +120,7 @@ struct Load: ParsableCommand {
         var options = ReloadOptions()
         options.strategy = strategy
         options.memoryBudgetKiB = try parseKiB(memoryBudget)
-        options.capacity = capacity.value
+        options.capacity = Int64(capacity.value)
         options.capacityScope = capacityScope
         let plan = try loader.identifiers(only: try parseShardList(only))
         let totalEntries = plan.reduce(Int64(0)) { $0 + $1.shard.count }
@@ -202,7 +205,7 @@ struct Load: ParsableCommand {
         if removed > 0 { summary += ", \(removed) removed" }
         if loaded > 0 {
             summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
-                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(deviceRate.value)) entries/s"
+                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate.value))) entries/s"
         }
         print(summary)
         if failures > 0 { throw ExitCode.failure }

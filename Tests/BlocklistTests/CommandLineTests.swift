@@ -159,3 +159,58 @@ import Testing
         #expect(report.generatorSpeedupOverSeed > 1)
     }
 }
+
+/// `generate` has one definition (`GenerateCommand`) and three ways in: `blocklist generate`,
+/// which execs `blocklist-generate`; `blocklist-generate` itself; and a lone copy of `blocklist`,
+/// which runs the command in process. Each must accept and refuse the same arguments with the same
+/// words and exit status.
+@Suite struct GenerateEntryPointTests {
+    static let vectors: [[String]] = [
+        [], ["--help"], ["-h"], ["--version"], ["--pattern", "+1###", "--help"],
+        ["--pattern", "+1###", "--no-sync"], ["--pattern=+1###", "-o", "x", "--no-sync", "--json"],
+        ["--pattern", "1###", "--pattern", "2##", "--no-sync", "--no-exclusions"],
+        ["--pattern"], ["--pattern", "--json"], ["--pattern", "+82x0###"], ["--pattern", "+1###", "--pattern", "+12##"],
+        ["--output"], ["--output", ""], ["-o"], ["--foo"], ["-x"], ["extra"], ["-"], ["--json=1"], ["--no-sync=yes"],
+        ["--capacity", "abc"], ["--capacity", "-5"], ["--range-size=0"], ["--default-country", "+1000"], ["--default-country", "x"],
+        ["--layout", "sideways"], ["--layout", "range", "--numbers", "n.txt"], ["--numbers", "-", "--labels", "-"],
+        ["--allow-pattern", "abc"], ["--no-exclusions", "--exclude", "0"], ["--exclude", ""],
+        ["--numbers", "n.txt", "--no-sync"], ["--numbers", "missing.txt", "--no-sync"],
+        ["--pattern", "+1###", "--output", "a", "--output", "b", "--no-sync"],
+    ]
+
+    @Test func everyEntryPointReadsArgumentsAlike() throws {
+        let scratch = try TemporaryDirectory()
+        let lone = scratch.file("lone")
+        try FileManager.default.createDirectory(atPath: lone, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: lone + "/blocklist")
+        let entryPoints: [(name: String, executable: String, prefix: [String])] = [
+            ("blocklist generate", productsDirectory + "/blocklist", ["generate"]),
+            ("blocklist-generate", productsDirectory + "/blocklist-generate", []),
+            ("a lone blocklist", lone + "/blocklist", ["generate"]),
+        ]
+        for (index, vector) in Self.vectors.enumerated() {
+            var results: [(String, CommandResult)] = []
+            for (point, entry) in entryPoints.enumerated() {
+                // The same relative paths in a directory of its own for each entry point.
+                let directory = scratch.file("\(index)-\(point)")
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+                try Data("+33612345678\n+33612345679\n".utf8).write(to: URL(fileURLWithPath: directory + "/n.txt"))
+                let result = try RunningBlocklist(entry.prefix + vector, in: directory, executable: entry.executable).wait()
+                results.append((entry.name, result))
+            }
+            let (firstName, first) = results[0]
+            #expect(first.status == 0 || first.status == 1 || first.status == 64, "\(vector): \(first.status)")
+            for (name, result) in results.dropFirst() {
+                #expect(result.status == first.status, "\(vector): \(name) exits \(result.status), \(firstName) \(first.status)")
+                #expect(result.stderr == first.stderr, "\(vector): \(name) says \(result.stderr), \(firstName) \(first.stderr)")
+                // A run's summary differs in its timing and memory lines only.
+                let steady = { (text: String) in
+                    text.replacingOccurrences(of: "[0-9a-f]{16}", with: "*", options: .regularExpression).split(separator: "\n").filter {
+                        !$0.contains("wall time") && !$0.contains("peak memory") && !$0.contains("seconds") && !$0.contains("KiB") && !$0.contains("entriesPerSecond")
+                    }
+                }
+                #expect(steady(result.stdout) == steady(first.stdout), "\(vector): \(name) prints \(result.stdout), \(firstName) \(first.stdout)")
+            }
+        }
+    }
+}
