@@ -3,6 +3,13 @@ import BlocklistCore
 /// The version every blocklist command prints for `--version`.
 public let blocklistVersion = "0.1.0"
 
+/// The one-line descriptions of the commands that `blocklist` hands to `blocklist-sms`: both
+/// executables list them, so they are written once.
+public enum SMSCommandText {
+    public static let serve = "Answer deferred Message Filter queries over HTTP, as a Message Filter extension's server does."
+    public static let simulate = "Play the Messages app: contacts pass, the extension answers offline, what it leaves at none is deferred to the server."
+}
+
 /// `blocklist generate`, defined once: its options, its help, its parser and its exit paths.
 ///
 /// Both entry points run this: the lean `blocklist-generate` executable, which `blocklist` execs

@@ -8,6 +8,7 @@ struct SMSTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blocklist sms",
         abstract: "The deferral server and the Messages app simulator for SMS rules.",
+        version: blocklistVersion,
         subcommands: [Serve.self, Simulate.self]
     )
 

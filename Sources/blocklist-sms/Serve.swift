@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import ArgumentTypes
 import Foundation
 import Hummingbird
@@ -13,7 +14,7 @@ import Synchronization
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Answer deferred Message Filter queries over HTTP.",
+        abstract: SMSCommandText.serve,
         discussion: """
             POST the JSON the system sends ({"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": \
             {"text": …}}}) to PATH; the answer is {"action": …, "rule": …} from the server's rules. Prints one line, \
@@ -21,7 +22,8 @@ struct Serve: AsyncParsableCommand {
             head or body takes longer than its timeout, or when it sits idle; past --max-connections new connections \
             wait in the kernel's queue. On SIGINT or SIGTERM it stops accepting, answers the requests that have \
             arrived, drops those still being sent, prints "stopped" and exits.
-            """)
+            """,
+        version: blocklistVersion)
 
     @Option(help: ArgumentHelp("The server's rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"))
     var rules: String

@@ -11,7 +11,7 @@ import BlocklistSystem
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play the Messages app: deliver messages through the extension, deferring to the server.",
+        abstract: SMSCommandText.simulate,
         discussion: """
             Messages from --contacts never reach the extension (iOS delivers them). For the others the extension, a \
             separate process with no network (blocklist-message-filter), answers offline; when it answers none and \
@@ -19,7 +19,8 @@ struct Simulate: AsyncParsableCommand {
             to the extension for the final action. A server that is down, slow, answers HTTP 500 or broken JSON ends \
             in none, with the reason. Prints each message's action, rule and whether it was deferred, then counts per \
             action, messages/s, p50 and p99 latency offline and deferred, and the extension's peak memory.
-            """)
+            """,
+        version: blocklistVersion)
 
     @Option(help: ArgumentHelp("The extension's rules: compiled rules, a directory holding them, or a JSON rules file.", valueName: "path"))
     var rules: String

@@ -35,6 +35,11 @@ struct Blocklist: ParsableCommand {
             _ = replaceProcess(with: siblingExecutable("blocklist-generate"), name: "blocklist-generate", passingArgumentsFrom: 2)
             GenerateCommand.main(CommandLine.arguments.dropFirst(2))
         }
+        if command == "help", commandLineArgument(2) == "sms", let subcommand = commandLineArgument(3), subcommand == "serve" || subcommand == "simulate" {
+            // Their help is blocklist-sms's own, the one definition of their options.
+            StandardOutput.flush()
+            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), arguments: ["blocklist-sms", subcommand, "--help"])
+        }
         if command == "sms", let subcommand = commandLineArgument(2), subcommand == "serve" || subcommand == "simulate" {
             // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only
             // returns if the exec failed, and the stub commands then say so.

@@ -193,7 +193,7 @@ struct SMSCheck: ParsableCommand {
 struct SMSServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Answer deferred queries over HTTP, as a Message Filter extension's server does (runs blocklist-sms).")
+        abstract: SMSCommandText.serve)
 
     @Argument(parsing: .captureForPassthrough, help: "See blocklist sms serve --help.")
     var arguments: [String] = []
@@ -204,7 +204,7 @@ struct SMSServe: ParsableCommand {
 struct SMSSimulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
-        abstract: "Play the Messages app: contacts pass, the extension answers offline, none is deferred to the server (runs blocklist-sms).")
+        abstract: SMSCommandText.simulate)
 
     @Argument(parsing: .captureForPassthrough, help: "See blocklist sms simulate --help.")
     var arguments: [String] = []

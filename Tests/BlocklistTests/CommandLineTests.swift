@@ -213,4 +213,22 @@ import Testing
             }
         }
     }
+
+    /// `sms serve` and `sms simulate` are defined in `blocklist-sms` only: every way of asking for
+    /// their help prints that one, and `--version` works on them as on every command.
+    @Test func smsServeAndSimulateHaveOneDefinition() throws {
+        for command in ["serve", "simulate"] {
+            let asked = try runBlocklist(["sms", command, "--help"])
+            let viaHelp = try runBlocklist(["help", "sms", command])
+            let direct = try RunningBlocklist([command, "--help"], executable: productsDirectory + "/blocklist-sms").wait()
+            #expect(asked.status == 0 && viaHelp.status == 0 && direct.status == 0)
+            #expect(asked.stdout == viaHelp.stdout, "\(command): \(viaHelp.stdout)")
+            #expect(asked.stdout == direct.stdout)
+            #expect(asked.stdout.contains("USAGE: blocklist sms \(command)"), "\(asked.stdout)")
+            let version = try runBlocklist(["sms", command, "--version"])
+            #expect(version.status == 0 && version.stdout == "0.1.0\n", "\(version.stdout) \(version.stderr)")
+        }
+        let generate = try runBlocklist(["generate", "--version"])
+        #expect(generate.stdout == "0.1.0\n")
+    }
 }
