@@ -49,7 +49,7 @@ struct Verify: ParsableCommand {
                 "OK: \(result.shardsVerified) shards, \(Terminal.grouped(result.entriesVerified)) entries, "
                     + "\(Terminal.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms\(inputs)")
         } else {
-            for problem in result.problems { Terminal.error("error: \(problem.message)\n") }
+            for problem in result.problems { Terminal.error("Error: \(problem.message)\n") }
             Terminal.error("\(result.problems.count) problem\(result.problems.count == 1 ? "" : "s") in \(directory)\n")
         }
         if !result.isValid { throw ExitCode.failure }

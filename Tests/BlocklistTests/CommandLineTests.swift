@@ -61,7 +61,7 @@ import Testing
         let verify = try runBlocklist(["verify", output])
         #expect(verify.status == 1)
         let lines = verify.stderr.split(separator: "\n")
-        #expect(lines.filter { $0.hasPrefix("error: ") }.count == 2)
+        #expect(lines.filter { $0.hasPrefix("Error: ") }.count == 2)
         #expect(lines.contains { $0.contains("shard-01.blk") } && lines.contains { $0.contains("shard-02.blk") })
         #expect(verify.stdout.isEmpty)
     }
