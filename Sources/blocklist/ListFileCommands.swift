@@ -25,9 +25,30 @@ struct ListFileCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The list file.", valueName: "file"))
         var file: String
 
+        @Flag(help: "Print what it holds as JSON.")
+        var json = false
+
+        struct Report: Encodable {
+            var file: String
+            var name: String?
+            var version: String?
+            var patterns: Int
+            var block: Int
+            var identify: Int
+            var allow: Int
+        }
+
         func run() throws {
             let list = try ListFile.read(file)
-            let counts = ListFile.Action.allCases.map { action in "\(list.entries.filter { $0.action == action }.count) \(action.rawValue)" }
+            let count = { (action: ListFile.Action) in list.entries.filter { $0.action == action }.count }
+            if json {
+                try printJSON(
+                    Report(
+                        file: file, name: list.name, version: list.version, patterns: list.entries.count,
+                        block: count(.block), identify: count(.identify), allow: count(.allow)))
+                return
+            }
+            let counts = ListFile.Action.allCases.map { action in "\(count(action)) \(action.rawValue)" }
             let title = [list.name.map { "\"\($0)\"" }, list.version.map { "version \($0)" }].compactMap { $0 }.joined(separator: ", ")
             print("\(file)\(title.isEmpty ? "" : " (\(title))"): \(list.entries.count) patterns: \(counts.joined(separator: ", ")).")
         }

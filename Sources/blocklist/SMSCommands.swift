@@ -86,6 +86,18 @@ struct SMSVerify: ParsableCommand {
     @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
     var rules: String?
 
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    struct Report: Encodable {
+        var file: String
+        var rules: Int
+        var states: Int
+        var bytes: Int
+        /// The rules file it was compared with, if any.
+        var source: String?
+    }
+
     func run() throws {
         let path = CompiledRulesFile.resolve(file)
         let bytes = try RulesLoader.readInput(path, limit: CompiledRulesFormat.maximumFileSize)
@@ -104,6 +116,10 @@ struct SMSVerify: ParsableCommand {
             guard RulesCompiler.compile(source.rules) == bytes else {
                 throw MessageFilterError(.corruptRules, "\(path) is sound but is not what \(rules) compiles to; run blocklist sms compile again.")
             }
+        }
+        if json {
+            try printJSON(Report(file: path, rules: compiled.rules.count, states: compiled.stateCount, bytes: compiled.byteCount, source: rules))
+            return
         }
         print(
             "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rules, \(Terminal.grouped(Int64(compiled.stateCount))) states, "

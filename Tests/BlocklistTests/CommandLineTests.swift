@@ -231,4 +231,25 @@ import Testing
         let generate = try runBlocklist(["generate", "--version"])
         #expect(generate.stdout == "0.1.0\n")
     }
+
+    /// `list-file check` and `sms verify` report as JSON too, like every command that reports.
+    @Test func listFileCheckAndSMSVerifyReportAsJSON() throws {
+        let scratch = try TemporaryDirectory()
+        let list = scratch.file("list.json")
+        try Data(#"{"name": "FR", "version": 12, "patterns": [{"pattern": "33162######", "action": "block", "name": "A"}, {"pattern": "33163######", "action": "allow", "name": "B"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: list))
+        let check = try runBlocklist(["list-file", "check", list, "--json"])
+        #expect(check.status == 0, "\(check.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any]
+        #expect(report?["patterns"] as? Int == 2 && report?["block"] as? Int == 1 && report?["allow"] as? Int == 1 && report?["identify"] as? Int == 0)
+        #expect(report?["name"] as? String == "FR" && report?["version"] as? String == "12")
+
+        let rules = PortableCoreTests.packageRoot.appendingPathComponent("docs/examples/sms-rules.json").path
+        let compile = try runBlocklist(["sms", "compile", rules, "--output", scratch.file("sms")])
+        #expect(compile.status == 0, "\(compile.stderr)")
+        let verify = try runBlocklist(["sms", "verify", scratch.file("sms"), "--rules", rules, "--json"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let verified = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
+        #expect((verified?["rules"] as? Int ?? 0) > 0 && verified?["source"] as? String == rules, "\(verify.stdout)")
+    }
 }
