@@ -237,7 +237,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol"]),
     ],

@@ -136,7 +136,7 @@ public enum GenerateCommand {
             if argument == "--version" { request = request ?? .version; continue }
             guard firstError == nil else { continue }
             do throws(UsageError) {
-                try read(argument, from: &rest, into: &options, mostPatterns: mostPatterns)
+                try read(argument, from: &rest, into: &options, mostPatterns: mostPatterns, request: &request)
             } catch {
                 firstError = error
             }
@@ -156,7 +156,8 @@ public enum GenerateCommand {
     }
 
     private static func read(
-        _ argument: String, from rest: inout some IteratorProtocol<String>, into options: inout GenerateOptions, mostPatterns: Int
+        _ argument: String, from rest: inout some IteratorProtocol<String>, into options: inout GenerateOptions, mostPatterns: Int,
+        request: inout Request?
     ) throws(UsageError) {
         var name = Substring(argument)
         var inlineValue: Substring?
@@ -183,6 +184,9 @@ public enum GenerateCommand {
             guard let value = inlineValue.map(String.init) ?? rest.next() else {
                 throw UsageError(message: "Missing value for '\(option.label)'.")
             }
+            // Help and version win wherever they stand, even where a value was expected.
+            if inlineValue == nil && (value == "-h" || value == "--help") { request = .help; return }
+            if inlineValue == nil && value == "--version" { request = request ?? .version; return }
             let refusedDash: Bool
             switch dashValues {
             case .refused: refusedDash = value.hasPrefix("-")
