@@ -41,10 +41,16 @@ public struct ShardPlan: Sendable {
         guard shards.contains(where: { $0.entryCount > 0 }) else {
             throw BlocklistError(
                 .invalidSpec,
-                "The exclusions \(spec.exclusions) leave none of the \(spec.candidateCount) numbers of \(spec.patterns.map(\.description).joined(separator: ", ")) to block; drop or lengthen an exclusion.")
+                "The exclusions \(spec.exclusions.joined(separator: ", ")) leave none of the \(spec.candidateCount) numbers of \(Self.named(spec.patterns)) to block; drop or lengthen an exclusion.")
         }
         self.compiled = compiled
         self.shards = shards
+    }
+
+    /// The first three patterns, and how many more: a sentence stays a sentence for 20,000.
+    static func named(_ patterns: [BlockPattern]) -> String {
+        let shown = patterns.prefix(3).map(\.description).joined(separator: ", ")
+        return patterns.count > 3 ? "\(shown) and \(patterns.count - 3) more patterns" : shown
     }
 
     /// The spec.

@@ -266,6 +266,8 @@ final class LabelledUnion: LabelledSource {
     private let waitingLabels: [Int]?
     /// The first of `waiting` not started yet.
     private var nextIndex = 0
+    /// How many patterns were started (those a run already held whole never are).
+    package private(set) var startedPatterns = 0
     private let labels: [[UInt8]]
     private let origin: String
 
@@ -297,10 +299,16 @@ final class LabelledUnion: LabelledSource {
         nextIndex < waiting.count ? (waiting[nextIndex], waitingLabels?[nextIndex] ?? 0) : nil
     }
 
-    /// Starts every waiting pattern whose lowest number is at most `number`.
-    private func startPatterns(through number: Int64) throws(BlocklistError) {
+    /// Starts every waiting pattern whose lowest number is at most `number`, except those that
+    /// `covering` (the run being built, and its label) holds whole: they add nothing, and a wide
+    /// pattern over twenty thousand narrow ones would otherwise start them all at once.
+    private func startPatterns(through number: Int64, covering: (run: NumberRun, label: Int)? = nil) throws(BlocklistError) {
         while let next = nextWaiting, next.pattern.lowest <= number {
             nextIndex += 1
+            if let covering, covering.label == next.label, covering.run.start <= next.pattern.lowest, next.pattern.highest <= covering.run.last {
+                continue
+            }
+            startedPatterns += 1
             try start(try PatternRuns(next.pattern, label: next.label))
         }
     }
@@ -324,7 +332,7 @@ final class LabelledUnion: LabelledSource {
         var merged = true
         while merged {
             merged = false
-            try startPatterns(through: current.last == Int64.max ? current.last : current.last + 1)
+            try startPatterns(through: current.last == Int64.max ? current.last : current.last + 1, covering: (current, label))
             var index = 0
             while index < active.count {
                 let (run, other) = active[index].head

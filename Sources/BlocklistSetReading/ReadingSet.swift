@@ -34,6 +34,16 @@ public final class ReadingSet {
             let manifest = try Manifest.load(from: directory)
             let setPath = directory + "/" + manifest.directory
             let marker = setPath + "/" + OutputDirectory.markerName
+            switch try FileSystem.kind(setPath, followingSymlinks: false) {
+            case .symlink:
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(setPath) is a symbolic link, not the directory generate wrote; blocklist follows no link inside a set. Generate the set again.")
+            case .file, .other:
+                throw BlocklistError(.invalidInput, "\(setPath) is not a directory; the manifest names it as the set's generation. Generate the set again.")
+            case .missing, .directory:
+                break
+            }
             let kind = try FileSystem.kind(marker, followingSymlinks: false)
             if kind == .missing, try FileSystem.kind(setPath, followingSymlinks: false) == .directory,
                 try Manifest.load(from: directory).generation == manifest.generation

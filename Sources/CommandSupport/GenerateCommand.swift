@@ -161,9 +161,17 @@ public enum GenerateCommand {
     ) throws(UsageError) {
         var name = Substring(argument)
         var inlineValue: Substring?
-        if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+        if argument.hasPrefix("-"), let equals = argument.firstIndex(of: "=") {
             name = argument[..<equals]
             inlineValue = argument[argument.index(after: equals)...]
+        }
+        if argument == "--" {
+            // The end of the options: generate takes no other arguments.
+            guard let next = rest.next() else { return }
+            // Help and version win wherever they stand.
+            if next == "-h" || next == "--help" { request = .help; return }
+            if next == "--version" { request = request ?? .version; return }
+            throw UsageError(message: "Unexpected argument '\(next)'; generate takes options only (see --help).")
         }
         let option: Option?
         if name.hasPrefix("--") {

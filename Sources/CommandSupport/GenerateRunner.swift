@@ -85,6 +85,12 @@ public struct GenerateOptions: Equatable, Sendable {
             throw BlocklistError(
                 .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern, --labels or --list; use --layout packed.")
         }
+        if hasLists && patterns.isEmpty && numbers.isEmpty && labels.isEmpty && lists.isEmpty {
+            // Lists replace the default pattern, so allow inputs alone would commit an empty set.
+            throw BlocklistError(
+                .invalidSpec,
+                "--allow and --allow-pattern only take numbers out of what a set blocks or identifies; give that too (--numbers, --labels, --list or --pattern), or the new set would be empty.")
+        }
         if let defaultCountry, !(1...999).contains(defaultCountry) {
             throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
         }

@@ -141,3 +141,37 @@ public func releaseCommandLineArguments() {
     release(from: UnsafeRawPointer(first), to: end)
     release(from: UnsafeRawPointer(argv + 1), to: UnsafeRawPointer(argv + count))
 }
+
+/// A refusal of the first argument that is not valid UTF-8, or `nil` when all are. Swift reads
+/// such an argument with U+FFFD in place of the bad bytes, so a path would name another file and a
+/// sender would match what it does not hold; every command refuses it instead (exit 64).
+public func argumentNotUTF8() -> String? {
+    for index in 1..<max(Int(CommandLine.argc), 1) {
+        guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var valid = true
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: break decoding
+            case .error:
+                valid = false
+                break decoding
+            }
+        }
+        guard !valid else { continue }
+        var shown = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F {
+                shown.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                shown += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return "Error: argument \(index), \"\(shown)\", is not valid UTF-8; blocklist takes paths and values as UTF-8 (rename the file, or pass its name through a link)."
+    }
+    return nil
+}

@@ -12,15 +12,27 @@ struct HTTPPoster: Sendable {
     let timeoutMilliseconds: Int64
     private let pool = ConnectionPool()
 
-    /// Reads `http://HOST:PORT/PATH`.
+    /// Reads `http://HOST:PORT/PATH`, an IPv6 host in brackets (`http://[::1]:8080/`, RFC 3986).
     init?(url: String, timeoutMilliseconds: Int64) {
         guard url.hasPrefix("http://") else { return nil }
         let rest = url.dropFirst("http://".count)
         let authority = rest.prefix { $0 != "/" }
         let path = rest.dropFirst(authority.count)
-        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
-        host = String(parts[0])
+        let hostPart: Substring
+        let portPart: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]"), authority[authority.index(after: close)...].hasPrefix(":") else { return nil }
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            portPart = authority[authority.index(close, offsetBy: 2)...]
+            guard hostPart.contains(":") else { return nil }
+        } else {
+            let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            hostPart = parts[0]
+            portPart = parts[1]
+        }
+        guard !hostPart.isEmpty, let port = Int(portPart), (1...65535).contains(port) else { return nil }
+        host = String(hostPart)
         self.port = port
         self.path = path.isEmpty ? "/" : String(path)
         self.timeoutMilliseconds = timeoutMilliseconds
@@ -48,7 +60,7 @@ struct HTTPPoster: Sendable {
         }
         let head = HTTPRequestHead(
             version: .http1_1, method: .POST, uri: path,
-            headers: ["Host": "\(host):\(port)", "Content-Type": "application/json", "Content-Length": "\(body.count)"])
+            headers: ["Host": host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", "Content-Type": "application/json", "Content-Length": "\(body.count)"])
         channel.eventLoop.execute {
             do {
                 try channel.pipeline.syncOperations.handler(type: ResponseCollector.self).expect(promise)

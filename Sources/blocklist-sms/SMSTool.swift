@@ -15,6 +15,7 @@ struct SMSTool: AsyncParsableCommand {
     /// Runs the command and exits non-zero if standard output lost anything, however the command
     /// ended: help and errors included (as `blocklist` does).
     static func main() async {
+        if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {

@@ -121,7 +121,8 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "blocklist-sms")
         logger.logLevel = .warning
-        let announced = "listening on http://\(host):%d\(path)"
+        // An IPv6 address goes in brackets in a URL (RFC 3986), so the line can be pasted as one.
+        let announced = "listening on http://\(host.contains(":") ? "[\(host)]" : host):%d\(path)"
         let timeouts = ConnectionTimeouts(
             header: .milliseconds(Int64(headerTimeoutMs.value)), body: .milliseconds(Int64(bodyTimeoutMs.value)),
             idle: .milliseconds(Int64(idleTimeoutMs.value)))

@@ -27,6 +27,7 @@ struct Blocklist: ParsableCommand {
     /// ended: help and errors included.
     static func main() {
         // Read in place: `CommandLine.arguments` would copy every argument before the hand-over.
+        if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
         let command = commandLineArgument(1)
         if command == "generate" || (command == "help" && commandLineArgument(2) == "generate") {
             if command == "help" { GenerateCommand.main(["--help"]) }

@@ -81,6 +81,8 @@ import Testing
         (["generate", "--no-exclusions", "--exclude", "0"], "contradict"),
         (["generate", "--allow-pattern", "abc"], "Pattern \"abc\" has \"a\" at digit 1"),
         (["generate", "--numbers", "-", "--labels", "-"], "Standard input (-) can be read once"),
+        (["generate", "--allow-pattern", "+999#######"], "or the new set would be empty"),
+        (["generate", "--allow", "a.txt"], "or the new set would be empty"),
         (["cat"], "Missing expected argument"),
     ])
     func badArgumentsGetOneSentenceAndExit64(arguments: [String], fragment: String) throws {

@@ -28,7 +28,11 @@ import Testing
             index += 1
             var name: String
             var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+            if argument == "--" { return index < vector.count ? .refused : .parsed }
+            if argument.hasPrefix("-o=") {
+                name = "output"
+                inline = String(argument.dropFirst(3))
+            } else if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                 name = String(argument[argument.index(argument.startIndex, offsetBy: 2)..<equals])
                 inline = String(argument[argument.index(after: equals)...])
             } else if argument.hasPrefix("--") {
@@ -68,7 +72,7 @@ import Testing
                 case 0: vector.append("--" + Self.flags.randomElement(using: &random)!)
                 case 1...4: vector.append("--" + Self.values.randomElement(using: &random)!)
                 case 5: vector.append("--" + Self.values.randomElement(using: &random)! + "=" + Self.words.randomElement(using: &random)!)
-                case 6: vector.append(["--help", "-h", "--version", "--bogus", "-x", "-o", "--"].randomElement(using: &random)!)
+                case 6: vector.append(["--help", "-h", "--version", "--bogus", "-x", "-o", "--", "-o=x", "-o="].randomElement(using: &random)!)
                 default: vector.append(Self.words.randomElement(using: &random)!)
                 }
             }
@@ -81,14 +85,15 @@ import Testing
                 // Rebuild the spec the independent way: only patterns and numbers matter to it.
                 func value(_ at: inout Int) -> String {
                     let argument = vector[at]
-                    if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") { return String(argument[argument.index(after: equals)...]) }
+                    if let equals = argument.firstIndex(of: "="), argument.hasPrefix("-") { return String(argument[argument.index(after: equals)...]) }
                     at += 1
                     return vector[at]
                 }
                 var valid = true
                 while index < vector.count {
                     let argument = vector[index]
-                    let name = argument == "-o" ? "output" : String(argument.dropFirst(2).prefix { $0 != "=" })
+                    if argument == "--" { break }
+                    let name = argument == "-o" || argument.hasPrefix("-o=") ? "output" : String(argument.dropFirst(2).prefix { $0 != "=" })
                     if Self.values.contains(name) {
                         let text = value(&index)
                         switch name {

@@ -398,3 +398,26 @@ import BlocklistSet
         }
     }
 }
+
+/// Patterns inside a wider one (allow or list patterns may overlap) are never started: each costs
+/// a generator with its tables, and 20,000 of them under `+1#########` reached 32 MB.
+@Suite struct CoveredPatternTests {
+    @Test func patternsAWiderOneHoldsAreSkippedAndNothingIsLost() throws {
+        var patterns = (0..<3_000).map { try! BlockPattern(parsing: String(format: "+1%05d####", $0 * 3)) }
+        patterns.append(try BlockPattern(parsing: "+1#########"))
+        patterns.append(try BlockPattern(parsing: "+2000##"))
+        patterns.append(try BlockPattern(parsing: "+20001#"))
+        patterns.sort { $0.lowest < $1.lowest }
+        let union = try LabelledUnion([], patterns: patterns, labels: [[]], origin: "")
+        var runs: [NumberRun] = []
+        while let next = try union.nextLabelled() { runs.append(next.run) }
+        #expect(runs == [NumberRun(first: 200_000, last: 200_099), NumberRun(first: 1_000_000_000, last: 1_999_999_999)])
+        #expect(union.startedPatterns <= 4, "\(union.startedPatterns) patterns started")
+
+        // A different label inside a labelled run is still a conflict, not skipped.
+        let labelled = try LabelledUnion(
+            [], patterns: [try BlockPattern(parsing: "+1####"), try BlockPattern(parsing: "+12###")], patternLabels: [0, 1],
+            labels: [Array("A".utf8), Array("B".utf8)], origin: "in test")
+        #expect(throws: BlocklistError.self) { while try labelled.nextLabelled() != nil {} }
+    }
+}

@@ -145,6 +145,17 @@ final class RunningServer {
         #expect(stopped.stdout.hasSuffix("stopped\n"))
     }
 
+    /// A server on IPv6 announces a URL with the address in brackets (RFC 3986), and simulate
+    /// reaches it through that URL as printed.
+    @Test func anIPv6ServerAnnouncesAURLSimulateCanUse() throws {
+        let server = try RunningServer(["--rules", directory.file("server.json"), "--host", "::1"])
+        #expect(server.url.hasPrefix("http://[::1]:"), "\(server.url)")
+        let result = try runBlocklist(["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", server.url], in: directory.path)
+        _ = try server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n")[3].hasSuffix("deferred"), "\(result.stdout)")
+    }
+
     @Test(arguments: [
         (["--fault", "status500"], "the server answered HTTP 500"),
         (["--fault", "malformed"], "not valid JSON"),

@@ -220,4 +220,38 @@ import Testing
             #expect(many.stdout.contains("entries      30,000"), "\(many.stdout)")
         }
     }
+
+    /// An argument that is not valid UTF-8 is refused by every executable, before anything is
+    /// read or written: Swift would have read it with U+FFFD, naming another file.
+    @Test func argumentsThatAreNotUTF8AreRefused() throws {
+        let scratch = try TemporaryDirectory()
+        for (executable, arguments) in [
+            ("blocklist", #"generate -o "$(printf 'o\377')""#), ("blocklist-generate", #"-o "$(printf 'o\377')""#),
+            ("blocklist", #"verify "$(printf 'o\377')""#), ("blocklist", #"sms check --rules x --sender "$(printf 'BANK\377')" --body hi"#),
+            ("blocklist-sms", #"serve --rules "$(printf 'r\377')""#),
+        ] {
+            let result = try RunningBlocklist(
+                ["-c", #"exec "$0" "# + arguments, productsDirectory + "/" + executable], in: scratch.path, executable: "/bin/sh"
+            ).wait()
+            #expect(result.status == 64, "\(executable) \(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("is not valid UTF-8") && result.stderr.contains("\\xFF"), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    /// A generation directory swapped for a symbolic link is named as one, not retried as if a
+    /// generate kept changing the set.
+    @Test func aGenerationThatIsASymlinkIsNamedAsOne() throws {
+        let scratch = try TemporaryDirectory()
+        let output = scratch.file("out")
+        #expect(try runBlocklist(["generate", "--pattern", "+1###", "--no-sync", "--output", output]).status == 0)
+        let manifest = try Manifest.load(from: output)
+        let set = output + "/" + manifest.directory
+        try FileManager.default.moveItem(atPath: set, toPath: output + "/elsewhere")
+        try FileManager.default.createSymbolicLink(atPath: set, withDestinationPath: "elsewhere")
+        let verify = try runBlocklist(["verify", output])
+        #expect(verify.status == 1)
+        #expect(verify.stderr.contains("is a symbolic link"), "\(verify.stderr)")
+        #expect(!verify.stderr.contains("kept changing"))
+    }
 }
