@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import BlocklistCore
 
 /// The version every blocklist command prints for `--version`.
@@ -253,6 +260,10 @@ public enum GenerateCommand {
     /// a usage error; 1 for a run that failed. `beforeRun` runs once the arguments are parsed
     /// (the lean executable gives their pages back there).
     public static func main(_ arguments: some Sequence<String>, beforeRun: () -> Void = {}) -> Never {
+        // A closed standard input would let the first file opened take descriptor 0, and `-`
+        // would then read that file; /dev/null holds the place, and `-` is refused by name.
+        let standardInputClosed = fcntl(0, F_GETFD) == -1
+        if standardInputClosed { _ = open("/dev/null", O_RDONLY) }
         switch parse(arguments) {
         case .failure(let error):
             StandardOutput.exit(64, message: usageMessage(error))
@@ -260,6 +271,8 @@ public enum GenerateCommand {
             StandardOutput.exit(0, message: help.hasSuffix("\n") ? String(help.dropLast()) : help)
         case .success(.version):
             StandardOutput.exit(0, message: blocklistVersion)
+        case .success(.run(let options)) where standardInputClosed && options.listPaths.contains("-"):
+            StandardOutput.exit(64, message: usageMessage(UsageError(message: "Standard input is closed, so - has nothing to read; give the list as a file or pipe it in.")))
         case .success(.run(let options)):
             beforeRun()
             do {

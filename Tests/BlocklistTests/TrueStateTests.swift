@@ -254,4 +254,16 @@ import Testing
         #expect(verify.stderr.contains("is a symbolic link"), "\(verify.stderr)")
         #expect(!verify.stderr.contains("kept changing"))
     }
+
+    /// `--numbers -` with standard input closed is named as that; the output directory opened
+    /// later never takes descriptor 0 and is never read as the list.
+    @Test func aClosedStandardInputIsNamed() throws {
+        let scratch = try TemporaryDirectory()
+        let result = try RunningBlocklist(
+            ["-c", #"exec "$0" generate --numbers - --no-sync -o out <&-"#, productsDirectory + "/blocklist"], in: scratch.path, executable: "/bin/sh"
+        ).wait()
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("Standard input is closed"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))
+    }
 }
