@@ -130,14 +130,22 @@ public struct RulesFile: Sendable {
             }
             return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
         }
+        /// A JSON word for what a Swift type reads, never the type's own name.
+        func json(_ type: Any.Type) -> String {
+            if type == [MessageRule].self || type == Array<Any>.self { return "a JSON array of rules" }
+            if type == String.self { return "a string" }
+            if type == Bool.self { return "a boolean (true or false)" }
+            if type == Int.self || type == Int64.self || type == Double.self { return "a number" }
+            if type == MessageRule.self || "\(type)".hasPrefix("Dictionary") { return "an object (a rule: {\"name\": …, \"target\": …})" }
+            return "a value of another kind"
+        }
         switch error {
         case .keyNotFound(let key, let context):
             return "\(source):\(place(context.codingPath)) has no field \"\(key.stringValue)\", which every rule needs."
         case .typeMismatch(let type, let context):
-            let what = type == [MessageRule].self || type == Array<Any>.self ? "a JSON array of rules" : "a \(type == String.self ? "string" : type == Bool.self ? "boolean (true or false)" : "\(type)")"
-            return "\(source):\(place(context.codingPath)) should be \(what)."
+            return "\(source):\(place(context.codingPath)) should be \(json(type))."
         case .valueNotFound(let type, let context):
-            return "\(source):\(place(context.codingPath)) is null; it should be a \(type == String.self ? "string" : "\(type)")."
+            return "\(source):\(place(context.codingPath)) is null; it should be \(json(type))."
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 let underlying = context.underlyingError.map { "\($0)" }

@@ -127,6 +127,8 @@ let sampleRules = [
         (#"[{"name":"","target":"body","match":"contains","value":"x","action":"junk"}]"#, "name is empty"),
         (#"[{"name":"a","target":"body","match":"contains","value":"\u200B","action":"junk"}]"#, "only invisible"),
         (#"{"rules": []}"#, "JSON array"),
+        ("[1]", "rule 1 should be an object"), ("[null]", "rule 1 is null; it should be an object"),
+        (#"[{"name":1,"target":"body","match":"contains","value":"x","action":"junk"}]"#, "field \"name\" should be a string"),
         ("[", "not valid JSON"),
         (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","action":"allow"}]"#,
          "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"),
