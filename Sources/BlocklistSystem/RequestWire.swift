@@ -4,18 +4,22 @@
 /// Identification additions name the label that the last `label` record (a `count`-byte UTF-8
 /// label) set.
 package enum RequestWire {
-    package static let add: UInt8 = 1
-    package static let remove: UInt8 = 2
-    package static let removeAll: UInt8 = 3
-    package static let complete: UInt8 = 4
-    package static let cancel: UInt8 = 5
-    package static let label: UInt8 = 6
-    package static let addIdentification: UInt8 = 7
-    package static let removeIdentification: UInt8 = 8
-    package static let removeAllIdentification: UInt8 = 9
+    /// A record's operation, its first byte.
+    package enum Operation: UInt8, Sendable {
+        case add = 1
+        case remove = 2
+        case removeAll = 3
+        case complete = 4
+        case cancel = 5
+        case label = 6
+        case addIdentification = 7
+        case removeIdentification = 8
+        case removeAllIdentification = 9
 
-    /// Whether `operation`'s payload is bytes (`count` of them) rather than numbers.
-    package static func carriesBytes(_ operation: UInt8) -> Bool { operation == cancel || operation == label }
+        /// Whether the payload is bytes (`count` of them) rather than numbers.
+        package var carriesBytes: Bool { self == .cancel || self == .label }
+    }
+
     /// Operation byte and count.
     package static let recordHeaderSize = 5
     /// The most numbers one record carries.

@@ -19,14 +19,25 @@ public final class CallDirectoryStore {
     /// for writing.
     public static let schemaVersion: Int64 = 2
 
+    /// Where an extension's last reload left it, as the store's `state` column spells it.
+    public enum ExtensionState: String, Hashable, Sendable, Codable, CustomStringConvertible {
+        /// Never loaded.
+        case registered
+        /// Its last reload committed.
+        case loaded
+        /// Its last reload failed; the next one starts over (non-incremental).
+        case failed
+
+        public var description: String { rawValue }
+    }
+
     /// An extension's row.
     public struct Extension: Hashable, Sendable, Codable {
         public var identifier: String
         public var index: Int
         /// The Settings switch.
         public var enabled: Bool
-        /// "registered" (never loaded), "loaded" or "failed".
-        public var state: String
+        public var state: ExtensionState
         /// Whether the next request must be non-incremental (first load, re-enabled, after a failure).
         public var needsFullReload: Bool
         public var loadedChecksum: String?
@@ -230,10 +241,16 @@ public final class CallDirectoryStore {
             """)
         var result: [Extension] = []
         while try query.step() {
+            let text = query.text(3) ?? ""
+            guard let state = ExtensionState(rawValue: text) else {
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(path): extension \(query.text(0) ?? "?") has state \"\(text)\", which is none of registered, loaded and failed; the store was changed by another program.")
+            }
             result.append(
                 Extension(
                     identifier: query.text(0) ?? "", index: Int(query.integer(1)), enabled: query.integer(2) != 0,
-                    state: query.text(3) ?? "", needsFullReload: query.integer(4) != 0, loadedChecksum: query.text(5),
+                    state: state, needsFullReload: query.integer(4) != 0, loadedChecksum: query.text(5),
                     loadedCount: query.integer(6), lastLoadAt: query.isNull(7) ? nil : query.integer(7),
                     lastDurationMilliseconds: query.isNull(8) ? nil : query.integer(8),
                     peakMemoryKiB: query.isNull(9) ? nil : query.integer(9), lastError: query.text(10)))

@@ -110,7 +110,7 @@ public final class CallDirectorySystem {
 
         let clock = ContinuousClock()
         let started = clock.now
-        let incremental = row.state == "loaded" && !row.needsFullReload
+        let incremental = row.state == .loaded && !row.needsFullReload
         var identified: Int64 = 0
         if incremental {
             do {

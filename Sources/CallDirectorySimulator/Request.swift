@@ -165,9 +165,11 @@ struct Request {
     private mutating func apply(_ bytes: UnsafeRawBufferPointer) throws(CallDirectoryError) -> Int {
         var offset = 0
         while bytes.count - offset >= RequestWire.recordHeaderSize {
-            let operation = bytes[offset]
+            guard let operation = RequestWire.Operation(rawValue: bytes[offset]) else {
+                throw CallDirectoryError(.unknown, "\(identifier): the extension sent an unknown operation \(bytes[offset]).")
+            }
             let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
-            let payload = RequestWire.carriesBytes(operation) ? count : 8 * count
+            let payload = operation.carriesBytes ? count : 8 * count
             guard count <= RequestWire.maximumBatch * 8 else {
                 throw CallDirectoryError(.unknown, "\(identifier): the extension sent a malformed request record.")
             }
@@ -178,33 +180,31 @@ struct Request {
             }
             func number(_ index: Int) -> Int64 { Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self)) }
             switch operation {
-            case RequestWire.add:
+            case .add:
                 for index in 0..<count { try add(number(index)) }
-            case RequestWire.remove:
+            case .remove:
                 try storePending()
                 for index in 0..<count { try remove(number(index)) }
-            case RequestWire.removeAll:
+            case .removeAll:
                 try storePending()
                 try removeAll()
-            case RequestWire.complete:
+            case .complete:
                 try storePending()
                 completed = true
-            case RequestWire.cancel:
+            case .cancel:
                 cancelReason = String(decoding: body, as: UTF8.self)
-            case RequestWire.label:
+            case .label:
                 try storePending()
                 label = String(decoding: body, as: UTF8.self)
-            case RequestWire.addIdentification:
+            case .addIdentification:
                 try storePending()
                 for index in 0..<count { try identify(number(index)) }
-            case RequestWire.removeIdentification:
+            case .removeIdentification:
                 try storePending()
                 for index in 0..<count { try removeIdentification(number(index)) }
-            case RequestWire.removeAllIdentification:
+            case .removeAllIdentification:
                 try storePending()
                 try removeAllIdentification()
-            default:
-                throw CallDirectoryError(.unknown, "\(identifier): the extension sent an unknown operation \(operation).")
             }
             offset += RequestWire.recordHeaderSize + payload
         }

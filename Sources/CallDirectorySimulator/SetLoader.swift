@@ -95,7 +95,7 @@ public struct SetLoader {
             return .failed(code: .noExtensionFound, message: "No extension \(identifier) is registered.")
         }
         guard row.enabled else { return .skippedDisabled }
-        if !force, row.state == "loaded", !row.needsFullReload, row.loadedChecksum == shard.checksum { return .skippedUnchanged }
+        if !force, row.state == .loaded, !row.needsFullReload, row.loadedChecksum == shard.checksum { return .skippedUnchanged }
         let path = readingSet.path(of: shard)
         // Refuse a shard that is not the one the manifest describes before the extension sees it.
         do {

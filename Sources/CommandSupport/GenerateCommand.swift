@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import BlocklistCore
+import BlocklistSet
 
 /// The version every blocklist command prints for `--version`.
 public let blocklistVersion = "0.1.0"
@@ -107,7 +108,11 @@ public enum GenerateCommand {
             },
             help: "The country code for numbers written nationally (0 1 62 …), e.g. 33."),
         Option(
-            long: "layout", kind: .value("layout", dashValues: .refused) { options, text in options.layout = text },
+            long: "layout",
+            kind: .value("layout", dashValues: .refused) { options, text throws(UsageError) in
+                guard let layout = Manifest.Layout(rawValue: text) else { throw UsageError(message: "--layout is \"\(text)\"; give range or packed.") }
+                options.layout = layout
+            },
             help: "range: shard i holds pattern ranks [(i-1)·N, i·N) (default for patterns alone); packed: shards filled with consecutive numbers (default with lists)."),
         Option(
             long: "output", short: "o", kind: .value("dir", dashValues: .refused) { options, text in options.output = text },

@@ -31,7 +31,7 @@ public struct GenerateOptions: Equatable, Sendable {
     public var skipInvalid = false
     public var defaultCountry: Int64?
     /// "range" or "packed"; `nil` chooses packed when lists are given.
-    public var layout: String?
+    public var layout: Manifest.Layout?
 
     public init() {}
 
@@ -65,7 +65,7 @@ public struct GenerateOptions: Equatable, Sendable {
     public var listPaths: [String] { numbers + allow + labels + lists }
 
     /// Whether the set is packed.
-    public var isPacked: Bool { layout == "packed" || (layout == nil && hasLists) }
+    public var isPacked: Bool { layout == .packed || (layout == nil && hasLists) }
 
     /// The validated spec; with lists and no pattern, `nil` (no patterns).
     public func patternSpec() throws(BlocklistError) -> BlockSpec? {
@@ -78,10 +78,7 @@ public struct GenerateOptions: Equatable, Sendable {
         if noExclusions && !exclusions.isEmpty {
             throw BlocklistError(.invalidSpec, "--no-exclusions and --exclude contradict each other; give one.")
         }
-        if let layout, layout != "range" && layout != "packed" {
-            throw BlocklistError(.invalidSpec, "--layout is \"\(layout)\"; give range or packed.")
-        }
-        if layout == "range" && hasLists {
+        if layout == .range && hasLists {
             throw BlocklistError(
                 .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern, --labels or --list; use --layout packed.")
         }

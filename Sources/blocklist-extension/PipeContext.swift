@@ -12,7 +12,8 @@ final class PipeContext: CallDirectoryContext {
     let isIncremental: Bool
     private let fd: Int32
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RequestWire.recordHeaderSize + 8 * RequestWire.maximumBatch, alignment: 8)
-    private var operation: UInt8 = 0
+    /// The operation of the numbers waiting in the buffer; `nil` when none wait.
+    private var operation: RequestWire.Operation?
     private var count = 0
     /// Set once a write fails (the system went away); later calls do nothing.
     private(set) var broken = false
@@ -24,11 +25,11 @@ final class PipeContext: CallDirectoryContext {
 
     deinit { buffer.deallocate() }
 
-    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { append(RequestWire.add, phoneNumber) }
-    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { append(RequestWire.remove, phoneNumber) }
-    func removeAllBlockingEntries() { record(RequestWire.removeAll) }
-    func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) { append(RequestWire.removeIdentification, phoneNumber) }
-    func removeAllIdentificationEntries() { record(RequestWire.removeAllIdentification) }
+    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { append(.add, phoneNumber) }
+    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { append(.remove, phoneNumber) }
+    func removeAllBlockingEntries() { record(.removeAll) }
+    func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) { append(.removeIdentification, phoneNumber) }
+    func removeAllIdentificationEntries() { record(.removeAllIdentification) }
 
     /// The label the simulator applies to identification additions; sent when it changes. The
     /// loader hands the same `String` for a whole run, so the common case compares storage.
@@ -37,25 +38,25 @@ final class PipeContext: CallDirectoryContext {
     func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) {
         if label != currentLabel {
             currentLabel = label
-            sendBytes(RequestWire.label, label)
+            sendBytes(.label, label)
         }
-        append(RequestWire.addIdentification, phoneNumber)
+        append(.addIdentification, phoneNumber)
     }
 
     func completeRequest(completionHandler: ((Bool) -> Void)?) {
-        record(RequestWire.complete)
+        record(.complete)
         completionHandler?(!broken)
     }
 
     /// Ends the request with an error, as `cancelRequest(withError:)` does.
-    func cancelRequest(reason: String) { sendBytes(RequestWire.cancel, reason) }
+    func cancelRequest(reason: String) { sendBytes(.cancel, reason) }
 
-    private func sendBytes(_ op: UInt8, _ text: String) {
+    private func sendBytes(_ op: RequestWire.Operation, _ text: String) {
         flush()
         var text = text
         text.withUTF8 { bytes in
             let length = min(bytes.count, buffer.count - RequestWire.recordHeaderSize)
-            buffer[0] = op
+            buffer[0] = op.rawValue
             buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 1, as: UInt32.self)
             UnsafeMutableRawBufferPointer(rebasing: buffer[RequestWire.recordHeaderSize...]).copyMemory(
                 from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<length]))
@@ -64,7 +65,7 @@ final class PipeContext: CallDirectoryContext {
     }
 
     @inline(__always)
-    private func append(_ op: UInt8, _ number: Int64) {
+    private func append(_ op: RequestWire.Operation, _ number: Int64) {
         if op != operation || count == RequestWire.maximumBatch {
             flush()
             operation = op
@@ -73,20 +74,20 @@ final class PipeContext: CallDirectoryContext {
         count += 1
     }
 
-    private func record(_ op: UInt8) {
+    private func record(_ op: RequestWire.Operation) {
         flush()
-        buffer[0] = op
+        buffer[0] = op.rawValue
         buffer.storeBytes(of: UInt32(0), toByteOffset: 1, as: UInt32.self)
         send(RequestWire.recordHeaderSize)
     }
 
     func flush() {
-        guard count > 0 else { return }
-        buffer[0] = operation
+        guard count > 0, let operation else { return }
+        buffer[0] = operation.rawValue
         buffer.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 1, as: UInt32.self)
         send(RequestWire.recordHeaderSize + 8 * count)
         count = 0
-        operation = 0
+        self.operation = nil
     }
 
     private func send(_ length: Int) {

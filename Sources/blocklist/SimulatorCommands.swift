@@ -278,7 +278,7 @@ struct Status: ParsableCommand {
         print("extension        enabled  state       entries    checksum   last (ms)  peak KiB  last error")
         for row in rows {
             print(
-                pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state, 10)
+                pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state.rawValue, 10)
                     + pad(Terminal.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
                     + pad(row.lastDurationMilliseconds.map { String($0) } ?? "-", 10, right: true)
                     + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? ""))

@@ -92,7 +92,7 @@ import BlocklistSystem
         let reopened = try CallDirectoryStore(path: store)
         #expect(try reopened.integrityCheck() == "ok")
         #expect(try reopened.entries(of: "extension-01") == before)
-        #expect(try reopened.extension("extension-01")?.state == "failed")
+        #expect(try reopened.extension("extension-01")?.state == .failed)
     }
 
     @Test func twoGeneratesIntoOneDirectoryNeverMix() throws {

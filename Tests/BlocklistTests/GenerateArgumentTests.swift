@@ -1,6 +1,7 @@
 import Testing
 
 @testable import BlocklistCore
+import BlocklistSet
 @testable import CommandSupport
 
 /// generate's argument parser against a model of its grammar written apart from it: random
@@ -58,6 +59,7 @@ import Testing
             }
             if numeric.contains(name), Int64(value.hasPrefix("+") && name == "default-country" ? String(value.dropFirst()) : value) == nil { return .refused }
             if name == "pattern" || name == "allow-pattern", (try? BlockPattern(parsing: value)) == nil { return .refused }
+            if name == "layout" && value != "range" && value != "packed" { return .refused }
         }
         return .parsed
     }
@@ -103,7 +105,7 @@ import Testing
                         case "range-size": options.rangeSize = Int64(text)!
                         case "capacity": options.capacity = Int64(text)!
                         case "default-country": options.defaultCountry = Int64(text.hasPrefix("+") ? String(text.dropFirst()) : text)!
-                        case "layout": options.layout = text
+                        case "layout": options.layout = Manifest.Layout(rawValue: text)!
                         case "output": options.output = text
                         case "numbers": options.numbers.append(text)
                         case "allow": options.allow.append(text)

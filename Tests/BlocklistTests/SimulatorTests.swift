@@ -124,7 +124,7 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         let error = #expect(throws: CallDirectoryError.self) { try fixture.reload(2, options) }
         #expect(error?.code == .loadingInterrupted)
         #expect(try fixture.store.entries(of: "extension-02") == before)
-        #expect(try fixture.store.extension("extension-02")?.state == "failed")
+        #expect(try fixture.store.extension("extension-02")?.state == .failed)
         #expect(try fixture.store.integrityCheck() == "ok")
         _ = try fixture.reload(2)
         #expect(try fixture.store.entries(of: "extension-02") == fixture.shardNumbers(2))

@@ -36,7 +36,7 @@ import Testing
         #expect(load.stdout.contains("5 extensions: 5 loaded, 0 skipped, 0 failed"), "\(load.stdout)")
         #expect(load.stderr.contains("warning:") && load.stderr.contains("App Group copy"), "\(load.stderr)")
         let rows = try CallDirectoryStore(path: workspace.store, readOnly: true).extensions()
-        #expect(rows.allSatisfy { $0.state == "loaded" && $0.lastError == nil })
+        #expect(rows.allSatisfy { $0.state == .loaded && $0.lastError == nil })
         #expect(try workspace.run(["lookup", "82701001"]).status == 0)
     }
 

@@ -168,7 +168,7 @@ import Testing
         #expect(try runBlocklist(["enable", "all", output, "--store", store]).status == 0)
         let load = try RunningBlocklist(["load", output, "--store", store])
         // Commit the new sets while the load is under way: after its first extension, before its last.
-        #expect(try waitUntil { try FileManager.default.fileExists(atPath: store) && (try? CallDirectoryStore(path: store, readOnly: true).extensions().contains { $0.state == "loaded" }) == true })
+        #expect(try waitUntil { try FileManager.default.fileExists(atPath: store) && (try? CallDirectoryStore(path: store, readOnly: true).extensions().contains { $0.state == .loaded }) == true })
         var commits = 0
         for exclusion in ["0000", "1111", "2222", "3333", "4444"] {
             let result = try runBlocklist(["generate", "--output", output, "--exclude", exclusion] + spec)
