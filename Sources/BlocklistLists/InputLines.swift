@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistCore
 
 /// Reads a list file a line at a time through fixed buffers: a regular file, a pipe, or standard

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistCore
 
 // The libc calls the simulator makes to run an extension host (and `blocklist bench` a workload):

@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistCore
 
 // The file-system and process calls of the tools (never of an extension): committing directories,

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Standard output's fate at exit: `print` buffers, and a full disk, a closed pipe or /dev/full
 /// only shows when the buffer is flushed and closed, which `exit` does silently.
 public enum StandardOutput {

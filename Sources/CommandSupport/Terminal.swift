@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Human output helpers: stderr, TTY detection, number formatting.
 public enum Terminal {
     public static var stderrIsTerminal: Bool { isatty(2) == 1 }

@@ -1,11 +1,6 @@
 import BlocklistCore
 import MessageFilterCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistSystem
 
 /// Where compiled rules live on disk, and how they are written: aside, then renamed into place,

@@ -6,11 +6,6 @@ import Foundation
 import BlocklistCore
 import MessageFilterCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistSystem
 
 /// Rules from a path that may hold either form: compiled rules (a file, or a directory holding

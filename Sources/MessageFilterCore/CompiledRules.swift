@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CZlib
 
 /// A compiled rules file, checked and held in memory: what a Message Filter extension loads once

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import MessageFilterCore
 
 /// The frames between the Messages simulator and the message filter extension's host process,

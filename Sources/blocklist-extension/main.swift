@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BlocklistCore
 
 // The simulator's stand-in for a Call Directory app extension (.appex): the system process spawns

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // Every libc call the core makes goes through here (the tools' own, such as locks and directory
 // commits, are in BlocklistSystem), so that each return code becomes a thrown
 // `BlocklistError` whose sentence names the path and the operation.
