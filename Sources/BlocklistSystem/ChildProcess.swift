@@ -41,8 +41,7 @@ package final class ChildProcess {
         guard code == 0 else {
             close(fds[0])
             close(inputFds[1])
-            let hint = code == ENOENT ? " Build it with `swift build -c release` (it sits next to blocklist) or pass --extension-host." : ""
-            throw BlocklistError(.io, "Starting \(path) failed: \(String(cString: strerror(code))).\(hint)")
+            throw BlocklistError(.io, "Starting \(path) failed: \(String(cString: strerror(code))).")
         }
         self.pid = pid
         output = fds[0]

@@ -65,11 +65,29 @@ public func executablePath() -> String {
     return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// The path of `name` in this executable's directory.
-public func siblingExecutable(_ name: String) -> String {
+/// The directory this executable is in.
+func executableDirectory() -> String {
     let executable = executablePath()
-    guard let slash = executable.lastIndex(of: "/") else { return name }
-    return String(executable[..<slash]) + "/" + name
+    guard let slash = executable.lastIndex(of: "/") else { return "." }
+    return String(executable[..<slash])
+}
+
+/// The path of blocklist's helper program `name`: beside this executable (a build directory,
+/// `.build/release`) or in `../libexec/blocklist` (an install, `Scripts/install.sh`), the way git
+/// keeps its helpers. When it is in neither, the path beside this executable.
+public func siblingExecutable(_ name: String) -> String {
+    let directory = executableDirectory()
+    let candidates = [directory + "/" + name, directory + "/../libexec/blocklist/" + name]
+    return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
+}
+
+/// A sentence naming helper `name` and where it was looked for, if it is not there; `nil` if it is.
+public func missingHelper(_ name: String) -> String? {
+    guard access(siblingExecutable(name), X_OK) != 0 else { return nil }
+    let directory = executableDirectory()
+    return "\(name) is neither beside \(directory)/\(commandLineArgument(0).map { String($0.split(separator: "/").last ?? "") } ?? "blocklist") nor in "
+        + "\(directory)/../libexec/blocklist. blocklist's programs work together: install them with Scripts/install.sh --prefix DIR, "
+        + "or run them from .build/release after swift build -c release."
 }
 
 /// Replaces this process with `path` run with `arguments` (argv[0] first). Returns only if exec

@@ -227,5 +227,5 @@ func handOver(_ arguments: [String]) throws {
     StandardOutput.flush()
     let path = siblingExecutable("blocklist-sms")
     let reason = replaceProcess(with: path, arguments: ["blocklist-sms"] + arguments)
-    throw MessageFilterError(.io, "Cannot run \(path): \(reason). Build it with `swift build -c release` (it sits next to blocklist).")
+    throw MessageFilterError(.io, missingHelper("blocklist-sms") ?? "Cannot run \(path): \(reason).")
 }

@@ -12,11 +12,14 @@ struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The simulated CallKit store (SQLite).", valueName: "path"))
     var store = "Output/CallDirectory.sqlite"
 
-    @Option(help: ArgumentHelp("The extension-host executable. (default: blocklist-extension next to blocklist)", valueName: "path"))
+    @Option(help: ArgumentHelp("The extension-host executable. (default: blocklist-extension, installed with blocklist)", valueName: "path"))
     var extensionHost: String?
 
-    func system() throws -> CallDirectorySystem {
-        CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
+    /// The system; for a command that starts extension hosts (`startsHosts`), a missing default
+    /// host is named before the store is touched.
+    func system(startsHosts: Bool = false) throws -> CallDirectorySystem {
+        if startsHosts, extensionHost == nil, let missing = missingHelper("blocklist-extension") { throw BlocklistError(.io, missing) }
+        return CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
     }
 
     static func defaultHost() -> String { siblingExecutable("blocklist-extension") }
@@ -111,7 +114,7 @@ struct Load: ParsableCommand {
     }
 
     func run() throws {
-        let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
+        let loader = try SetLoader(system: try storeOptions.system(startsHosts: true), directory: directory)
         var options = ReloadOptions()
         options.strategy = strategy
         options.memoryBudgetKiB = try parseKiB(memoryBudget)

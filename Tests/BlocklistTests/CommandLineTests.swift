@@ -254,4 +254,20 @@ import Testing
         let verified = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
         #expect((verified?["rules"] as? Int ?? 0) > 0 && verified?["source"] as? String == rules, "\(verify.stdout)")
     }
+
+    /// A lone copy of `blocklist` generates in process and names the helper it lacks for what
+    /// needs one, with how to install it; it never degrades without a word.
+    @Test func aLoneCopyNamesTheHelperItLacks() throws {
+        let scratch = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: scratch.file("blocklist"))
+        let lone = scratch.file("blocklist")
+        let generate = try RunningBlocklist(["generate", "--pattern", "+1###", "--no-sync", "-o", "set"], in: scratch.path, executable: lone).wait()
+        #expect(generate.status == 0, "\(generate.stderr)")
+        _ = try RunningBlocklist(["enable", "all", "set", "--store", "s.sqlite"], in: scratch.path, executable: lone).wait()
+        for (arguments, helper) in [(["load", "set", "--store", "s.sqlite"], "blocklist-extension"), (["sms", "serve", "--rules", "r.json"], "blocklist-sms")] {
+            let result = try RunningBlocklist(arguments, in: scratch.path, executable: lone).wait()
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("\(helper) is neither beside") && result.stderr.contains("Scripts/install.sh --prefix"), "\(result.stderr)")
+        }
+    }
 }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds blocklist in release and installs it under a prefix: the CLI in PREFIX/bin and the programs
+# it starts (blocklist-generate, blocklist-extension, blocklist-sms, blocklist-message-filter) in
+# PREFIX/libexec/blocklist, where blocklist looks for them when they are not beside it.
+#
+# Usage: Scripts/install.sh --prefix DIR    (default: $HOME/.local)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="$HOME/.local"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) [ $# -ge 2 ] || { echo "install.sh: --prefix needs a directory" >&2; exit 64; }; prefix=$2; shift 2 ;;
+        --prefix=*) prefix=${1#--prefix=}; shift ;;
+        -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install.sh: unknown argument '$1'; give --prefix DIR" >&2; exit 64 ;;
+    esac
+done
+[ -n "$prefix" ] || { echo "install.sh: --prefix is empty" >&2; exit 64; }
+swift build -c release
+helpers=(blocklist-generate blocklist-extension blocklist-sms blocklist-message-filter)
+for program in blocklist "${helpers[@]}"; do
+    [ -x ".build/release/$program" ] || { echo "install.sh: .build/release/$program was not built" >&2; exit 1; }
+done
+mkdir -p "$prefix/bin" "$prefix/libexec/blocklist"
+# install(1) unlinks an existing file before it writes the new one, so a running copy keeps its own.
+install -m 755 .build/release/blocklist "$prefix/bin/blocklist"
+for program in "${helpers[@]}"; do
+    install -m 755 ".build/release/$program" "$prefix/libexec/blocklist/$program"
+done
+echo "installed blocklist in $prefix/bin and its helpers in $prefix/libexec/blocklist"
