@@ -323,7 +323,7 @@ struct BenchWorkload: ParsableCommand {
             entries = Self.seedApproach(candidates: count)
         case "load":
             let store = try CallDirectoryStore(path: directory + "/store.sqlite")
-            let loader = try SetLoader(system: CallDirectorySystem(store: store, hostPath: StoreOptions.defaultHost()), directory: set)
+            let loader = try SetLoader(system: CallDirectorySystem(store: store, hostPath: HostOptions.defaultHost()), directory: set)
             let only = Array(1...Int(count))
             try store.setEnabled(true, identifiers: try loader.identifiers(only: only).map(\.identifier))
             for (identifier, outcome) in try loader.load(only: only) {

@@ -7,18 +7,28 @@ import BlocklistSetReading
 import CallDirectorySimulator
 import CommandSupport
 
-/// The store and the extension host, shared by the simulator's commands.
+/// The store, shared by the simulator's commands.
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The simulated CallKit store (SQLite).", valueName: "path"))
     var store = "Output/CallDirectory.sqlite"
 
+    /// The system, for commands that start no extension host.
+    func system() throws -> CallDirectorySystem {
+        CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: HostOptions.defaultHost())
+    }
+}
+
+/// The extension host, for the command that starts it (`load`).
+struct HostOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The extension-host executable. (default: blocklist-extension, installed with blocklist)", valueName: "path"))
     var extensionHost: String?
 
-    /// The system; for a command that starts extension hosts (`startsHosts`), a missing default
-    /// host is named before the store is touched.
-    func system(startsHosts: Bool = false) throws -> CallDirectorySystem {
-        if startsHosts, extensionHost == nil, let missing = missingHelper("blocklist-extension") { throw BlocklistError(.io, missing) }
+    /// The system with this host; a missing default host is named before the store is touched.
+    func system(store: String) throws -> CallDirectorySystem {
+        if extensionHost == nil, let missing = missingHelper("blocklist-extension") { throw BlocklistError(.io, missing) }
+        if let extensionHost, access(extensionHost, X_OK) != 0 {
+            throw BlocklistError(.io, "--extension-host \(extensionHost) cannot be run: \(String(cString: strerror(errno))).")
+        }
         return CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
     }
 
@@ -83,6 +93,8 @@ struct Load: ParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
+    @OptionGroup var hostOptions: HostOptions
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Extensions to load: 3, 1,4-6 or all.", valueName: "list"))
     var only = "all"
 
@@ -114,7 +126,7 @@ struct Load: ParsableCommand {
     }
 
     func run() throws {
-        let loader = try SetLoader(system: try storeOptions.system(startsHosts: true), directory: directory)
+        let loader = try SetLoader(system: try hostOptions.system(store: storeOptions.store), directory: directory)
         var options = ReloadOptions()
         options.strategy = strategy
         options.memoryBudgetKiB = try parseKiB(memoryBudget)

@@ -92,7 +92,8 @@ import Testing
         #expect(try workspace.blocklist("enable", "1", workspace.output).status == 0)
         let noHost = try workspace.blocklist("load", workspace.output, "--only", "1", "--extension-host", workspace.directory.file("no-host"))
         #expect(noHost.status == 1)
-        #expect(noHost.stderr.contains("No such file or directory. Build it with `swift build -c release`"), "\(noHost.stderr)")
+        #expect(noHost.stderr.contains("--extension-host \(workspace.directory.file("no-host")) cannot be run: No such file or directory."), "\(noHost.stderr)")
+        #expect(!noHost.stderr.contains("loading"), "named before any extension starts: \(noHost.stderr)")
     }
 
     /// While one `blocklist load` holds extension 3, a second is refused with currentlyLoading;
