@@ -147,7 +147,8 @@ let package = Package(
 
         // MARK: - Executables
 
-        /// Argument types the commands share through swift-argument-parser (`WholeNumber`).
+        /// Argument types the commands share through swift-argument-parser (`WholeNumber`,
+        /// `ExtensionList`, `MemorySize`), each with the tool's own sentence for a bad value.
         .target(
             name: "ArgumentTypes",
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -237,7 +238,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol"]),
     ],

@@ -38,45 +38,9 @@ struct HostOptions: ParsableArguments {
 /// The most extensions a list may name: no set has more shards (`BlockSpec.maximumShardCount`).
 let maximumExtensionNumber = BlockSpec.maximumShardCount
 
-/// "3", "1,4-6" or "all" → the indexes, ascending, each once (nil for all). Repeats and overlaps
-/// are merged; an empty list or item, an open or backward range, 0, a negative number or one above
-/// 10,000 is refused, before anything is allocated. `enable`, `disable` and `--only` all read
-/// lists here.
+/// The indexes a list of extensions names (`ExtensionList`), `nil` for all.
 func parseShardList(_ text: String) throws -> [Int]? {
-    if text == "all" { return nil }
-    func refuse(_ why: String) -> ValidationError {
-        ValidationError("\"\(text)\" is not a list of extensions (\(why)); give numbers from 1 to \(maximumExtensionNumber) such as 3, 1,4-6, or all.")
-    }
-    guard !text.isEmpty else { throw refuse("it is empty") }
-    var chosen = Set<Int>()
-    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-        guard !part.isEmpty else { throw refuse("it has an empty item") }
-        let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.allSatisfy({ !$0.isEmpty }) else { throw refuse("\"\(part)\" is open at one end") }
-        let numbers = bounds.map { Int($0) }
-        guard numbers.allSatisfy({ $0 != nil && (1...maximumExtensionNumber).contains($0!) }) else {
-            throw refuse("\"\(part)\" is not a number from 1 to \(maximumExtensionNumber)")
-        }
-        let low = numbers.first!!, high = numbers.last!!
-        guard low <= high else { throw refuse("\"\(part)\" runs backwards") }
-        for index in low...high { chosen.insert(index) }
-    }
-    return chosen.sorted()
-}
-
-/// "7MiB", "4096KiB", "512K" → KiB, from 1 KiB to 1 TiB.
-func parseKiB(_ text: String) throws -> Int {
-    let units: [(String, Int)] = [("MiB", 1024), ("KiB", 1), ("M", 1024), ("K", 1)]
-    let limit = 1 << 30
-    for (suffix, scale) in units where text.hasSuffix(suffix) {
-        guard let value = Int(text.dropLast(suffix.count)) else { break }
-        let (kib, overflow) = value.multipliedReportingOverflow(by: scale)
-        guard value > 0, !overflow, kib <= limit else {
-            throw ValidationError("\"\(text)\" is not a memory size from 1KiB to 1024GiB; give it as 7MiB or 4096KiB.")
-        }
-        return kib
-    }
-    throw ValidationError("\"\(text)\" is not a memory size: give it as 7MiB or 4096KiB.")
+    try ExtensionList(parsing: text, maximum: maximumExtensionNumber).indexes
 }
 
 struct Load: ParsableCommand {
@@ -118,7 +82,7 @@ struct Load: ParsableCommand {
 
     func validate() throws {
         _ = try parseShardList(only)
-        _ = try parseKiB(memoryBudget)
+        _ = try MemorySize(parsing: memoryBudget).kib
         guard let rate = Int(deviceRate.text), rate >= 1 else {
             throw ValidationError("--device-rate is \(deviceRate); it must be at least 1 entry a second.")
         }
@@ -129,7 +93,7 @@ struct Load: ParsableCommand {
         let loader = try SetLoader(system: try hostOptions.system(store: storeOptions.store), directory: directory)
         var options = ReloadOptions()
         options.strategy = strategy
-        options.memoryBudgetKiB = try parseKiB(memoryBudget)
+        options.memoryBudgetKiB = try MemorySize(parsing: memoryBudget).kib
         options.capacity = Int64(capacity.value)
         options.capacityScope = capacityScope
         let plan = try loader.identifiers(only: try parseShardList(only))
