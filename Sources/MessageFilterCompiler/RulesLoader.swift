@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import BlocklistCore
+import JSONStream
 import MessageFilterCore
 
 import BlocklistSystem
@@ -76,6 +77,16 @@ public struct TestMessage: Codable, Sendable {
             guard String(validating: content, as: UTF8.self) != nil else {
                 throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): the line is not valid UTF-8.")
             }
+            // Strict JSON first, as for rules files: JSONDecoder would keep one of two
+            // duplicate keys (the first) without a word, where the server refuses the message.
+            let reader = JSONReader(bytes: Array(content))
+            do {
+                while try reader.next() != nil {}
+            } catch where error.kind != .limit {
+                // (A string past the reader's limit is a message too long, which validate() names.)
+                let what = error.kind == .duplicateKey ? "it gives a key twice (\(error.description))" : "it is not valid JSON (\(error.description))"
+                throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): \(what).")
+            } catch {}
             let message: TestMessage
             do {
                 message = try decoder.decode(TestMessage.self, from: Data(content))

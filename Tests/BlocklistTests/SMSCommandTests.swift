@@ -119,7 +119,11 @@ final class RunningServer {
         try writeBytes(Array((#"{"sender":"+1","body":"fine"}"# + "\n" + #"{"sender":"+1","body":"\#(body)"}"# + "\n").utf8), to: directory.file("big.jsonl"))
         try writeBytes(Array(#"{"sender":"","body":"x"}"#.utf8), to: directory.file("empty.jsonl"))
         try writeBytes([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x7D, 0x0A], to: directory.file("utf8.jsonl"))
-        for (file, expected) in [("big.jsonl", "line 2"), ("empty.jsonl", "sender is empty"), ("utf8.jsonl", "not valid UTF-8")] {
+        try writeBytes(Array(#"{"sender":"+1","body":"a","sender":"BANK"}"#.utf8), to: directory.file("twice.jsonl"))
+        for (file, expected) in [
+            ("big.jsonl", "line 2"), ("empty.jsonl", "sender is empty"), ("utf8.jsonl", "not valid UTF-8"),
+            ("twice.jsonl", "line 1: it gives a key twice"),
+        ] {
             let result = try runBlocklist(["sms", "check", "--rules", "rules.json", "--file", file], in: directory.path)
             #expect(result.status != 0)
             #expect(result.stdout.isEmpty)
