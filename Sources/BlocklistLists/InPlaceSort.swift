@@ -4,19 +4,19 @@
 /// Introsort: quicksort around the median of three, insertion sort below 16 keys, and heapsort
 /// once the quicksort is 2·log₂(n) levels deep, so that no input takes more than O(n log n).
 package func sortInPlace(_ keys: UnsafeMutableBufferPointer<UInt64>) {
-    guard keys.count > 1, let base = keys.baseAddress else { return }
+    guard keys.count > 1 else { return }
     let depthLimit = 2 * (Int.bitWidth - keys.count.leadingZeroBitCount)
-    introsort(base, 0, keys.count, depthLimit)
+    introsort(keys, 0, keys.count, depthLimit)
 }
 
 /// Sorts `keys[low..<high]`.
-private func introsort(_ keys: UnsafeMutablePointer<UInt64>, _ low: Int, _ high: Int, _ depthLimit: Int) {
+private func introsort(_ keys: UnsafeMutableBufferPointer<UInt64>, _ low: Int, _ high: Int, _ depthLimit: Int) {
     var low = low
     var high = high
     var depthLimit = depthLimit
     while high - low > 16 {
         if depthLimit == 0 {
-            heapsort(keys + low, high - low)
+            heapsort(UnsafeMutableBufferPointer(rebasing: keys[low..<high]))
             return
         }
         depthLimit -= 1
@@ -61,8 +61,9 @@ private func introsort(_ keys: UnsafeMutablePointer<UInt64>, _ low: Int, _ high:
     }
 }
 
-/// Sorts `keys[0..<count]` by heapsort.
-private func heapsort(_ keys: UnsafeMutablePointer<UInt64>, _ count: Int) {
+/// Sorts `keys` by heapsort.
+private func heapsort(_ keys: UnsafeMutableBufferPointer<UInt64>) {
+    let count = keys.count
     func siftDown(_ start: Int, _ end: Int) {
         var root = start
         while 2 * root + 1 < end {
@@ -83,14 +84,5 @@ private func heapsort(_ keys: UnsafeMutablePointer<UInt64>, _ count: Int) {
         end -= 1
         keys.swapAt(0, end)
         siftDown(0, end)
-    }
-}
-
-extension UnsafeMutablePointer where Pointee == UInt64 {
-    @inline(__always)
-    fileprivate func swapAt(_ first: Int, _ second: Int) {
-        let key = self[first]
-        self[first] = self[second]
-        self[second] = key
     }
 }

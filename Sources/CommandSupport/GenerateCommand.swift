@@ -41,7 +41,8 @@ public enum GenerateCommand {
         public var message: String
     }
 
-    /// One option: its names, the placeholder of its value (`nil` for a flag), and its help.
+    /// One option: its names, what it does to the options (a flag's action, or a value's
+    /// placeholder and reader), and its help.
     struct Option: Sendable {
         enum Kind: Sendable {
             case flag(@Sendable (inout GenerateOptions) -> Void)
@@ -132,16 +133,16 @@ public enum GenerateCommand {
         var options = GenerateOptions()
         var firstError: UsageError?
         var request: Request?
-        // Room for every pattern the arguments can hold, taken at the first: an array that grows
-        // by doubling holds its old and new buffers at once, 384 KB for 20,000 patterns.
-        let mostPatterns = arguments.underestimatedCount / 2
+        // Room for every pattern the arguments can hold: an array that grows by doubling holds
+        // its old and new buffers at once, 384 KB for 20,000 patterns. (What is never filled is
+        // never touched, so it costs no resident memory.)
+        options.reservePatterns(arguments.underestimatedCount / 2)
         var rest = arguments.makeIterator()
         while let argument = rest.next() {
-            if argument == "-h" || argument == "--help" { request = .help; continue }
-            if argument == "--version" { request = request ?? .version; continue }
+            if asks(argument, for: &request) { continue }
             guard firstError == nil else { continue }
             do throws(UsageError) {
-                try read(argument, from: &rest, into: &options, mostPatterns: mostPatterns, request: &request)
+                try read(argument, from: &rest, into: &options, request: &request)
             } catch {
                 firstError = error
             }
@@ -160,9 +161,19 @@ public enum GenerateCommand {
         return .success(.run(options))
     }
 
+    /// Whether `word` asks for help or the version, which win wherever they stand (help over the
+    /// version); records it in `request`.
+    private static func asks(_ word: String, for request: inout Request?) -> Bool {
+        switch word {
+        case "-h", "--help": request = .help
+        case "--version": request = request ?? .version
+        default: return false
+        }
+        return true
+    }
+
     private static func read(
-        _ argument: String, from rest: inout some IteratorProtocol<String>, into options: inout GenerateOptions, mostPatterns: Int,
-        request: inout Request?
+        _ argument: String, from rest: inout some IteratorProtocol<String>, into options: inout GenerateOptions, request: inout Request?
     ) throws(UsageError) {
         var name = Substring(argument)
         var inlineValue: Substring?
@@ -172,10 +183,7 @@ public enum GenerateCommand {
         }
         if argument == "--" {
             // The end of the options: generate takes no other arguments.
-            guard let next = rest.next() else { return }
-            // Help and version win wherever they stand.
-            if next == "-h" || next == "--help" { request = .help; return }
-            if next == "--version" { request = request ?? .version; return }
+            guard let next = rest.next(), !asks(next, for: &request) else { return }
             throw UsageError(message: "Unexpected argument '\(next)'; generate takes options only (see --help).")
         }
         let option: Option?
@@ -197,9 +205,7 @@ public enum GenerateCommand {
             guard let value = inlineValue.map(String.init) ?? rest.next() else {
                 throw UsageError(message: "Missing value for '\(option.label)'.")
             }
-            // Help and version win wherever they stand, even where a value was expected.
-            if inlineValue == nil && (value == "-h" || value == "--help") { request = .help; return }
-            if inlineValue == nil && value == "--version" { request = request ?? .version; return }
+            if inlineValue == nil && asks(value, for: &request) { return }
             let refusedDash: Bool
             switch dashValues {
             case .refused: refusedDash = value.hasPrefix("-")
@@ -207,8 +213,6 @@ public enum GenerateCommand {
             case .standardInput: refusedDash = value.hasPrefix("-") && value != "-"
             }
             if refusedDash && inlineValue == nil { throw UsageError(message: "Missing value for '\(option.label)' (got the option '\(value)').") }
-            if option.long == "pattern" && options.patterns.isEmpty { options.reservePatterns(mostPatterns) }
-            if option.long == "allow-pattern" && options.allowPatterns.isEmpty { options.reserveAllowPatterns(mostPatterns) }
             try apply(&options, value)
         }
     }

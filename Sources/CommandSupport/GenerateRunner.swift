@@ -30,7 +30,7 @@ public struct GenerateOptions: Equatable, Sendable {
     public var lists: [String] = []
     public var skipInvalid = false
     public var defaultCountry: Int64?
-    /// "range" or "packed"; `nil` chooses packed when lists are given.
+    /// `nil` chooses packed when lists are given, range otherwise.
     public var layout: Manifest.Layout?
 
     public init() {}
@@ -46,10 +46,12 @@ public struct GenerateOptions: Equatable, Sendable {
         }
     }
 
-    /// Makes room for `count` patterns at once (an array that grows by doubling holds its old
-    /// and new buffers together).
-    public mutating func reservePatterns(_ count: Int) { patterns.reserveCapacity(count) }
-    public mutating func reserveAllowPatterns(_ count: Int) { allowPatterns.reserveCapacity(count) }
+    /// Makes room for `count` patterns and as many allow patterns at once (an array that grows
+    /// by doubling holds its old and new buffers together).
+    public mutating func reservePatterns(_ count: Int) {
+        patterns.reserveCapacity(count)
+        allowPatterns.reserveCapacity(count)
+    }
 
     /// Adds an `--allow-pattern`.
     ///
@@ -91,14 +93,8 @@ public struct GenerateOptions: Equatable, Sendable {
         if let defaultCountry, !(1...999).contains(defaultCountry) {
             throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
         }
-        if patterns.isEmpty {
-            return try BlockSpec(
-                patterns: BlockSpec.defaultPatterns,
-                exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
-                rangeSize: rangeSize, capacity: capacity)
-        }
         return try BlockSpec(
-            patterns: patterns,
+            patterns: patterns.isEmpty ? BlockSpec.default.patterns : patterns,
             exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
             rangeSize: rangeSize, capacity: capacity)
     }

@@ -72,22 +72,28 @@ func executableDirectory() -> String {
     return String(executable[..<slash])
 }
 
-/// The path of blocklist's helper program `name`: beside this executable (a build directory,
-/// `.build/release`) or in `../libexec/blocklist` (an install, `Scripts/install.sh`), the way git
-/// keeps its helpers. When it is in neither, the path beside this executable.
-public func siblingExecutable(_ name: String) -> String {
+/// Where blocklist's helper program `name` may be: beside this executable (a build directory,
+/// `.build/release`), then in `../libexec/blocklist` (an install, `Scripts/install.sh`), the way
+/// git keeps its helpers.
+private func helperCandidates(_ name: String) -> [String] {
     let directory = executableDirectory()
-    let candidates = [directory + "/" + name, directory + "/../libexec/blocklist/" + name]
+    return [directory + "/" + name, directory + "/../libexec/blocklist/" + name]
+}
+
+/// The path of blocklist's helper program `name`: the first place it is found, else the path
+/// beside this executable.
+public func siblingExecutable(_ name: String) -> String {
+    let candidates = helperCandidates(name)
     return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
 }
 
-/// A sentence naming helper `name` and where it was looked for, if it is not there; `nil` if it is.
+/// A sentence naming helper `name` and where it was looked for, if it is in neither place; `nil`
+/// if it is found.
 public func missingHelper(_ name: String) -> String? {
-    guard access(siblingExecutable(name), X_OK) != 0 else { return nil }
-    let directory = executableDirectory()
-    return "\(name) is neither beside \(directory)/\(commandLineArgument(0).map { String($0.split(separator: "/").last ?? "") } ?? "blocklist") nor in "
-        + "\(directory)/../libexec/blocklist. blocklist's programs work together: install them with Scripts/install.sh --prefix DIR, "
-        + "or run them from .build/release after swift build -c release."
+    let candidates = helperCandidates(name)
+    guard !candidates.contains(where: { access($0, X_OK) == 0 }) else { return nil }
+    return "\(name) is in neither \(candidates[0]) nor \(candidates[1]). blocklist's programs work together: "
+        + "install them with Scripts/install.sh --prefix DIR, or run them from .build/release after swift build -c release."
 }
 
 /// Replaces this process with `path` run with `arguments` (argv[0] first). Returns only if exec
@@ -159,19 +165,7 @@ public func argumentNotUTF8() -> String? {
     for index in 1..<max(Int(CommandLine.argc), 1) {
         guard let pointer = CommandLine.unsafeArgv[index] else { continue }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        var valid = true
-        decoding: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: break decoding
-            case .error:
-                valid = false
-                break decoding
-            }
-        }
-        guard !valid else { continue }
+        guard String(validating: bytes, as: UTF8.self) == nil else { continue }
         var shown = ""
         for byte in bytes {
             if byte >= 0x20 && byte < 0x7F {
@@ -181,7 +175,7 @@ public func argumentNotUTF8() -> String? {
                 shown += "\\x" + (hex.count == 1 ? "0" : "") + hex
             }
         }
-        return "Error: argument \(index), \"\(shown)\", is not valid UTF-8; blocklist takes paths and values as UTF-8 (rename the file, or pass its name through a link)."
+        return "Error: argument \(index), \"\(shown)\", is not valid UTF-8; blocklist takes paths and values as UTF-8."
     }
     return nil
 }

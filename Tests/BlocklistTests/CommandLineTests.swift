@@ -267,7 +267,7 @@ import Testing
         for (arguments, helper) in [(["load", "set", "--store", "s.sqlite"], "blocklist-extension"), (["sms", "serve", "--rules", "r.json"], "blocklist-sms")] {
             let result = try RunningBlocklist(arguments, in: scratch.path, executable: lone).wait()
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains("\(helper) is neither beside") && result.stderr.contains("Scripts/install.sh --prefix"), "\(result.stderr)")
+            #expect(result.stderr.contains("\(helper) is in neither \(scratch.file(helper)) nor") && result.stderr.contains("Scripts/install.sh --prefix"), "\(result.stderr)")
         }
     }
 }
