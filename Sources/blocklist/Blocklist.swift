@@ -21,14 +21,16 @@ struct Blocklist: ParsableCommand {
     /// runs the command and exits non-zero if standard output lost anything, however the command
     /// ended: help and errors included.
     static func main() {
-        // Read in place: `CommandLine.arguments` would copy every argument before the hand-over.
-        if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
+        // Read in place: `CommandLine.arguments` would copy every argument before the hand-over,
+        // and the programs handed over check the arguments' UTF-8 themselves, so that 20,000
+        // patterns are read once, in the small process.
         let command = commandLineArgument(1)
         if command == "generate" || (command == "help" && commandLineArgument(2) == "generate") {
             if command == "help" { GenerateCommand.main(["--help"]) }
             // Only returns if the exec failed (blocklist-generate is not beside this copy); the
             // same command then runs here, with more memory.
             _ = replaceProcess(with: siblingExecutable("blocklist-generate"), name: "blocklist-generate", passingArgumentsFrom: 2)
+            if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
             GenerateCommand.main(CommandLine.arguments.dropFirst(2))
         }
         if command == "help", commandLineArgument(2) == "sms", let subcommand = commandLineArgument(3), subcommand == "serve" || subcommand == "simulate" {
@@ -41,6 +43,7 @@ struct Blocklist: ParsableCommand {
             // returns if the exec failed, and the stub commands then say so.
             _ = replaceProcess(with: siblingExecutable("blocklist-sms"), name: "blocklist-sms", passingArgumentsFrom: 2)
         }
+        if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
         do {
             var command = try parseAsRoot()
             try command.run()
