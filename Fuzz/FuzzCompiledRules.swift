@@ -63,7 +63,10 @@ private func classify(_ bytes: [UInt8]) {
     for budget in [0, 1 << 20] {
         guard let rules = try? CompiledRules(bytes: bytes, name: "fuzz", denseTableBudget: budget) else { return }
         let classifier = MessageClassifier(rules: rules, regexCacheSize: 2)
-        for (sender, body) in [("+15550100", "you have won http://bit.ly/x code 123456"), ("BANK", "Ｗin\u{200B} big\u{202E} STOP"), ("x", "")] {
+        for (sender, body) in [
+            ("+15550100", "you have won http://bit.ly/x code 123456"), ("BANK", "Ｗin\u{200B} big\u{202E} STOP"),
+            ("x", ""),
+        ] {
             let decision = classifier.classify(sender: sender, body: body)
             if let rule = decision.rule {
                 precondition(rule < rules.ruleCount && rules.rule(rule).action == decision.action)
@@ -106,7 +109,8 @@ private func readRequest(_ bytes: UnsafeRawBufferPointer) {
             // as JSON would be the two scanners disagreeing.
             precondition(
                 !error.message.contains("is not valid JSON") || error.message.contains("a string was expected"),
-                "StrictJSON accepted what the response reader refuses: \(error.message)")
+                "StrictJSON accepted what the response reader refuses: \(error.message)"
+            )
         }
     }
 }

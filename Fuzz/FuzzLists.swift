@@ -1,15 +1,16 @@
+import BlocklistCore
+import BlocklistLists
+import JSONStream
+
 // A libFuzzer target for every parser of list input: the JSON reader, list files, CSV records and
 // number lines, and plain and gzip input. Any input must be read or refused with an error, never
 // crash or hang; and where a second reading exists, both must agree. Built with
 // Scripts/fuzz-lists.sh.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-import BlocklistCore
-import BlocklistLists
-import JSONStream
 
 /// The file `InputLines` reads: it reads descriptors, so each input is written here first.
 nonisolated(unsafe) private var inputPath: String = { "/dev/shm/blocklist-fuzz-lists-\(getpid())" }()
@@ -32,7 +33,11 @@ private func tokens(_ bytes: [UInt8], chunk: Int) -> ([String], JSONError?) {
     let reader = JSONReader(bufferBytes: chunk) { (buffer: UnsafeMutableRawBufferPointer) throws(JSONError) -> Int in
         // The reader asks for `buffer.count` bytes; hand over at most `chunk`, so tokens straddle fills.
         let n = min(buffer.count, chunk, bytes.count - offset)
-        if n > 0 { bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) } }
+        if n > 0 {
+            bytes.withUnsafeBytes {
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)]))
+            }
+        }
         offset += n
         return n
     }
@@ -105,7 +110,10 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         // The JSON reader: the same tokens and verdict whatever the buffer's size.
         let whole = tokens(rest, chunk: 32 * 1024)
         let pieces = tokens(rest, chunk: 1 + Int(rest.first ?? 0) % 7)
-        precondition(whole.0 == pieces.0 && whole.1 == pieces.1, "the reader depends on its buffer: \(whole) vs \(pieces)")
+        precondition(
+            whole.0 == pieces.0 && whole.1 == pieces.1,
+            "the reader depends on its buffer: \(whole) vs \(pieces)"
+        )
         if whole.1 == nil {
             let opens = whole.0.filter { $0 == "objectStart" || $0 == "arrayStart" }.count
             let closes = whole.0.filter { $0 == "objectEnd" || $0 == "arrayEnd" }.count
@@ -123,7 +131,9 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             Array(line).withUnsafeBytes { buffer in
                 if let fields = try? ListLine.fields(buffer) {
                     precondition(fields.count >= 1 && fields.first.upperBound <= buffer.count)
-                    if let second = fields.second { precondition(second.lowerBound >= fields.first.upperBound && second.upperBound <= buffer.count) }
+                    if let second = fields.second {
+                        precondition(second.lowerBound >= fields.first.upperBound && second.upperBound <= buffer.count)
+                    }
                     if fields.count > 1 { precondition(fields.second != nil && fields.separator != nil) }
                 }
                 if case .number(let number, _)? = try? ListLine(defaultCountry: 33).parse(buffer) {
@@ -133,7 +143,10 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
                 if let fields = try? ListLine.fields(buffer), let second = fields.second,
                     (try? ListLine.label(buffer, second, quoted: fields.secondQuoted, into: &label)) != nil
                 {
-                    precondition(String(validatingUTF8: label.map { CChar(bitPattern: $0) } + [0]) != nil, "a label that is not UTF-8")
+                    precondition(
+                        String(validatingUTF8: label.map { CChar(bitPattern: $0) } + [0]) != nil,
+                        "a label that is not UTF-8"
+                    )
                 }
             }
         }

@@ -30,8 +30,14 @@ public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var utf8 = text
     let (lazy, simulated) = utf8.withUTF8 { bytes in (dfa.firstMatch(bytes), matcher.firstMatch(program, in: bytes)) }
     let reference = Reference(caseInsensitive: caseInsensitive, text: Array(text.unicodeScalars)).search(node)
-    precondition(lazy == nil || lazy == simulated, "DFA and NFA disagree on \(pattern.debugDescription) over \(text.debugDescription)")
-    precondition(simulated == reference, "NFA \(simulated), reference \(reference) on \(pattern.debugDescription) over \(text.debugDescription)")
+    precondition(
+        lazy == nil || lazy == simulated,
+        "DFA and NFA disagree on \(pattern.debugDescription) over \(text.debugDescription)"
+    )
+    precondition(
+        simulated == reference,
+        "NFA \(simulated), reference \(reference) on \(pattern.debugDescription) over \(text.debugDescription)"
+    )
     // A second run reuses the DFA's cache: same answer.
     let again = utf8.withUTF8 { dfa.firstMatch($0) }
     precondition(again == nil || again == simulated)
@@ -128,7 +134,8 @@ private struct Reference {
                 if range.lowerBound == range.upperBound {
                     if same(scalar, range.lowerBound) { inside = true }
                 } else {
-                    for mapping in [properties.lowercaseMapping, properties.uppercaseMapping] where mapping.unicodeScalars.count == 1 {
+                    for mapping in [properties.lowercaseMapping, properties.uppercaseMapping]
+                    where mapping.unicodeScalars.count == 1 {
                         if range.contains(mapping.unicodeScalars.first!.value) { inside = true }
                     }
                 }

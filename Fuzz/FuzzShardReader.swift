@@ -3,9 +3,9 @@
 // Scripts/fuzz.sh, which compiles the core's sources with this file under
 // -sanitize=fuzzer,address.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The file the reader opens: the core reads paths, so each input is written here first.
@@ -57,7 +57,11 @@ public func fuzzShardReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         let payload = UnsafeRawBufferPointer(rebasing: file[128...])
         file.storeBytes(of: Int64(payload.count).littleEndian, toByteOffset: 48, as: Int64.self)
         file.storeBytes(of: crc32Update(0, payload).littleEndian, toByteOffset: 56, as: UInt32.self)
-        file.storeBytes(of: crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<124])).littleEndian, toByteOffset: 124, as: UInt32.self)
+        file.storeBytes(
+            of: crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<124])).littleEndian,
+            toByteOffset: 124,
+            as: UInt32.self
+        )
         write(UnsafePointer(file.baseAddress!.assumingMemoryBound(to: UInt8.self)), file.count)
     case 1 where input.count >= 64:
         let file = UnsafeMutableRawBufferPointer(start: built.baseAddress, count: min(input.count, built.count))
@@ -65,21 +69,30 @@ public func fuzzShardReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         let payload = UnsafeRawBufferPointer(rebasing: file[64...])
         file.storeBytes(of: Int64(payload.count).littleEndian, toByteOffset: 48, as: Int64.self)
         file.storeBytes(of: crc32Update(0, payload).littleEndian, toByteOffset: 56, as: UInt32.self)
-        file.storeBytes(of: crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<60])).littleEndian, toByteOffset: 60, as: UInt32.self)
+        file.storeBytes(
+            of: crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<60])).littleEndian,
+            toByteOffset: 60,
+            as: UInt32.self
+        )
         write(UnsafePointer(file.baseAddress!.assumingMemoryBound(to: UInt8.self)), file.count)
     case 2 where input.count >= 28:
         let payload = UnsafeRawBufferPointer(rebasing: input[28..<min(input.count, 28 + 2048)])
         var length = 0
         try! deflater.reset(context: "fuzz")
-        try! deflater.compress(payload, into: UnsafeMutableRawBufferPointer(rebasing: built[64...]), finish: true) { chunk in
+        try! deflater.compress(payload, into: UnsafeMutableRawBufferPointer(rebasing: built[64...]), finish: true) {
+            chunk in
             length += chunk.count
         }
         let compressed = UnsafeRawBufferPointer(rebasing: built[64..<(64 + length)])
         var header = ShardHeader(
-            shardIndex: 1, runCount: input.loadUnaligned(fromByteOffset: 0, as: UInt32.self),
+            shardIndex: 1,
+            runCount: input.loadUnaligned(fromByteOffset: 0, as: UInt32.self),
             entryCount: input.loadUnaligned(fromByteOffset: 4, as: Int64.self),
-            first: input.loadUnaligned(fromByteOffset: 12, as: Int64.self), last: input.loadUnaligned(fromByteOffset: 20, as: Int64.self),
-            payloadLength: Int64(length), payloadCRC: crc32Update(0, compressed))
+            first: input.loadUnaligned(fromByteOffset: 12, as: Int64.self),
+            last: input.loadUnaligned(fromByteOffset: 20, as: Int64.self),
+            payloadLength: Int64(length),
+            payloadCRC: crc32Update(0, compressed)
+        )
         header.encode(into: built)
         write(UnsafePointer(built.baseAddress!.assumingMemoryBound(to: UInt8.self)), 64 + length)
     default:
@@ -115,7 +128,10 @@ private func check() -> Int32 {
                 precondition(label >= 0 && label < labels.count, "label \(label) outside a table of \(labels.count)")
                 last = run.last
                 identified += run.count
-                precondition(identified <= reader.header.identificationCount, "more identification entries than the header's count")
+                precondition(
+                    identified <= reader.header.identificationCount,
+                    "more identification entries than the header's count"
+                )
             }
         } catch {
             precondition(!error.message.isEmpty)

@@ -14,7 +14,9 @@ public struct ExtensionList: Equatable, Sendable {
             return
         }
         func refuse(_ why: String) -> ValidationError {
-            ValidationError("\"\(text)\" is not a list of extensions (\(why)); give numbers from 1 to \(maximum) such as 3, 1,4-6, or all.")
+            ValidationError(
+                "\"\(text)\" is not a list of extensions (\(why)); give numbers from 1 to \(maximum) such as 3, 1,4-6, or all."
+            )
         }
         guard !text.isEmpty else { throw refuse("it is empty") }
         var chosen = Set<Int>()
@@ -46,7 +48,9 @@ public struct MemorySize: Equatable, Sendable {
             guard let value = Int(text.dropLast(suffix.count)) else { break }
             let (kib, overflow) = value.multipliedReportingOverflow(by: scale)
             guard value > 0, !overflow, kib <= limit else {
-                throw ValidationError("\"\(text)\" is not a memory size from 1KiB to 1024GiB; give it as 7MiB or 4096KiB.")
+                throw ValidationError(
+                    "\"\(text)\" is not a memory size from 1KiB to 1024GiB; give it as 7MiB or 4096KiB."
+                )
             }
             self.kib = kib
             return

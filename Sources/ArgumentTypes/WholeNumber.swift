@@ -21,7 +21,9 @@ public struct WholeNumber: ExpressibleByArgument, ExpressibleByIntegerLiteral, S
     /// - Throws: `ValidationError` (exit 64) such as "--port must be a whole number 0…65535, not \"-1\"."
     public func check(_ option: String, _ range: ClosedRange<Int>, unit: String = "") throws {
         guard let number = Int(text), range.contains(number) else {
-            throw ValidationError("\(option) must be a whole number \(range.lowerBound)…\(range.upperBound)\(unit), not \"\(text)\".")
+            throw ValidationError(
+                "\(option) must be a whole number \(range.lowerBound)…\(range.upperBound)\(unit), not \"\(text)\"."
+            )
         }
     }
 }

@@ -32,7 +32,10 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
         var body = Substring(text)
         if body.first == "+" { body = body.dropFirst() }
         guard !body.isEmpty else {
-            throw BlocklistError(.invalidSpec, "Pattern \"\(text)\" is empty; write it as + then digits, with # for any digit, e.g. +8270########.")
+            throw BlocklistError(
+                .invalidSpec,
+                "Pattern \"\(text)\" is empty; write it as + then digits, with # for any digit, e.g. +8270########."
+            )
         }
         var digits: [Int8] = []
         for (offset, character) in body.enumerated() {
@@ -43,19 +46,22 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
             } else {
                 throw BlocklistError(
                     .invalidSpec,
-                    "Pattern \"\(text)\" has \"\(character)\" at digit \(offset + 1); only digits 0-9 and # (any digit) are allowed after the +.")
+                    "Pattern \"\(text)\" has \"\(character)\" at digit \(offset + 1); only digits 0-9 and # (any digit) are allowed after the +."
+                )
             }
         }
         guard digits.count <= Self.maximumDigits else {
             throw BlocklistError(
                 .limitExceeded,
-                "Pattern \"\(text)\" has \(digits.count) digits; E.164 numbers have at most \(Self.maximumDigits), and longer ones would not fit a CXCallDirectoryPhoneNumber (Int64).")
+                "Pattern \"\(text)\" has \(digits.count) digits; E.164 numbers have at most \(Self.maximumDigits), and longer ones would not fit a CXCallDirectoryPhoneNumber (Int64)."
+            )
         }
         guard digits[0] > 0 else {
             let what = digits[0] == 0 ? "0" : "#"
             throw BlocklistError(
                 .invalidSpec,
-                "Pattern \"\(text)\" starts with \(what); it must start with the country code, whose first digit is 1-9.")
+                "Pattern \"\(text)\" starts with \(what); it must start with the country code, whose first digit is 1-9."
+            )
         }
         var packed = UInt64(digits.count) << 60
         for (index, digit) in digits.enumerated() { packed |= UInt64(digit < 0 ? 15 : digit) << (UInt64(index) * 4) }

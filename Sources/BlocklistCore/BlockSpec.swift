@@ -77,27 +77,38 @@ public struct BlockSpec: Hashable, Sendable {
                 .invalidSpec,
                 lower == upper
                     ? "Pattern \(lower) is given twice."
-                    : "Patterns \(lower) and \(upper) overlap (\(lower) reaches \(lower.highest), \(upper) starts at \(upper.lowest)); give patterns whose number ranges do not overlap.")
+                    : "Patterns \(lower) and \(upper) overlap (\(lower) reaches \(lower.highest), \(upper) starts at \(upper.lowest)); give patterns whose number ranges do not overlap."
+            )
         }
 
         var cleaned: [String] = []
         for exclusion in exclusions {
             guard !exclusion.isEmpty else {
-                throw BlocklistError(.invalidSpec, "An exclusion is empty; it would exclude every number. Give digits such as 000.")
+                throw BlocklistError(
+                    .invalidSpec,
+                    "An exclusion is empty; it would exclude every number. Give digits such as 000."
+                )
             }
             guard exclusion.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
-                throw BlocklistError(.invalidSpec, "Exclusion \"\(exclusion)\" is not all digits; an exclusion is a digit string such as 000.")
+                throw BlocklistError(
+                    .invalidSpec,
+                    "Exclusion \"\(exclusion)\" is not all digits; an exclusion is a digit string such as 000."
+                )
             }
             guard exclusion.utf8.count <= Self.maximumExclusionLength else {
                 throw BlocklistError(
                     .limitExceeded,
-                    "Exclusion \"\(exclusion)\" has \(exclusion.utf8.count) digits; no number has more than \(Self.maximumExclusionLength).")
+                    "Exclusion \"\(exclusion)\" has \(exclusion.utf8.count) digits; no number has more than \(Self.maximumExclusionLength)."
+                )
             }
             if !cleaned.contains(exclusion) { cleaned.append(exclusion) }
         }
 
         guard rangeSize >= 1 else {
-            throw BlocklistError(.invalidSpec, "The range size is \(rangeSize); it must be at least 1 candidate per shard.")
+            throw BlocklistError(
+                .invalidSpec,
+                "The range size is \(rangeSize); it must be at least 1 candidate per shard."
+            )
         }
         guard capacity >= 1 else {
             throw BlocklistError(.invalidSpec, "The capacity is \(capacity); it must be at least 1 entry per shard.")
@@ -105,13 +116,17 @@ public struct BlockSpec: Hashable, Sendable {
         guard capacity <= Self.maximumCapacity else {
             throw BlocklistError(
                 .limitExceeded,
-                "The capacity is \(capacity); a shard holds at most \(Self.maximumCapacity) entries (its run count is 32 bits), and a device fewer than 2,000,000.")
+                "The capacity is \(capacity); a shard holds at most \(Self.maximumCapacity) entries (its run count is 32 bits), and a device fewer than 2,000,000."
+            )
         }
         var candidates: Int64 = 0
         for pattern in parsed {
             let (sum, overflow) = candidates.addingReportingOverflow(pattern.candidateCount)
             guard !overflow else {
-                throw BlocklistError(.limitExceeded, "The patterns spell more than \(Int64.max) numbers together; give fewer or narrower patterns.")
+                throw BlocklistError(
+                    .limitExceeded,
+                    "The patterns spell more than \(Int64.max) numbers together; give fewer or narrower patterns."
+                )
             }
             candidates = sum
         }
@@ -119,7 +134,8 @@ public struct BlockSpec: Hashable, Sendable {
         guard shardCount <= Self.maximumShardCount else {
             throw BlocklistError(
                 .limitExceeded,
-                "The spec has \(candidates) candidates, which at \(rangeSize) per shard makes \(shardCount) shards; at most \(Self.maximumShardCount) are allowed, so raise --range-size.")
+                "The spec has \(candidates) candidates, which at \(rangeSize) per shard makes \(shardCount) shards; at most \(Self.maximumShardCount) are allowed, so raise --range-size."
+            )
         }
 
         self.patterns = parsed

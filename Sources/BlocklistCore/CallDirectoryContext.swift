@@ -45,7 +45,9 @@ public enum ShardLoader {
     /// - Complexity: O(entries) time, fixed memory (the reader's buffers).
     @discardableResult
     public static func load(
-        shardAt path: String, into context: some CallDirectoryContext, capacity: Int64 = BlockSpec.defaultCapacity,
+        shardAt path: String,
+        into context: some CallDirectoryContext,
+        capacity: Int64 = BlockSpec.defaultCapacity,
         completionHandler: ((Bool) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let reader = try ShardReader(path: path)

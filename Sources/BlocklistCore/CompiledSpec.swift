@@ -205,7 +205,9 @@ package final class CompiledPattern: @unchecked Sendable {
         return rank
     }
 
-    func count(position: Int, state: Int, wildcardPrefix: Int64, in local: Range<Int64>, automaton: ExclusionAutomaton) -> Int64 {
+    func count(position: Int, state: Int, wildcardPrefix: Int64, in local: Range<Int64>, automaton: ExclusionAutomaton)
+        -> Int64
+    {
         let span = wildcardSpan[position]
         let lower = wildcardPrefix * span
         let upper = lower + span

@@ -113,7 +113,8 @@ public final class RunGenerator: IteratorProtocol, Sequence {
                 let index = nextPattern
                 nextPattern += 1
                 // A pattern wholly below a skip, or outside the ranks, is passed without its tables.
-                guard spec.spec.patterns[index].highest >= skipBelow, let local = spec.localRange(of: index, ranks) else { continue }
+                guard spec.spec.patterns[index].highest >= skipBelow, let local = spec.localRange(of: index, ranks)
+                else { continue }
                 let pattern = spec.compiled(index)
                 current = pattern
                 digits = pattern.digits
@@ -167,8 +168,12 @@ public final class RunGenerator: IteratorProtocol, Sequence {
                 }
                 depth += 1
                 frames[depth] = Frame(
-                    position: position, state: state, number: number, wildcardPrefix: prefix,
-                    nextDigit: Swift.max(Int(digits[position]), 0))
+                    position: position,
+                    state: state,
+                    number: number,
+                    wildcardPrefix: prefix,
+                    nextDigit: Swift.max(Int(digits[position]), 0)
+                )
             }
             if piece != nil { return piece }
         }

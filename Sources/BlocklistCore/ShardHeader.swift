@@ -62,8 +62,15 @@ public struct ShardHeader: Hashable, Sendable {
     public var totalEntries: Int64 { entryCount + identificationCount }
 
     public init(
-        version: UInt16 = ShardHeader.currentVersion, shardIndex: UInt32, runCount: UInt32, entryCount: Int64,
-        first: Int64, last: Int64, payloadLength: Int64, payloadCRC: UInt32, headerCRC: UInt32 = 0
+        version: UInt16 = ShardHeader.currentVersion,
+        shardIndex: UInt32,
+        runCount: UInt32,
+        entryCount: Int64,
+        first: Int64,
+        last: Int64,
+        payloadLength: Int64,
+        payloadCRC: UInt32,
+        headerCRC: UInt32 = 0
     ) {
         self.version = version
         self.shardIndex = shardIndex
@@ -114,7 +121,10 @@ public struct ShardHeader: Hashable, Sendable {
     package static func version(_ bytes: UnsafeRawBufferPointer, path: String) throws(BlocklistError) -> UInt16 {
         precondition(bytes.count >= Self.size)
         guard zip(bytes.prefix(8), magic).allSatisfy({ $0 == $1 }) else {
-            throw BlocklistError(.notAShard, "\(path) is not a shard file: it does not start with the magic \"BLKSHARD\".")
+            throw BlocklistError(
+                .notAShard,
+                "\(path) is not a shard file: it does not start with the magic \"BLKSHARD\"."
+            )
         }
         let version = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         guard version >= 1 else {
@@ -123,7 +133,8 @@ public struct ShardHeader: Hashable, Sendable {
         guard version <= currentVersion else {
             throw BlocklistError(
                 .unsupportedVersion,
-                "\(path) is shard format version \(version), newer than the version \(currentVersion) this tool reads; update blocklist.")
+                "\(path) is shard format version \(version), newer than the version \(currentVersion) this tool reads; update blocklist."
+            )
         }
         return version
     }
@@ -131,7 +142,9 @@ public struct ShardHeader: Hashable, Sendable {
     /// Reads and checks the header at the start of `file` (64 or 128 bytes, by its version),
     /// using `buffer` (at least 128 bytes); the payload is not read.
     package static func read(
-        _ file: borrowing FileDescriptor, buffer: UnsafeMutableRawBufferPointer, path: String
+        _ file: borrowing FileDescriptor,
+        buffer: UnsafeMutableRawBufferPointer,
+        path: String
     ) throws(BlocklistError) -> ShardHeader {
         var headerBytes = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size])
         var read = try file.read(into: headerBytes, at: 0)
@@ -142,9 +155,15 @@ public struct ShardHeader: Hashable, Sendable {
         }
         guard read == headerBytes.count else {
             if read >= 8, zip(headerBytes.prefix(8), magic).allSatisfy({ $0 == $1 }) {
-                throw BlocklistError(.corruptShard, "\(path) is truncated: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
+                throw BlocklistError(
+                    .corruptShard,
+                    "\(path) is truncated: \(read) bytes, shorter than the \(headerBytes.count)-byte header."
+                )
             }
-            throw BlocklistError(.notAShard, "\(path) is not a shard file: \(read) bytes, shorter than the \(headerBytes.count)-byte header.")
+            throw BlocklistError(
+                .notAShard,
+                "\(path) is not a shard file: \(read) bytes, shorter than the \(headerBytes.count)-byte header."
+            )
         }
         return try decode(UnsafeRawBufferPointer(headerBytes), path: path)
     }
@@ -173,16 +192,22 @@ public struct ShardHeader: Hashable, Sendable {
         guard stored == computed else {
             throw BlocklistError(
                 .corruptShard,
-                "\(path): header checksum mismatch (bytes 0-\(size - 5) give CRC-32 \(hex(computed)), byte \(size - 4) says \(hex(stored))); the header is damaged.")
+                "\(path): header checksum mismatch (bytes 0-\(size - 5) give CRC-32 \(hex(computed)), byte \(size - 4) says \(hex(stored))); the header is damaged."
+            )
         }
         let headerSize = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
         guard headerSize == size else {
             throw BlocklistError(
-                .corruptShard, "\(path): header size at byte 10 is \(headerSize); version \(version) headers are \(size) bytes.")
+                .corruptShard,
+                "\(path): header size at byte 10 is \(headerSize); version \(version) headers are \(size) bytes."
+            )
         }
         let flags = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
         guard flags == 0 else {
-            throw BlocklistError(.corruptShard, "\(path): flags at byte 12 are \(flags); version \(version) defines none, so they must be 0.")
+            throw BlocklistError(
+                .corruptShard,
+                "\(path): flags at byte 12 are \(flags); version \(version) defines none, so they must be 0."
+            )
         }
         var header = ShardHeader(
             version: version,
@@ -193,9 +218,12 @@ public struct ShardHeader: Hashable, Sendable {
             last: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 40, as: Int64.self)),
             payloadLength: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 48, as: Int64.self)),
             payloadCRC: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 56, as: UInt32.self)),
-            headerCRC: stored)
+            headerCRC: stored
+        )
         if version >= 2 {
-            header.identificationRunCount = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self))
+            header.identificationRunCount = UInt32(
+                littleEndian: bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self)
+            )
             header.identificationCount = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 64, as: Int64.self))
             header.identificationFirst = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 72, as: Int64.self))
             header.identificationLast = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 80, as: Int64.self))
@@ -203,7 +231,10 @@ public struct ShardHeader: Hashable, Sendable {
             header.labelBytes = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 92, as: UInt32.self))
             header.lowerBound = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 96, as: Int64.self))
             for offset in 104..<(size - 4) where bytes[offset] != 0 {
-                throw BlocklistError(.corruptShard, "\(path): reserved header byte \(offset) is \(bytes[offset]); version 2 reserves bytes 104-123 as 0.")
+                throw BlocklistError(
+                    .corruptShard,
+                    "\(path): reserved header byte \(offset) is \(bytes[offset]); version 2 reserves bytes 104-123 as 0."
+                )
             }
         }
         try header.checkConsistency(path: path)
@@ -220,24 +251,41 @@ public struct ShardHeader: Hashable, Sendable {
         func checkKind(_ kind: String, runs: UInt32, count: Int64, first: Int64, last: Int64) throws(BlocklistError) {
             if count == 0 {
                 guard runs == 0, first == 0, last == 0 else {
-                    throw fail("no \(kind) entries needs 0 runs and first = last = 0, but the header has \(runs) runs, first \(first), last \(last)")
+                    throw fail(
+                        "no \(kind) entries needs 0 runs and first = last = 0, but the header has \(runs) runs, first \(first), last \(last)"
+                    )
                 }
             } else {
-                guard runs >= 1, Int64(runs) <= count else { throw fail("\(runs) \(kind) runs cannot hold \(count) entries") }
+                guard runs >= 1, Int64(runs) <= count else {
+                    throw fail("\(runs) \(kind) runs cannot hold \(count) entries")
+                }
                 guard first > 0, first <= last, last - first + 1 >= count else {
                     throw fail("\(kind) first \(first) and last \(last) cannot bound \(count) distinct entries")
                 }
             }
         }
         try checkKind("blocking", runs: runCount, count: entryCount, first: first, last: last)
-        guard identificationCount >= 0, lowerBound >= 0 else { throw fail("identification count or lower bound is negative") }
-        try checkKind(
-            "identification", runs: identificationRunCount, count: identificationCount, first: identificationFirst, last: identificationLast)
-        guard identificationCount == 0 || labelCount >= 1 else { throw fail("\(identificationCount) identification entries need at least one label") }
-        guard labelCount <= Self.maximumLabelCount, labelBytes <= Self.maximumLabelBytes else {
-            throw fail("the label table of \(labelCount) labels and \(labelBytes) bytes is over the limits of \(Self.maximumLabelCount) labels and \(Self.maximumLabelBytes) bytes")
+        guard identificationCount >= 0, lowerBound >= 0 else {
+            throw fail("identification count or lower bound is negative")
         }
-        guard labelBytes >= labelCount else { throw fail("\(labelCount) labels, each at least 1 byte, cannot fit \(labelBytes) bytes") }
+        try checkKind(
+            "identification",
+            runs: identificationRunCount,
+            count: identificationCount,
+            first: identificationFirst,
+            last: identificationLast
+        )
+        guard identificationCount == 0 || labelCount >= 1 else {
+            throw fail("\(identificationCount) identification entries need at least one label")
+        }
+        guard labelCount <= Self.maximumLabelCount, labelBytes <= Self.maximumLabelBytes else {
+            throw fail(
+                "the label table of \(labelCount) labels and \(labelBytes) bytes is over the limits of \(Self.maximumLabelCount) labels and \(Self.maximumLabelBytes) bytes"
+            )
+        }
+        guard labelBytes >= labelCount else {
+            throw fail("\(labelCount) labels, each at least 1 byte, cannot fit \(labelBytes) bytes")
+        }
     }
 }
 

@@ -34,14 +34,16 @@ public struct ShardPlan: Sendable {
             guard count <= spec.capacity else {
                 throw BlocklistError(
                     .capacityExceeded,
-                    "Shard \(index) (candidates \(ranks.lowerBound)..<\(ranks.upperBound)) would hold \(count) entries, more than the capacity of \(spec.capacity); lower --range-size or add exclusions.")
+                    "Shard \(index) (candidates \(ranks.lowerBound)..<\(ranks.upperBound)) would hold \(count) entries, more than the capacity of \(spec.capacity); lower --range-size or add exclusions."
+                )
             }
             shards.append(Shard(index: index, ranks: ranks, entryCount: count))
         }
         guard shards.contains(where: { $0.entryCount > 0 }) else {
             throw BlocklistError(
                 .invalidSpec,
-                "The exclusions \(spec.exclusions.joined(separator: ", ")) leave none of the \(spec.candidateCount) numbers of \(Self.named(spec.patterns)) to block; drop or lengthen an exclusion.")
+                "The exclusions \(spec.exclusions.joined(separator: ", ")) leave none of the \(spec.candidateCount) numbers of \(Self.named(spec.patterns)) to block; drop or lengthen an exclusion."
+            )
         }
         self.compiled = compiled
         self.shards = shards

@@ -54,7 +54,10 @@ public final class ShardReader {
         file = try FileDescriptor.openForReading(path)
         let size = try file.size()
         guard size > 0 else {
-            throw BlocklistError(.notAShard, "\(path) is empty; a shard file starts with a \(ShardHeader.size)-byte header.")
+            throw BlocklistError(
+                .notAShard,
+                "\(path) is empty; a shard file starts with a \(ShardHeader.size)-byte header."
+            )
         }
         inputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
@@ -66,10 +69,15 @@ public final class ShardReader {
                     .corruptShard,
                     size < expected
                         ? "\(path) is truncated: \(size) bytes, but its header says \(header.byteCount) + \(header.payloadLength)."
-                        : "\(path) has \(size - expected) bytes after the end its header gives (\(expected) bytes).")
+                        : "\(path) has \(size - expected) bytes after the end its header gives (\(expected) bytes)."
+                )
             }
             try Self.checkPayloadCRC(file, header: header, buffer: inputBuffer, path: path)
-            inflater = try Inflater(windowBits: ShardFormat.readerWindowBits, context: path, payloadOffset: Int64(header.byteCount))
+            inflater = try Inflater(
+                windowBits: ShardFormat.readerWindowBits,
+                context: path,
+                payloadOffset: Int64(header.byteCount)
+            )
         } catch {
             inputBuffer.deallocate()
             outputBuffer.deallocate()
@@ -85,7 +93,10 @@ public final class ShardReader {
     }
 
     private static func checkPayloadCRC(
-        _ file: borrowing FileDescriptor, header: ShardHeader, buffer: UnsafeMutableRawBufferPointer, path: String
+        _ file: borrowing FileDescriptor,
+        header: ShardHeader,
+        buffer: UnsafeMutableRawBufferPointer,
+        path: String
     ) throws(BlocklistError) {
         var crc: UInt32 = 0
         var offset = Int64(header.byteCount)
@@ -94,7 +105,10 @@ public final class ShardReader {
             let want = Int(min(Int64(buffer.count), end - offset))
             let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
             guard read > 0 else {
-                throw BlocklistError(.corruptShard, "\(path) is truncated at byte \(offset) while its header says \(end).")
+                throw BlocklistError(
+                    .corruptShard,
+                    "\(path) is truncated at byte \(offset) while its header says \(end)."
+                )
             }
             crc = crc32Update(crc, UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
             offset += Int64(read)
@@ -102,7 +116,8 @@ public final class ShardReader {
         guard crc == header.payloadCRC else {
             throw BlocklistError(
                 .corruptShard,
-                "\(path): payload checksum mismatch (bytes \(header.byteCount)-\(end - 1) give CRC-32 \(hex(crc)), the header says \(hex(header.payloadCRC))); the payload is damaged.")
+                "\(path): payload checksum mismatch (bytes \(header.byteCount)-\(end - 1) give CRC-32 \(hex(crc)), the header says \(hex(header.payloadCRC))); the payload is damaged."
+            )
         }
     }
 
@@ -113,12 +128,15 @@ public final class ShardReader {
     public func checkCapacity(_ capacity: Int64) throws(BlocklistError) {
         guard header.entryCount <= capacity else {
             throw BlocklistError(
-                .capacityExceeded, "\(path) holds \(header.entryCount) entries, more than the \(capacity) an extension may hold; nothing was added.")
+                .capacityExceeded,
+                "\(path) holds \(header.entryCount) entries, more than the \(capacity) an extension may hold; nothing was added."
+            )
         }
         guard header.identificationCount <= capacity else {
             throw BlocklistError(
                 .capacityExceeded,
-                "\(path) holds \(header.identificationCount) identification entries, more than the \(capacity) an extension may hold; nothing was added.")
+                "\(path) holds \(header.identificationCount) identification entries, more than the \(capacity) an extension may hold; nothing was added."
+            )
         }
     }
 
@@ -191,7 +209,10 @@ public final class ShardReader {
         }
         let runIndex = runsRead
         func fail(_ what: String) -> BlocklistError {
-            BlocklistError(.corruptShard, "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) \(what).")
+            BlocklistError(
+                .corruptShard,
+                "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) \(what)."
+            )
         }
         let gap: UInt64
         let countMinusOne: UInt64
@@ -209,7 +230,9 @@ public final class ShardReader {
         let last = start + (count - 1)
         guard last <= header.last else { throw fail("reaches \(last), above the header's last number \(header.last)") }
         guard count <= header.entryCount - entriesBeforeRun else {
-            throw fail("holds \(count) entries, more than the \(header.entryCount - entriesBeforeRun) the header leaves after entry \(entriesBeforeRun)")
+            throw fail(
+                "holds \(count) entries, more than the \(header.entryCount - entriesBeforeRun) the header leaves after entry \(entriesBeforeRun)"
+            )
         }
         runsRead += 1
         entriesBeforeRun += count
@@ -239,19 +262,26 @@ public final class ShardReader {
             }
             let length = try readVarint(runIndex: header.runCount)
             guard length >= 1, length <= UInt64(header.labelBytes - total) else {
-                throw fail("is \(length) bytes, but the header leaves \(header.labelBytes - total) of its \(header.labelBytes) label bytes")
+                throw fail(
+                    "is \(length) bytes, but the header leaves \(header.labelBytes - total) of its \(header.labelBytes) label bytes"
+                )
             }
             var label = [UInt8](repeating: 0, count: Int(length))
             for position in 0..<label.count {
                 guard let byte = try nextByte() else { throw fail("ends before its \(length) bytes") }
                 label[position] = byte
             }
-            guard String(decoding: label, as: UTF8.self).utf8.elementsEqual(label) else { throw fail("is not valid UTF-8") }
+            guard String(decoding: label, as: UTF8.self).utf8.elementsEqual(label) else {
+                throw fail("is not valid UTF-8")
+            }
             total += UInt32(length)
             labels.append(label)
         }
         guard total == header.labelBytes else {
-            throw BlocklistError(.corruptShard, "\(path): the labels hold \(total) bytes, but the header says \(header.labelBytes).")
+            throw BlocklistError(
+                .corruptShard,
+                "\(path): the labels hold \(total) bytes, but the header says \(header.labelBytes)."
+            )
         }
         labelWidth = labels.count <= 1 ? 0 : Int.bitWidth - (labels.count - 1).leadingZeroBitCount
         previousLast = header.identificationFirst - 1
@@ -279,7 +309,8 @@ public final class ShardReader {
             else {
                 throw BlocklistError(
                     .corruptShard,
-                    "\(path): the identification runs hold \(identificationEntriesRead) entries ending at \(previousLast), but the header says \(header.identificationCount) ending at \(header.identificationLast).")
+                    "\(path): the identification runs hold \(identificationEntriesRead) entries ending at \(previousLast), but the header says \(header.identificationCount) ending at \(header.identificationLast)."
+                )
             }
             finished = true
             return nil
@@ -297,14 +328,20 @@ public final class ShardReader {
         }
         previousLabel = label
         if runIndex == 0 && start != header.identificationFirst {
-            throw fail("starts at \(start), but the header says the first identified number is \(header.identificationFirst)")
+            throw fail(
+                "starts at \(start), but the header says the first identified number is \(header.identificationFirst)"
+            )
         }
         let last = start + (count - 1)
-        guard last <= header.identificationLast else { throw fail("reaches \(last), above the header's last identified number \(header.identificationLast)") }
+        guard last <= header.identificationLast else {
+            throw fail("reaches \(last), above the header's last identified number \(header.identificationLast)")
+        }
         guard count <= header.identificationCount - identificationEntriesRead else {
             throw fail("holds \(count) entries, more than the header leaves")
         }
-        guard label < Int(header.labelCount) else { throw fail("names label \(label) of a table of \(header.labelCount)") }
+        guard label < Int(header.labelCount) else {
+            throw fail("names label \(label) of a table of \(header.labelCount)")
+        }
         identificationRunsRead += 1
         identificationEntriesRead += count
         previousLast = last
@@ -375,7 +412,8 @@ public final class ShardReader {
         guard inflater.totalIn == header.payloadLength else {
             throw BlocklistError(
                 .corruptShard,
-                "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes.")
+                "\(path): the zlib stream ends at payload byte \(inflater.totalIn), but the header says the payload is \(header.payloadLength) bytes."
+            )
         }
     }
 
@@ -385,23 +423,36 @@ public final class ShardReader {
     ///
     /// - Throws: what `fail` makes of a value beyond Int64 or a run past the largest Int64.
     private func decodeRun(
-        gap: UInt64, countMinusOne: UInt64, step: Int64, fail: (String) -> BlocklistError
+        gap: UInt64,
+        countMinusOne: UInt64,
+        step: Int64,
+        fail: (String) -> BlocklistError
     ) throws(BlocklistError) -> (start: Int64, count: Int64) {
-        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { throw fail("has a value beyond Int64") }
+        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else {
+            throw fail("has a value beyond Int64")
+        }
         let (base, overflow1) = previousLast.addingReportingOverflow(step)
         let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
         let count = Int64(countMinusOne) + 1
-        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { throw fail("runs past the largest Int64") }
+        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else {
+            throw fail("runs past the largest Int64")
+        }
         return (start, count)
     }
 
     /// The blocking runs hold the header's count and end at its last number.
     private func checkBlockingTotals() throws(BlocklistError) {
         guard entriesBeforeRun == header.entryCount else {
-            throw BlocklistError(.corruptShard, "\(path): the runs hold \(entriesBeforeRun) entries, but the header says \(header.entryCount).")
+            throw BlocklistError(
+                .corruptShard,
+                "\(path): the runs hold \(entriesBeforeRun) entries, but the header says \(header.entryCount)."
+            )
         }
         guard header.entryCount == 0 || previousLast == header.last else {
-            throw BlocklistError(.corruptShard, "\(path): the last number is \(previousLast), but the header says \(header.last).")
+            throw BlocklistError(
+                .corruptShard,
+                "\(path): the last number is \(previousLast), but the header says \(header.last)."
+            )
         }
     }
 
@@ -412,7 +463,8 @@ public final class ShardReader {
             guard let byte = try nextByte() else {
                 throw BlocklistError(
                     .corruptShard,
-                    "\(path): the payload ends inside run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)).")
+                    "\(path): the payload ends inside run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun))."
+                )
             }
             if index == ShardFormat.maximumVarintBytes - 1 && byte > 1 {
                 break
@@ -422,7 +474,9 @@ public final class ShardReader {
             shift += 7
         }
         throw BlocklistError(
-            .corruptShard, "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) has a varint longer than 64 bits.")
+            .corruptShard,
+            "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) has a varint longer than 64 bits."
+        )
     }
 
     private func nextByte() throws(BlocklistError) -> UInt8? {
@@ -434,8 +488,13 @@ public final class ShardReader {
                 guard want > 0 else {
                     throw BlocklistError(.corruptShard, "\(path): the payload ends before its zlib stream does.")
                 }
-                let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<want]), at: inputOffset)
-                guard read > 0 else { throw BlocklistError(.corruptShard, "\(path) is truncated at byte \(inputOffset).") }
+                let read = try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: inputBuffer[0..<want]),
+                    at: inputOffset
+                )
+                guard read > 0 else {
+                    throw BlocklistError(.corruptShard, "\(path) is truncated at byte \(inputOffset).")
+                }
                 inputOffset += Int64(read)
                 inflater.setInput(UnsafeRawBufferPointer(rebasing: inputBuffer[0..<read]))
             }

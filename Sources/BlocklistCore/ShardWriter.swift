@@ -9,8 +9,11 @@ public final class ShardEncoder {
     /// Allocates the state: about 20 KiB of zlib state and two 16 KiB buffers.
     public init() throws(BlocklistError) {
         deflater = try Deflater(
-            level: ShardFormat.compressionLevel, windowBits: ShardFormat.windowBits,
-            memLevel: ShardFormat.memoryLevel, context: "a shard")
+            level: ShardFormat.compressionLevel,
+            windowBits: ShardFormat.windowBits,
+            memLevel: ShardFormat.memoryLevel,
+            context: "a shard"
+        )
         encodeBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
         outputBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)
     }
@@ -74,17 +77,26 @@ public final class ShardWriter {
     ///   - lowerBound: the smallest number the shard covers in a packed layout (version 2).
     /// - Throws: `BlocklistError` `.io` if the file cannot be created.
     public init(
-        path: String, shardIndex: Int, encoder: ShardEncoder? = nil, version: UInt16 = ShardHeader.currentVersion,
+        path: String,
+        shardIndex: Int,
+        encoder: ShardEncoder? = nil,
+        version: UInt16 = ShardHeader.currentVersion,
         lowerBound: Int64 = 0
     ) throws(BlocklistError) {
         guard shardIndex >= 1, shardIndex <= Int(UInt32.max) else {
             throw BlocklistError(.invalidInput, "Shard index \(shardIndex) for \(path) is outside 1...\(UInt32.max).")
         }
         guard (1...ShardHeader.currentVersion).contains(version) else {
-            throw BlocklistError(.invalidInput, "\(path): shard format version \(version) cannot be written; this tool writes 1 and 2.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(path): shard format version \(version) cannot be written; this tool writes 1 and 2."
+            )
         }
         guard lowerBound >= 0, version >= 2 || lowerBound == 0 else {
-            throw BlocklistError(.invalidInput, "\(path): lower bound \(lowerBound) needs format version 2 and a number of at least 0.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(path): lower bound \(lowerBound) needs format version 2 and a number of at least 0."
+            )
         }
         let encoder = if let encoder { encoder } else { try ShardEncoder() }
         precondition(!encoder.inUse, "a ShardEncoder serves one ShardWriter at a time")
@@ -130,13 +142,17 @@ public final class ShardWriter {
     public func beginIdentification(labels: [[UInt8]]) throws(BlocklistError) {
         precondition(!finished && !identifying, "beginIdentification once, before finish")
         guard version >= 2 else {
-            throw BlocklistError(.invalidInput, "\(path): format version 1 holds no identification entries; write version 2.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(path): format version 1 holds no identification entries; write version 2."
+            )
         }
         let total = labels.reduce(0) { $0 + $1.count }
         guard labels.count <= Int(ShardHeader.maximumLabelCount), total <= Int(ShardHeader.maximumLabelBytes) else {
             throw BlocklistError(
                 .limitExceeded,
-                "\(path): \(labels.count) labels of \(total) bytes do not fit one shard's label table (at most \(ShardHeader.maximumLabelCount) labels and \(ShardHeader.maximumLabelBytes) bytes).")
+                "\(path): \(labels.count) labels of \(total) bytes do not fit one shard's label table (at most \(ShardHeader.maximumLabelCount) labels and \(ShardHeader.maximumLabelBytes) bytes)."
+            )
         }
         if let index = labels.firstIndex(where: \.isEmpty) {
             throw BlocklistError(.invalidInput, "\(path): label \(index) is empty; a label is at least one byte.")
@@ -177,14 +193,20 @@ public final class ShardWriter {
         precondition(!finished, "append after finish")
         precondition(identifying, "call beginIdentification(labels:) first")
         guard label >= 0, label < Int(labelCount) else {
-            throw BlocklistError(.invalidInput, "\(path): label index \(label) is outside the table of \(labelCount) labels.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(path): label index \(label) is outside the table of \(labelCount) labels."
+            )
         }
         try add(run, label: label)
     }
 
     private func add(_ run: NumberRun, label: Int) throws(BlocklistError) {
         guard run.count >= 1, run.start >= 1, run.start <= Int64.max - (run.count - 1) else {
-            throw BlocklistError(.invalidInput, "\(path): run \(run.start) × \(run.count) is not a run of positive numbers.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(path): run \(run.start) × \(run.count) is not a run of positive numbers."
+            )
         }
         guard var current = pending else {
             pending = run
@@ -201,7 +223,8 @@ public final class ShardWriter {
         guard run.start > current.last else {
             throw BlocklistError(
                 .invalidInput,
-                "\(path): number \(run.start) at \(identifying ? "identification " : "")entry \(entriesWritten) is not above the previous number \(current.last); entries must be strictly ascending.")
+                "\(path): number \(run.start) at \(identifying ? "identification " : "")entry \(entriesWritten) is not above the previous number \(current.last); entries must be strictly ascending."
+            )
         }
         try encode(current, label: pendingLabel)
         pending = run
@@ -221,8 +244,15 @@ public final class ShardWriter {
         var header: ShardHeader
         if identifying {
             header = ShardHeader(
-                version: version, shardIndex: shardIndex, runCount: blocking.runs, entryCount: blocking.entries,
-                first: blocking.first, last: blocking.last, payloadLength: payloadLength, payloadCRC: payloadCRC)
+                version: version,
+                shardIndex: shardIndex,
+                runCount: blocking.runs,
+                entryCount: blocking.entries,
+                first: blocking.first,
+                last: blocking.last,
+                payloadLength: payloadLength,
+                payloadCRC: payloadCRC
+            )
             header.identificationRunCount = runCount
             header.identificationCount = entryCount
             header.identificationFirst = entryCount > 0 ? first : 0
@@ -232,9 +262,15 @@ public final class ShardWriter {
             header.lowerBound = lowerBound
         } else {
             header = ShardHeader(
-                version: version, shardIndex: shardIndex, runCount: runCount, entryCount: entryCount,
-                first: entryCount > 0 ? first : 0, last: entryCount > 0 ? previousLast : 0,
-                payloadLength: payloadLength, payloadCRC: payloadCRC)
+                version: version,
+                shardIndex: shardIndex,
+                runCount: runCount,
+                entryCount: entryCount,
+                first: entryCount > 0 ? first : 0,
+                last: entryCount > 0 ? previousLast : 0,
+                payloadLength: payloadLength,
+                payloadCRC: payloadCRC
+            )
         }
         let headerBytes = UnsafeMutableRawBufferPointer(rebasing: encodeBuffer[0..<headerSize])
         header.encode(into: headerBytes)

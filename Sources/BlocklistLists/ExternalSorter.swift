@@ -170,15 +170,23 @@ package final class KeyMerge {
 
     private func refill(_ run: Int) throws(BlocklistError) -> Bool {
         let start = run * Self.bufferKeys
-        let bytes = UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffers[start..<(start + Self.bufferKeys)]))
+        let bytes = UnsafeMutableRawBufferPointer(
+            UnsafeMutableBufferPointer(rebasing: buffers[start..<(start + Self.bufferKeys)])
+        )
         var read = 0
         while read < bytes.count {
-            let n = try files[run].descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[read...]), at: cursors[run].offset + Int64(read))
+            let n = try files[run].descriptor.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: bytes[read...]),
+                at: cursors[run].offset + Int64(read)
+            )
             if n == 0 { break }
             read += n
         }
         guard read % 8 == 0 else {
-            throw BlocklistError(.io, "\(files[run].descriptor.path) ends inside a key; a temporary sort file was changed while it was read.")
+            throw BlocklistError(
+                .io,
+                "\(files[run].descriptor.path) ends inside a key; a temporary sort file was changed while it was read."
+            )
         }
         cursors[run].offset += Int64(read)
         cursors[run].position = 0

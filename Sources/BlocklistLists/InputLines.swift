@@ -81,7 +81,9 @@ public final class InputLines {
         }
         // Opened without blocking first, so that a device or a socket is refused before any read.
         let opened = path.withCString { _openForReading($0, O_NONBLOCK) }
-        guard opened >= 0 else { throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).") }
+        guard opened >= 0 else {
+            throw BlocklistError(.io, "Opening the list \(path) failed: \(String(cString: strerror(errno))).")
+        }
         let type: mode_t
         do {
             type = try checkType(opened, name: path)
@@ -134,7 +136,10 @@ public final class InputLines {
         }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG || type == S_IFIFO else {
-            throw BlocklistError(.invalidInput, "\(name) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file.")
+            throw BlocklistError(
+                .invalidInput,
+                "\(name) is \(_fileTypeName(type)), not a regular file or a pipe; give a list file."
+            )
         }
         return type
     }
@@ -155,7 +160,8 @@ public final class InputLines {
         switch try nextLine() {
         case nil: return nil
         case .text(let bytes): return bytes
-        case .tooLong(let bytes): throw BlocklistError(.invalidInput, "\(name):\(lineNumber): \(Self.tooLongReason(bytes)).")
+        case .tooLong(let bytes):
+            throw BlocklistError(.invalidInput, "\(name):\(lineNumber): \(Self.tooLongReason(bytes)).")
         }
     }
 
@@ -191,7 +197,10 @@ public final class InputLines {
             if take > 0 { lastByte = available[available.startIndex + take - 1] }
             if length < room {
                 let copied = min(take, room - length)
-                UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(from: available.baseAddress!, byteCount: copied)
+                UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(
+                    from: available.baseAddress!,
+                    byteCount: copied
+                )
                 length += copied
             }
             if newline != nil {
@@ -290,7 +299,8 @@ public final class InputLines {
             } else if produced == 0 && rawEnded && inflater.availableInput == 0 {
                 throw BlocklistError(
                     .invalidInput,
-                    "\(name) is a truncated gzip file: it ends at byte \(bytesRead) inside the gzip member that starts at byte \(memberStart).")
+                    "\(name) is a truncated gzip file: it ends at byte \(bytesRead) inside the gzip member that starts at byte \(memberStart)."
+                )
             }
         }
     }
@@ -313,7 +323,8 @@ public final class InputLines {
         guard pending.count >= 2, pending[pending.startIndex] == 0x1F, pending[pending.startIndex + 1] == 0x8B else {
             throw BlocklistError(
                 .invalidInput,
-                "\(name) has bytes after its gzip data, from byte \(offset) on, that are not another gzip member; remove them (or recompress the file).")
+                "\(name) has bytes after its gzip data, from byte \(offset) on, that are not another gzip member; remove them (or recompress the file)."
+            )
         }
         memberStart = offset
         return true

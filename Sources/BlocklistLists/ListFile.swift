@@ -66,7 +66,9 @@ public struct ListFile: Sendable, Equatable {
             total += Int64(n)
             guard total <= Int64(maximumBytes) else {
                 failure = BlocklistError(
-                    .limitExceeded, "\(name) is larger than \(maximumBytes) bytes; a list file holds patterns, and single numbers go in a --numbers file.")
+                    .limitExceeded,
+                    "\(name) is larger than \(maximumBytes) bytes; a list file holds patterns, and single numbers go in a --numbers file."
+                )
                 throw JSONError(kind: .limit, offset: total, line: 0, column: 0, message: "")
             }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
@@ -80,17 +82,33 @@ public struct ListFile: Sendable, Equatable {
             throw failure ?? error
         }
         file.input = Manifest.Input(
-            kind: "list", path: absolutePath(path), bytes: total, lines: Int64(file.entries.count), skipped: 0, sha256: hasher.finish())
+            kind: "list",
+            path: absolutePath(path),
+            bytes: total,
+            lines: Int64(file.entries.count),
+            skipped: 0,
+            sha256: hasher.finish()
+        )
         return file
     }
 
     /// Reads and checks a list file's bytes; `source` names it in sentences.
     public static func decode(_ bytes: [UInt8], source: String) throws(BlocklistError) -> ListFile {
         guard bytes.count <= maximumBytes else {
-            throw BlocklistError(.limitExceeded, "\(source) is \(bytes.count) bytes; a list file is at most \(maximumBytes) bytes.")
+            throw BlocklistError(
+                .limitExceeded,
+                "\(source) is \(bytes.count) bytes; a list file is at most \(maximumBytes) bytes."
+            )
         }
         var file = try parse(JSONReader(bytes: bytes), source: source)
-        file.input = Manifest.Input(kind: "list", path: source, bytes: Int64(bytes.count), lines: Int64(file.entries.count), skipped: 0, sha256: SHA256.hex(bytes))
+        file.input = Manifest.Input(
+            kind: "list",
+            path: source,
+            bytes: Int64(bytes.count),
+            lines: Int64(file.entries.count),
+            skipped: 0,
+            sha256: SHA256.hex(bytes)
+        )
         return file
     }
 
@@ -119,20 +137,30 @@ public struct ListFile: Sendable, Equatable {
         func sentence(_ error: JSONError) -> BlocklistError {
             switch error.kind {
             case .tooDeep: return BlocklistError(.limitExceeded, "\(source) is nested too deep: \(error.description).")
-            case .duplicateKey: return BlocklistError(.invalidInput, "\(source) gives a key twice: \(error.description); give each key once.")
+            case .duplicateKey:
+                return BlocklistError(
+                    .invalidInput,
+                    "\(source) gives a key twice: \(error.description); give each key once."
+                )
             case .limit: return BlocklistError(.limitExceeded, "\(source) is too large: \(error.description).")
-            case .syntax, .io: return BlocklistError(.invalidInput, "\(source) is not valid JSON: \(error.description).")
+            case .syntax, .io:
+                return BlocklistError(.invalidInput, "\(source) is not valid JSON: \(error.description).")
             }
         }
     }
 
     /// Walks the document: an object whose `patterns` is an array of objects.
     static func parse(_ reader: JSONReader, source: String) throws(BlocklistError) -> ListFile {
-        var file = ListFile(input: Manifest.Input(kind: "list", path: source, bytes: 0, lines: 0, skipped: 0, sha256: ""))
+        var file = ListFile(
+            input: Manifest.Input(kind: "list", path: source, bytes: 0, lines: 0, skipped: 0, sha256: "")
+        )
         let tokens = Tokens(reader: reader, source: source)
         let first = try tokens.next()
         guard first == .objectStart else {
-            throw BlocklistError(.invalidInput, "\(source) should be a JSON object with a \"patterns\" array, not \(describe(first)).")
+            throw BlocklistError(
+                .invalidInput,
+                "\(source) should be a JSON object with a \"patterns\" array, not \(describe(first))."
+            )
         }
         var sawPatterns = false
         while let token = try tokens.next(), token == .key {
@@ -141,13 +169,17 @@ public struct ListFile: Sendable, Equatable {
                 sawPatterns = true
                 let value = try tokens.next()
                 guard value == .arrayStart else {
-                    throw BlocklistError(.invalidInput, "\(source): field \"patterns\" should be an array, not \(describe(value)).")
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(source): field \"patterns\" should be an array, not \(describe(value))."
+                    )
                 }
                 while let item = try tokens.next(), item != .arrayEnd {
                     guard file.entries.count < maximumPatterns else {
                         throw BlocklistError(
                             .limitExceeded,
-                            "\(source) has more than \(maximumPatterns) patterns; a list file holds at most \(maximumPatterns). Put single numbers in a --numbers file.")
+                            "\(source) has more than \(maximumPatterns) patterns; a list file holds at most \(maximumPatterns). Put single numbers in a --numbers file."
+                        )
                     }
                     file.entries.append(try entry(tokens, item, number: file.entries.count + 1))
                 }
@@ -156,14 +188,22 @@ public struct ListFile: Sendable, Equatable {
                 switch value {
                 case .string: file.name = reader.string
                 case .null: file.name = nil
-                default: throw BlocklistError(.invalidInput, "\(source): field \"name\" should be a string, not \(describe(value)).")
+                default:
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(source): field \"name\" should be a string, not \(describe(value))."
+                    )
                 }
             case "version":
                 let value = try tokens.next()
                 switch value {
                 case .string, .number: file.version = reader.string
                 case .null: file.version = nil
-                default: throw BlocklistError(.invalidInput, "\(source): field \"version\" should be a string or a number, not \(describe(value)).")
+                default:
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(source): field \"version\" should be a string or a number, not \(describe(value))."
+                    )
                 }
             default:
                 try tokens.skip()
@@ -172,20 +212,27 @@ public struct ListFile: Sendable, Equatable {
         // The loop ended at the object's end; nothing but white space may follow it.
         _ = try tokens.next()
         guard sawPatterns else {
-            throw BlocklistError(.invalidInput, "\(source) has no field \"patterns\", which a list file needs (an array of patterns).")
+            throw BlocklistError(
+                .invalidInput,
+                "\(source) has no field \"patterns\", which a list file needs (an array of patterns)."
+            )
         }
         return file
     }
 
     /// One pattern object, whose first token `first` was just read.
-    private static func entry(_ tokens: Tokens, _ first: JSONReader.Token, number: Int) throws(BlocklistError) -> Entry {
+    private static func entry(_ tokens: Tokens, _ first: JSONReader.Token, number: Int) throws(BlocklistError) -> Entry
+    {
         let source = tokens.source
         func fail(_ field: String, _ what: String) -> BlocklistError {
             BlocklistError(.invalidInput, "\(source): pattern \(number), field \"\(field)\": \(what).")
         }
         guard first == .objectStart else {
             if first == .null { throw BlocklistError(.invalidInput, "\(source): pattern \(number) is null.") }
-            throw BlocklistError(.invalidInput, "\(source): pattern \(number) should be a JSON object, not \(describe(first)).")
+            throw BlocklistError(
+                .invalidInput,
+                "\(source): pattern \(number) should be a JSON object, not \(describe(first))."
+            )
         }
         var patternText: String?
         var actionText: String?
@@ -199,7 +246,10 @@ public struct ListFile: Sendable, Equatable {
             let value = try tokens.next()
             guard value == .string else {
                 if key == "name" && value == .null { continue }
-                throw BlocklistError(.invalidInput, "\(source): pattern \(number), field \"\(key)\" should be a string, not \(describe(value)).")
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(source): pattern \(number), field \"\(key)\" should be a string, not \(describe(value))."
+                )
             }
             switch key {
             case "pattern": patternText = tokens.reader.string
@@ -207,8 +257,18 @@ public struct ListFile: Sendable, Equatable {
             default: name = tokens.reader.text
             }
         }
-        guard let patternText else { throw BlocklistError(.invalidInput, "\(source): pattern \(number) has no field \"pattern\", which every pattern needs.") }
-        guard let actionText else { throw BlocklistError(.invalidInput, "\(source): pattern \(number) has no field \"action\", which every pattern needs.") }
+        guard let patternText else {
+            throw BlocklistError(
+                .invalidInput,
+                "\(source): pattern \(number) has no field \"pattern\", which every pattern needs."
+            )
+        }
+        guard let actionText else {
+            throw BlocklistError(
+                .invalidInput,
+                "\(source): pattern \(number) has no field \"action\", which every pattern needs."
+            )
+        }
         let pattern: BlockPattern
         do {
             pattern = try BlockPattern(parsing: patternText)
@@ -216,7 +276,10 @@ public struct ListFile: Sendable, Equatable {
             throw fail("pattern", error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message)
         }
         guard let action = Action(rawValue: actionText) else {
-            throw fail("action", "\"\(JSONError.printable(Array(actionText.utf8)))\" is not an action; give block, identify or allow")
+            throw fail(
+                "action",
+                "\"\(JSONError.printable(Array(actionText.utf8)))\" is not an action; give block, identify or allow"
+            )
         }
         var label: [UInt8]?
         if action == .identify {

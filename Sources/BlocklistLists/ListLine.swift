@@ -74,7 +74,14 @@ public struct ListLine: Sendable {
     ///   but a separator.
     public static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
         var separator: UInt8?
-        var result = Fields(first: 0..<0, firstQuoted: false, second: nil, secondQuoted: false, count: 0, separator: nil)
+        var result = Fields(
+            first: 0..<0,
+            firstQuoted: false,
+            second: nil,
+            secondQuoted: false,
+            count: 0,
+            separator: nil
+        )
         var i = 0
         let end = line.count
         func isSeparator(_ byte: UInt8) -> Bool {
@@ -105,7 +112,9 @@ public struct ListLine: Sendable {
                 }
                 while i < end, line[i] == 32 || (line[i] == 9 && separator != nil && separator != 9) { i += 1 }
                 if i < end && !isSeparator(line[i]) {
-                    throw ListLineError("the quoted field \(number) is followed by \(describe(line[i])) at column \(i + 1), not a separator")
+                    throw ListLineError(
+                        "the quoted field \(number) is followed by \(describe(line[i])) at column \(i + 1), not a separator"
+                    )
                 }
             } else {
                 let fieldStart = i
@@ -147,15 +156,21 @@ public struct ListLine: Sendable {
                     continue
                 }
                 if !seenDigit && byte == 48 {
-                    throw ListLineError("\"\(Self.text(field))\" starts its country code with 0; country codes start with 1-9")
+                    throw ListLineError(
+                        "\"\(Self.text(field))\" starts its country code with 0; country codes start with 1-9"
+                    )
                 }
                 seenDigit = true
                 digits += 1
                 guard digits <= BlockPattern.maximumDigits else {
-                    throw ListLineError("\"\(Self.text(field))\" has more than \(BlockPattern.maximumDigits) digits; E.164 numbers have at most 15")
+                    throw ListLineError(
+                        "\"\(Self.text(field))\" has more than \(BlockPattern.maximumDigits) digits; E.164 numbers have at most 15"
+                    )
                 }
                 value = value * 10 + Int64(byte - 48)
-            case UInt8(ascii: "(") where (plus || leadingZeros == 2) && seenDigit && offset + 2 < field.count && field[offset + 1] == 48 && field[offset + 2] == UInt8(ascii: ")"):
+            case UInt8(ascii: "(")
+            where (plus || leadingZeros == 2) && seenDigit && offset + 2 < field.count && field[offset + 1] == 48
+                && field[offset + 2] == UInt8(ascii: ")"):
                 // "+33 (0) 1 62 12 34 56": the national trunk 0 that international form leaves
                 // out, written in parentheses as Europe does; it is not part of the number.
                 skipTrunkZero = offset + 1
@@ -170,20 +185,26 @@ public struct ListLine: Sendable {
             case 0:
                 throw ListLineError("it holds a NUL byte at column \(offset + 1)")
             default:
-                throw ListLineError("\"\(Self.text(field))\" is not a phone number: \(Self.describe(field, at: offset)) at column \(offset + 1)")
+                throw ListLineError(
+                    "\"\(Self.text(field))\" is not a phone number: \(Self.describe(field, at: offset)) at column \(offset + 1)"
+                )
             }
         }
         guard digits + leadingZeros > 0 else { throw ListLineError("the first field is empty") }
         if leadingZeros == 1 && !plus {
             // A national number: its trunk 0 stands for the country.
             guard let country = defaultCountry else {
-                throw ListLineError("\"\(Self.text(field))\" has no country code; write it as +CC…, or give --default-country")
+                throw ListLineError(
+                    "\"\(Self.text(field))\" has no country code; write it as +CC…, or give --default-country"
+                )
             }
             var scale: Int64 = 1
             for _ in 0..<digits { scale *= 10 }
             let countryDigits = String(country).count
             guard digits + countryDigits <= BlockPattern.maximumDigits else {
-                throw ListLineError("\"\(Self.text(field))\" with country code \(country) has more than \(BlockPattern.maximumDigits) digits")
+                throw ListLineError(
+                    "\"\(Self.text(field))\" with country code \(country) has more than \(BlockPattern.maximumDigits) digits"
+                )
             }
             value += country * scale
             digits += countryDigits
@@ -191,7 +212,9 @@ public struct ListLine: Sendable {
             throw ListLineError("\"\(Self.text(field))\" has a 0 right after +; the country code comes first")
         }
         guard digits >= Self.minimumDigits else {
-            throw ListLineError("\"\(Self.text(field))\" has \(digits) digits; a number with its country code has at least \(Self.minimumDigits)")
+            throw ListLineError(
+                "\"\(Self.text(field))\" has \(digits) digits; a number with its country code has at least \(Self.minimumDigits)"
+            )
         }
         return value
     }
@@ -200,7 +223,10 @@ public struct ListLine: Sendable {
     /// capacity, so that a file of labels allocates nothing per line): `""` read as `"` in a quoted
     /// field, whose spaces are kept, then checked as `validLabel` checks it.
     public static func label(
-        _ line: UnsafeRawBufferPointer, _ field: Range<Int>, quoted: Bool, into label: inout [UInt8]
+        _ line: UnsafeRawBufferPointer,
+        _ field: Range<Int>,
+        quoted: Bool,
+        into label: inout [UInt8]
     ) throws(ListLineError) {
         label.removeAll(keepingCapacity: true)
         var i = field.lowerBound
@@ -224,7 +250,9 @@ public struct ListLine: Sendable {
     static func checkLabel(_ bytes: [UInt8]) throws(ListLineError) {
         guard !bytes.isEmpty else { throw ListLineError("the label is empty") }
         guard bytes.count <= maximumLabelBytes else {
-            throw ListLineError("the label is \(bytes.count) bytes; labels are at most \(maximumLabelBytes) bytes of UTF-8")
+            throw ListLineError(
+                "the label is \(bytes.count) bytes; labels are at most \(maximumLabelBytes) bytes of UTF-8"
+            )
         }
         // UTF-8 as Unicode defines it (no overlong forms, surrogates or values past U+10FFFF),
         // checked on the bytes so that a label costs no String.
@@ -236,11 +264,14 @@ public struct ListLine: Sendable {
                 i += 1
                 continue
             }
-            guard let (scalar, length) = UTF8Sequence.decode(bytes, at: i) else { throw ListLineError("the label is not valid UTF-8") }
+            guard let (scalar, length) = UTF8Sequence.decode(bytes, at: i) else {
+                throw ListLineError("the label is not valid UTF-8")
+            }
             if (0x80...0x9F).contains(scalar) { throw controlCharacter(scalar) }
             if Self.isInvisible(scalar) {
                 throw ListLineError(
-                    "the label holds U+\(String(scalar, radix: 16, uppercase: true)), an invisible format or separator character that could disguise it")
+                    "the label holds U+\(String(scalar, radix: 16, uppercase: true)), an invisible format or separator character that could disguise it"
+                )
             }
             i += length
         }
@@ -251,7 +282,8 @@ public struct ListLine: Sendable {
     /// label holding one could show something else than it says.
     static func isInvisible(_ scalar: UInt32) -> Bool {
         switch scalar {
-        case 0xAD, 0x61C, 0x180E, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x206F, 0xFEFF, 0xFFF9...0xFFFB, 0x115F, 0x1160, 0x3164, 0xFFA0,
+        case 0xAD, 0x61C, 0x180E, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x206F, 0xFEFF, 0xFFF9...0xFFFB, 0x115F,
+            0x1160, 0x3164, 0xFFA0,
             0x1D173...0x1D17A, 0xE0000...0xE007F:
             return true
         default:
@@ -264,7 +296,8 @@ public struct ListLine: Sendable {
     }
 
     static func describe(_ byte: UInt8) -> String {
-        (32..<127).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        (32..<127).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     /// The character that starts at `offset` of `bytes`, quoted, with its code point if it is not
@@ -272,7 +305,9 @@ public struct ListLine: Sendable {
     static func describe(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> String {
         let byte = bytes[offset]
         guard byte >= 0x80 else { return describe(byte) }
-        guard let scalar = UTF8Sequence.decode(bytes, at: offset).flatMap({ Unicode.Scalar($0.scalar) }) else { return describe(byte) }
+        guard let scalar = UTF8Sequence.decode(bytes, at: offset).flatMap({ Unicode.Scalar($0.scalar) }) else {
+            return describe(byte)
+        }
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         return isShown(scalar) ? "'\(Character(scalar))' (\(code))" : code
@@ -287,7 +322,8 @@ public struct ListLine: Sendable {
         var characters = 0
         while offset < bytes.count, characters < 40 {
             characters += 1
-            guard let (value, length) = UTF8Sequence.decode(bytes, at: offset), let scalar = Unicode.Scalar(value) else {
+            guard let (value, length) = UTF8Sequence.decode(bytes, at: offset), let scalar = Unicode.Scalar(value)
+            else {
                 result += "\\x" + String(bytes[offset], radix: 16, uppercase: true)
                 offset += 1
                 continue

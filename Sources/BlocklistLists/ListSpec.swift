@@ -29,7 +29,9 @@ public struct ListSpec: Sendable {
     public init() {}
 
     /// Whether anything besides patterns is given.
-    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty }
+    public var hasLists: Bool {
+        !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty
+    }
 
     /// The most distinct labels one generate accepts.
     public static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
@@ -71,24 +73,41 @@ package final class PackedProducer: ShardProducer {
 
     package var manifestSpec: Manifest.Spec {
         Manifest.Spec(
-            patterns: list.spec?.patterns ?? [], exclusions: list.spec?.exclusions ?? [],
-            rangeSize: list.spec?.rangeSize ?? 0, capacity: list.capacity, layout: .packed,
-            allowPatterns: list.allowPatterns, inputs: inputs, defaultCountry: list.defaultCountry, skipInvalid: list.skipInvalid)
+            patterns: list.spec?.patterns ?? [],
+            exclusions: list.spec?.exclusions ?? [],
+            rangeSize: list.spec?.rangeSize ?? 0,
+            capacity: list.capacity,
+            layout: .packed,
+            allowPatterns: list.allowPatterns,
+            inputs: inputs,
+            defaultCountry: list.defaultCountry,
+            skipInvalid: list.skipInvalid
+        )
     }
 
-    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (
+        shardCount: Int, totalEntries: Int64
+    ) {
         let parser = ListLine(defaultCountry: list.defaultCountry)
         // Shared with the options, not copied, unless a list file adds to them or they need sorting.
         listAllow = list.allowPatterns
-        numbers = try sort(list.numbers, kind: "numbers", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
-        allowed = try sort(list.allow, kind: "allow", staging: staging, parser: parser) { (number, _, _) throws(ListLineError) in UInt64(number) }
+        numbers = try sort(list.numbers, kind: "numbers", staging: staging, parser: parser) {
+            (number, _, _) throws(ListLineError) in UInt64(number)
+        }
+        allowed = try sort(list.allow, kind: "allow", staging: staging, parser: parser) {
+            (number, _, _) throws(ListLineError) in UInt64(number)
+        }
         var label: [UInt8] = []
         label.reserveCapacity(ListLine.maximumLabelBytes + 2)
-        identified = try sort(list.labels, kind: "labels", staging: staging, parser: parser) { (number, line, fields) throws(ListLineError) in
-            guard let second = fields.second else { throw ListLineError("it has no label; a labels file holds number,label") }
+        identified = try sort(list.labels, kind: "labels", staging: staging, parser: parser) {
+            (number, line, fields) throws(ListLineError) in
+            guard let second = fields.second else {
+                throw ListLineError("it has no label; a labels file holds number,label")
+            }
             guard fields.count == 2 else {
                 throw ListLineError(
-                    "it has \(fields.count) fields; a labels file holds number,label (quote a label that holds \(ListLine.describe(fields.separator ?? 44)), as \"ACME, Inc.\")")
+                    "it has \(fields.count) fields; a labels file holds number,label (quote a label that holds \(ListLine.describe(fields.separator ?? 44)), as \"ACME, Inc.\")"
+                )
             }
             try ListLine.label(line, second, quoted: fields.secondQuoted, into: &label)
             let index = try self.labelNumber(label)
@@ -126,7 +145,9 @@ package final class PackedProducer: ShardProducer {
         }
         guard bounds.count <= BlockSpec.maximumShardCount else {
             throw BlocklistError(
-                .limitExceeded, "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists.")
+                .limitExceeded,
+                "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists."
+            )
         }
         return (bounds.count, expected.reduce(0) { $0 + $1.blocking + $1.identified })
     }
@@ -136,7 +157,9 @@ package final class PackedProducer: ShardProducer {
         // A lookup with the caller's buffer allocates nothing; only a new label is copied.
         if let known = labelIndex[label] { return known }
         guard labels.count < ListSpec.maximumLabels else {
-            throw ListLineError("it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels")
+            throw ListLineError(
+                "it brings label \(labels.count + 1); one generate takes at most \(ListSpec.maximumLabels) distinct labels"
+            )
         }
         labels.append(label)
         labelIndex[label] = labels.count - 1
@@ -146,7 +169,10 @@ package final class PackedProducer: ShardProducer {
     /// Reads the files of one kind through a sorter of their own, whose buffer goes when it
     /// returns: one sort buffer at a time, however many kinds of list a run combines.
     private func sort(
-        _ paths: [String], kind: String, staging: DirectoryHandle, parser: ListLine,
+        _ paths: [String],
+        kind: String,
+        staging: DirectoryHandle,
+        parser: ListLine,
         _ key: (Int64, UnsafeRawBufferPointer, ListLine.Fields) throws(ListLineError) -> UInt64
     ) throws(BlocklistError) -> SortedKeys {
         let sorter = ExternalSorter(directory: staging, tag: kind, capacity: paths.isEmpty ? 2 : list.sortBufferKeys)
@@ -157,7 +183,10 @@ package final class PackedProducer: ShardProducer {
     /// Reads one list file into `sorter`; `key` makes each number (with the line and its second
     /// field) a key.
     private func read(
-        _ path: String, kind: String, parser: ListLine, into sorter: ExternalSorter,
+        _ path: String,
+        kind: String,
+        parser: ListLine,
+        into sorter: ExternalSorter,
         _ key: (Int64, UnsafeRawBufferPointer, ListLine.Fields) throws(ListLineError) -> UInt64
     ) throws(BlocklistError) {
         let lines = try InputLines(path: path)
@@ -183,23 +212,36 @@ package final class PackedProducer: ShardProducer {
             } catch {
                 made = nil
                 invalidCount += 1
-                if invalid.count < ListSpec.examplesShown { invalid.append("\(lines.name):\(lines.lineNumber): \(error.reason)") }
+                if invalid.count < ListSpec.examplesShown {
+                    invalid.append("\(lines.name):\(lines.lineNumber): \(error.reason)")
+                }
             }
             if let made { try sorter.add(made) }
         }
         if invalidCount > 0 {
-            let more = invalidCount > Int64(invalid.count) ? "\n  … and \(invalidCount - Int64(invalid.count)) more" : ""
+            let more =
+                invalidCount > Int64(invalid.count) ? "\n  … and \(invalidCount - Int64(invalid.count)) more" : ""
             let listing = invalid.joined(separator: "\n  ") + more
             guard list.skipInvalid else {
                 throw BlocklistError(
                     .invalidInput,
-                    "\(lines.name) has \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s"); nothing was written. Fix \(invalidCount == 1 ? "it" : "them"), or pass --skip-invalid to skip and report them:\n  \(listing)")
+                    "\(lines.name) has \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s"); nothing was written. Fix \(invalidCount == 1 ? "it" : "them"), or pass --skip-invalid to skip and report them:\n  \(listing)"
+                )
             }
-            notes.append("skipped \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s") of \(lines.name) (--skip-invalid):\n  \(listing)")
+            notes.append(
+                "skipped \(invalidCount) invalid line\(invalidCount == 1 ? "" : "s") of \(lines.name) (--skip-invalid):\n  \(listing)"
+            )
         }
         inputs.append(
             Manifest.Input(
-                kind: kind, path: absolutePath(path), bytes: lines.bytesRead, lines: Int64(lines.lineNumber), skipped: invalidCount, sha256: lines.sha256()))
+                kind: kind,
+                path: absolutePath(path),
+                bytes: lines.bytesRead,
+                lines: Int64(lines.lineNumber),
+                skipped: invalidCount,
+                sha256: lines.sha256()
+            )
+        )
     }
 
     /// Whether a first line is a CSV header: no digits, and a `,`, `;` or tab between fields.
@@ -240,7 +282,12 @@ package final class PackedProducer: ShardProducer {
             listIdentify.isEmpty
             ? keyed
             : try LabelledUnion(
-                [keyed], patterns: listIdentify.map(\.pattern), patternLabels: listIdentify.map(\.label), labels: labels, origin: labelOrigin)
+                [keyed],
+                patterns: listIdentify.map(\.pattern),
+                patternLabels: listIdentify.map(\.label),
+                labels: labels,
+                origin: labelOrigin
+            )
         identificationStream = try allowStream().map { LabelledDifference(identification, minus: $0) } ?? identification
         blockingHead = try blockingStream!.nextRun()
         identificationHead = try identificationStream!.nextLabelled()
@@ -353,22 +400,33 @@ package final class PackedProducer: ShardProducer {
 
     // MARK: Pass 2
 
-    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader {
+    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError)
+        -> ShardHeader
+    {
         if index == 1 { try openStreams() }
         let upper = index < bounds.count ? bounds[index] : Int64.max
-        let writer = try ShardWriter(path: path, shardIndex: index, encoder: encoder, version: 2, lowerBound: bounds[index - 1])
+        let writer = try ShardWriter(
+            path: path,
+            shardIndex: index,
+            encoder: encoder,
+            version: 2,
+            lowerBound: bounds[index - 1]
+        )
         while let run = try takeBlocking(below: upper) { try writer.append(run) }
         let used = shardLabels[index - 1]
         var local: [Int: Int] = [:]
         for (position, label) in used.enumerated() { local[label] = position }
         try writer.beginIdentification(labels: used.map { labels[$0] })
-        while let (run, label) = try takeIdentification(below: upper) { try writer.appendIdentification(run, label: local[label]!) }
+        while let (run, label) = try takeIdentification(below: upper) {
+            try writer.appendIdentification(run, label: local[label]!)
+        }
         let header = try writer.finish(sync: sync)
         let want = expected[index - 1]
         guard header.entryCount == want.blocking, header.identificationCount == want.identified else {
             throw BlocklistError(
                 .manifestMismatch,
-                "Shard \(index) got \(header.entryCount) + \(header.identificationCount) entries but was planned with \(want.blocking) + \(want.identified); this is a bug in blocklist.")
+                "Shard \(index) got \(header.entryCount) + \(header.identificationCount) entries but was planned with \(want.blocking) + \(want.identified); this is a bug in blocklist."
+            )
         }
         return header
     }
@@ -387,11 +445,20 @@ extension ShardSet {
     ///
     /// - Returns: what was committed; its notes include skipped lines and CSV headers.
     public static func generate(
-        _ list: ListSpec, into outputDirectory: String, sync: Bool = true, force: Bool = false,
+        _ list: ListSpec,
+        into outputDirectory: String,
+        sync: Bool = true,
+        force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
         let producer = PackedProducer(list)
-        var generated = try generate(producer: producer, into: outputDirectory, sync: sync, force: force, progress: progress)
+        var generated = try generate(
+            producer: producer,
+            into: outputDirectory,
+            sync: sync,
+            force: force,
+            progress: progress
+        )
         generated.notes = producer.notes + generated.notes
         return generated
     }

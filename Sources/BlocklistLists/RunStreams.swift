@@ -166,7 +166,8 @@ final class LabelledKeyRuns: LabelledSource {
         if let previous, previous.number == entry.number {
             throw BlocklistError(
                 .invalidInput,
-                "+\(entry.number) has two labels, \"\(String(decoding: labels[previous.label], as: UTF8.self))\" and \"\(String(decoding: labels[entry.label], as: UTF8.self))\" (\(origin)); give it one.")
+                "+\(entry.number) has two labels, \"\(String(decoding: labels[previous.label], as: UTF8.self))\" and \"\(String(decoding: labels[entry.label], as: UTF8.self))\" (\(origin)); give it one."
+            )
         }
         previous = entry
         return entry
@@ -243,7 +244,9 @@ final class PatternRuns: LabelledSource {
     init(_ pattern: BlockPattern, label: Int) throws(BlocklistError) {
         // One shard's range for the whole pattern: shards are the planner's business, and a
         // pattern that only allows or identifies numbers must never be cut into shards.
-        generator = CompiledSpec(try BlockSpec(patterns: [pattern], rangeSize: .max, capacity: BlockSpec.maximumCapacity)).runs()
+        generator = CompiledSpec(
+            try BlockSpec(patterns: [pattern], rangeSize: .max, capacity: BlockSpec.maximumCapacity)
+        ).runs()
         self.label = label
     }
 
@@ -275,7 +278,11 @@ final class LabelledUnion: LabelledSource {
     ///   - patterns: ordered by their lowest number (`LabelledUnion.inOrder`).
     ///   - patternLabels: each pattern's label; `nil` for label 0 throughout.
     init(
-        _ sources: [any LabelledSource], patterns: [BlockPattern], patternLabels: [Int]? = nil, labels: [[UInt8]], origin: String
+        _ sources: [any LabelledSource],
+        patterns: [BlockPattern],
+        patternLabels: [Int]? = nil,
+        labels: [[UInt8]],
+        origin: String
     ) throws(BlocklistError) {
         precondition(patternLabels == nil || patternLabels!.count == patterns.count)
         precondition(Self.inOrder(patterns), "patterns must be ordered by their lowest number")
@@ -302,10 +309,14 @@ final class LabelledUnion: LabelledSource {
     /// Starts every waiting pattern whose lowest number is at most `number`, except those that
     /// `covering` (the run being built, and its label) holds whole: they add nothing, and a wide
     /// pattern over twenty thousand narrow ones would otherwise start them all at once.
-    private func startPatterns(through number: Int64, covering: (run: NumberRun, label: Int)? = nil) throws(BlocklistError) {
+    private func startPatterns(through number: Int64, covering: (run: NumberRun, label: Int)? = nil)
+        throws(BlocklistError)
+    {
         while let next = nextWaiting, next.pattern.lowest <= number {
             nextIndex += 1
-            if let covering, covering.label == next.label, covering.run.start <= next.pattern.lowest, next.pattern.highest <= covering.run.last {
+            if let covering, covering.label == next.label, covering.run.start <= next.pattern.lowest,
+                next.pattern.highest <= covering.run.last
+            {
                 continue
             }
             startedPatterns += 1
@@ -326,13 +337,18 @@ final class LabelledUnion: LabelledSource {
         while let lowest = active.map(\.head.run.start).min(), let next = nextWaiting, next.pattern.lowest <= lowest {
             try startPatterns(through: lowest)
         }
-        guard let first = active.indices.min(by: { active[$0].head.run.start < active[$1].head.run.start }) else { return nil }
+        guard let first = active.indices.min(by: { active[$0].head.run.start < active[$1].head.run.start }) else {
+            return nil
+        }
         var (current, label) = active[first].head
         try advance(first)
         var merged = true
         while merged {
             merged = false
-            try startPatterns(through: current.last == Int64.max ? current.last : current.last + 1, covering: (current, label))
+            try startPatterns(
+                through: current.last == Int64.max ? current.last : current.last + 1,
+                covering: (current, label)
+            )
             var index = 0
             while index < active.count {
                 let (run, other) = active[index].head
@@ -344,7 +360,8 @@ final class LabelledUnion: LabelledSource {
                 if overlaps && other != label {
                     throw BlocklistError(
                         .invalidInput,
-                        "+\(run.start) has two labels, \"\(String(decoding: labels[label], as: UTF8.self))\" and \"\(String(decoding: labels[other], as: UTF8.self))\" (\(origin)); give it one.")
+                        "+\(run.start) has two labels, \"\(String(decoding: labels[label], as: UTF8.self))\" and \"\(String(decoding: labels[other], as: UTF8.self))\" (\(origin)); give it one."
+                    )
                 }
                 if run.last > current.last { current = NumberRun(first: current.start, last: run.last) }
                 let count = active.count

@@ -85,7 +85,9 @@ public struct SHA256: Sendable {
         let constants = Self.k
         schedule.withUnsafeMutableBufferPointer { w in
             constants.withUnsafeBufferPointer { k in
-                for index in 0..<16 { w[index] = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+                for index in 0..<16 {
+                    w[index] = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+                }
                 for index in 16..<64 {
                     let s0 = rotate(w[index - 15], 7) ^ rotate(w[index - 15], 18) ^ (w[index - 15] >> 3)
                     let s1 = rotate(w[index - 2], 17) ^ rotate(w[index - 2], 19) ^ (w[index - 2] >> 10)
@@ -101,7 +103,10 @@ public struct SHA256: Sendable {
                     let t2 = s0 &+ majority
                     (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
                 }
-                state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+                state = (
+                    state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g,
+                    state.7 &+ h
+                )
             }
         }
     }

@@ -35,8 +35,15 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var lowerBound: Int64?
 
         public init(
-            file: String, index: Int, count: Int64, first: Int64, last: Int64, bytes: Int64, checksum: String,
-            identified: Int64? = nil, lowerBound: Int64? = nil
+            file: String,
+            index: Int,
+            count: Int64,
+            first: Int64,
+            last: Int64,
+            bytes: Int64,
+            checksum: String,
+            identified: Int64? = nil,
+            lowerBound: Int64? = nil
         ) {
             self.file = file
             self.index = index
@@ -99,8 +106,15 @@ public struct Manifest: Codable, Hashable, Sendable {
         public var skipInvalid: Bool?
 
         public init(
-            patterns: [BlockPattern], exclusions: [String], rangeSize: Int64, capacity: Int64, layout: Layout?, allowPatterns: [BlockPattern]?, inputs: [Input]?,
-            defaultCountry: Int64? = nil, skipInvalid: Bool? = nil
+            patterns: [BlockPattern],
+            exclusions: [String],
+            rangeSize: Int64,
+            capacity: Int64,
+            layout: Layout?,
+            allowPatterns: [BlockPattern]?,
+            inputs: [Input]?,
+            defaultCountry: Int64? = nil,
+            skipInvalid: Bool? = nil
         ) {
             self.patterns = patterns
             self.exclusions = exclusions
@@ -161,16 +175,23 @@ public struct Manifest: Codable, Hashable, Sendable {
         guard version <= Self.currentVersion else {
             throw BlocklistError(
                 .unsupportedVersion,
-                "\(path) is manifest version \(version), newer than the version \(Self.currentVersion) this tool reads; update blocklist.")
+                "\(path) is manifest version \(version), newer than the version \(Self.currentVersion) this tool reads; update blocklist."
+            )
         }
         guard Self.isPlainName(directory) else {
-            throw fail("directory \"\(directory)\" is not a plain name inside the output directory; refusing to follow it")
+            throw fail(
+                "directory \"\(directory)\" is not a plain name inside the output directory; refusing to follow it"
+            )
         }
         for (position, shard) in shards.enumerated() {
             guard Self.isPlainName(shard.file) else {
-                throw fail("shard \(shard.index) names the file \"\(shard.file)\", which is not a plain name inside the set directory; refusing to follow it")
+                throw fail(
+                    "shard \(shard.index) names the file \"\(shard.file)\", which is not a plain name inside the set directory; refusing to follow it"
+                )
             }
-            guard shard.index == position + 1 else { throw fail("entry \(position + 1) of shards has index \(shard.index)") }
+            guard shard.index == position + 1 else {
+                throw fail("entry \(position + 1) of shards has index \(shard.index)")
+            }
         }
     }
 

@@ -30,7 +30,11 @@ public final class ManifestWriter {
 
     /// Creates `path` (which must not exist) and writes everything before the first shard.
     public init(
-        path: String, generation: String, directory: String, createdAt: Int64, spec: Manifest.Spec
+        path: String,
+        generation: String,
+        directory: String,
+        createdAt: Int64,
+        spec: Manifest.Spec
     ) throws(BlocklistError) {
         file = try FileDescriptor.createExclusive(path)
         buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
@@ -83,7 +87,9 @@ public final class ManifestWriter {
     public func add(_ shard: Manifest.Shard) throws(BlocklistError) {
         try append(shardCount == 0 ? "\n    { \"file\" : " : ",\n    { \"file\" : ")
         try string(shard.file)
-        try append(", \"index\" : \(shard.index), \"count\" : \(shard.count), \"first\" : \(shard.first), \"last\" : \(shard.last)")
+        try append(
+            ", \"index\" : \(shard.index), \"count\" : \(shard.count), \"first\" : \(shard.first), \"last\" : \(shard.last)"
+        )
         try append(", \"bytes\" : \(shard.bytes), \"checksum\" : ")
         try string(shard.checksum)
         if let identified = shard.identified { try append(", \"identified\" : \(identified)") }
@@ -108,7 +114,9 @@ public final class ManifestWriter {
         try append(",\n")
     }
 
-    private func field(_ key: String, _ value: Int64) throws(BlocklistError) { try append("  \"\(key)\" : \(value),\n") }
+    private func field(_ key: String, _ value: Int64) throws(BlocklistError) {
+        try append("  \"\(key)\" : \(value),\n")
+    }
 
     private func list(_ values: [some CustomStringConvertible]) throws(BlocklistError) {
         try append("[")
@@ -128,7 +136,9 @@ public final class ManifestWriter {
             case UInt8(ascii: "\\"): try append("\\\\")
             case 0..<0x20:
                 let hexDigits = Array("0123456789abcdef".utf8)
-                try appendBytes([UInt8(ascii: "\\"), UInt8(ascii: "u"), 48, 48, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
+                try appendBytes([
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), 48, 48, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)],
+                ])
             default: try appendBytes(CollectionOfOne(byte))
             }
         }

@@ -53,11 +53,19 @@ public enum OutputDirectory {
     static func classify(_ name: String, in directory: DirectoryHandle) throws(BlocklistError) -> Entry {
         let kind = try directory.kind(of: name)
         if name == Manifest.fileName {
-            guard kind == .file else { return .foreign(why: "\(directory.path(of: name)) is \(describe(kind)), not a manifest blocklist wrote") }
+            guard kind == .file else {
+                return .foreign(why: "\(directory.path(of: name)) is \(describe(kind)), not a manifest blocklist wrote")
+            }
             return try hasManifestSignature(name, in: directory)
-                ? .manifest : .foreign(why: "\(directory.path(of: name)) was not written by blocklist (it lacks \"format\": \"\(Manifest.formatName)\")")
+                ? .manifest
+                : .foreign(
+                    why:
+                        "\(directory.path(of: name)) was not written by blocklist (it lacks \"format\": \"\(Manifest.formatName)\")"
+                )
         }
-        if name == ShardSet.lockFileName { return kind == .file ? .lock : .foreign(why: "\(directory.path(of: name)) is \(describe(kind))") }
+        if name == ShardSet.lockFileName {
+            return kind == .file ? .lock : .foreign(why: "\(directory.path(of: name)) is \(describe(kind))")
+        }
         if placeholders.contains(name) { return .placeholder }
         for prefix in [ShardSet.setPrefix, ShardSet.stagingPrefix] where name.hasPrefix(prefix) {
             let generation = name.dropFirst(prefix.count)
@@ -72,7 +80,9 @@ public enum OutputDirectory {
             {
                 return .generation(String(generation), legacy: false)
             }
-            if prefix == ShardSet.setPrefix, try isLegacySet(child) { return .generation(String(generation), legacy: true) }
+            if prefix == ShardSet.setPrefix, try isLegacySet(child) {
+                return .generation(String(generation), legacy: true)
+            }
             return .foreign(why: "\(directory.path(of: name)) has no \(markerName) naming generation \(generation)")
         }
         if name.hasPrefix(ShardSet.temporaryManifestPrefix), name.hasSuffix(".json"),
@@ -129,7 +139,7 @@ public enum OutputDirectory {
             if !legacy {
                 do {
                     lock = try child.lock(markerName, exclusive: true, create: false, what: "The set \(child.path)")
-                } catch where error.code == .busy {
+                } catch  where error.code == .busy {
                     return "kept \(child.path): a reader (load or verify) is using it; the next generate removes it."
                 }
             }
@@ -137,7 +147,8 @@ public enum OutputDirectory {
             var foreign: [String] = []
             for entry in try child.entries() where entry != markerName {
                 let temporary = !legacy && entry.hasPrefix(".sort-") && entry.hasSuffix(".tmp")
-                if (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) || entry == ShardSet.pendingManifestName || temporary,
+                if (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) || entry == ShardSet.pendingManifestName
+                    || temporary,
                     try child.kind(of: entry) == .file
                 {
                     try child.removeRegularFile(entry)
@@ -146,7 +157,8 @@ public enum OutputDirectory {
                 }
             }
             guard foreign.isEmpty else {
-                return "kept \(child.path): it holds \(foreign.prefix(3).joined(separator: ", ")), which blocklist did not write."
+                return
+                    "kept \(child.path): it holds \(foreign.prefix(3).joined(separator: ", ")), which blocklist did not write."
             }
             // The marker goes last and while locked: a reader that opened it and then gets the
             // lock sees it unlinked and reads the manifest again.

@@ -84,7 +84,10 @@ extension ShardSet {
     /// - Complexity: O(runs); memory is one shard writer's fixed buffers and the manifest
     ///   writer's: no per-shard record is kept.
     public static func generate(
-        _ plan: ShardPlan, into outputDirectory: String, sync: Bool = true, force: Bool = false,
+        _ plan: ShardPlan,
+        into outputDirectory: String,
+        sync: Bool = true,
+        force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
         try generate(producer: RangeProducer(plan), into: outputDirectory, sync: sync, force: force, progress: progress)
@@ -95,7 +98,10 @@ extension ShardSet {
     /// the staging directory while it works; they go before the commit, and with the staging
     /// directory if the run fails or dies.
     package static func generate(
-        producer: some ShardProducer, into outputDirectory: String, sync: Bool = true, force: Bool = false,
+        producer: some ShardProducer,
+        into outputDirectory: String,
+        sync: Bool = true,
+        force: Bool = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
         let (directory, created) = try prepareDirectory(outputDirectory)
@@ -106,7 +112,12 @@ extension ShardSet {
         // Refuse before creating the lock file, so a refused directory is not touched at all;
         // then check again under the lock.
         var notes = try checkOwnership(directory, force: force)
-        let lock = try directory.lock(lockFileName, exclusive: true, what: "The output directory \(outputDirectory)", patienceMilliseconds: 250)
+        let lock = try directory.lock(
+            lockFileName,
+            exclusive: true,
+            what: "The output directory \(outputDirectory)",
+            patienceMilliseconds: 250
+        )
         defer { lock.unlock() }
         defer { if created && !succeeded { try? directory.removeRegularFile(lockFileName) } }
         _ = try checkOwnership(directory, force: force)
@@ -115,7 +126,9 @@ extension ShardSet {
         for name in try directory.entries() {
             switch try OutputDirectory.classify(name, in: directory) {
             case .generation(_, let legacy) where name.hasPrefix(stagingPrefix):
-                if let note = OutputDirectory.removeGeneration(name, legacy: legacy, in: directory) { notes.append(note) }
+                if let note = OutputDirectory.removeGeneration(name, legacy: legacy, in: directory) {
+                    notes.append(note)
+                }
             case .temporaryManifest:
                 try? directory.removeRegularFile(name)
             case .foreign where name.hasPrefix(stagingPrefix):
@@ -134,7 +147,8 @@ extension ShardSet {
         var staged = false
         defer {
             if !committed && staged {
-                for name in [stagingName, setName] where (try? OutputDirectory.classify(name, in: directory)) == .generation(generation, legacy: false) {
+                for name in [stagingName, setName]
+                where (try? OutputDirectory.classify(name, in: directory)) == .generation(generation, legacy: false) {
                     _ = OutputDirectory.removeGeneration(name, legacy: false, in: directory)
                 }
             }
@@ -143,12 +157,22 @@ extension ShardSet {
         try directory.makeDirectory(stagingName)
         staged = true
         let staging = try directory.openDirectory(stagingName)
-        try FileSystem.writeNewFile(staging.path(of: OutputDirectory.markerName), OutputDirectory.markerContent(generation), sync: sync)
+        try FileSystem.writeNewFile(
+            staging.path(of: OutputDirectory.markerName),
+            OutputDirectory.markerContent(generation),
+            sync: sync
+        )
         defer { producer.cleanUp() }
-        let (shardCount, totalEntries) = try producer.prepare(staging: staging) { previousLowerBounds(in: directory, excluding: stagingName) }
+        let (shardCount, totalEntries) = try producer.prepare(staging: staging) {
+            previousLowerBounds(in: directory, excluding: stagingName)
+        }
         let manifest = try ManifestWriter(
-            path: staging.path(of: pendingManifestName), generation: generation, directory: setName,
-            createdAt: Int64(time(nil)), spec: producer.manifestSpec)
+            path: staging.path(of: pendingManifestName),
+            generation: generation,
+            directory: setName,
+            createdAt: Int64(time(nil)),
+            spec: producer.manifestSpec
+        )
         var shardsDone = 0
         var entriesDone: Int64 = 0
         var bytesDone: Int64 = 0
@@ -160,13 +184,28 @@ extension ShardSet {
             let packed = header.version >= 2
             try manifest.add(
                 Manifest.Shard(
-                    file: name, index: index, count: header.entryCount, first: header.first, last: header.last,
-                    bytes: bytes, checksum: header.checksum, identified: packed ? header.identificationCount : nil,
-                    lowerBound: packed ? header.lowerBound : nil))
+                    file: name,
+                    index: index,
+                    count: header.entryCount,
+                    first: header.first,
+                    last: header.last,
+                    bytes: bytes,
+                    checksum: header.checksum,
+                    identified: packed ? header.identificationCount : nil,
+                    lowerBound: packed ? header.lowerBound : nil
+                )
+            )
             shardsDone += 1
             entriesDone += header.totalEntries
             bytesDone += bytes
-            try progress(Progress(shardsDone: shardsDone, shardCount: shardCount, entriesDone: entriesDone, totalEntries: totalEntries))
+            try progress(
+                Progress(
+                    shardsDone: shardsDone,
+                    shardCount: shardCount,
+                    entriesDone: entriesDone,
+                    totalEntries: totalEntries
+                )
+            )
         }
         producer.cleanUp()
         try manifest.finish(sync: sync)
@@ -188,8 +227,13 @@ extension ShardSet {
         }
         succeeded = true
         return Generated(
-            generation: generation, directory: setName, shardCount: shardsDone, totalEntries: entriesDone, totalBytes: bytesDone,
-            notes: notes)
+            generation: generation,
+            directory: setName,
+            shardCount: shardsDone,
+            totalEntries: entriesDone,
+            totalBytes: bytesDone,
+            notes: notes
+        )
     }
 
     /// The lower bounds of the newest committed generation's shards (shards 2…n), if it is a
@@ -199,16 +243,21 @@ extension ShardSet {
         guard let names = try? directory.entries() else { return nil }
         var newest: (name: String, generation: String)?
         for name in names where name.hasPrefix(setPrefix) && name != staging {
-            guard case .generation(let generation, false)? = try? OutputDirectory.classify(name, in: directory) else { continue }
+            guard case .generation(let generation, false)? = try? OutputDirectory.classify(name, in: directory) else {
+                continue
+            }
             if newest.map({ generation > $0.generation }) ?? true { newest = (name, generation) }
         }
-        guard let newest, let set = try? directory.openDirectory(newest.name), let files = try? set.entries() else { return nil }
+        guard let newest, let set = try? directory.openDirectory(newest.name), let files = try? set.entries() else {
+            return nil
+        }
         let shards = files.filter { $0.hasPrefix("shard-") && $0.hasSuffix(".blk") }.sorted()
         guard shards.count >= 2 else { return nil }
         var bounds: [Int64] = []
         for name in shards.dropFirst() {
             // The headers alone: each is checked by its CRC, and the bounds are only a hint.
-            guard let header = try? ShardHeader.read(path: set.path(of: name)), header.version >= 2, header.lowerBound > 0,
+            guard let header = try? ShardHeader.read(path: set.path(of: name)), header.version >= 2,
+                header.lowerBound > 0,
                 bounds.last.map({ header.lowerBound > $0 }) ?? true
             else { return nil }
             bounds.append(header.lowerBound)
@@ -228,7 +277,11 @@ extension ShardSet {
             do {
                 created = try FileSystem.makeDirectory(path)
             } catch {
-                throw BlocklistError(.io, "Cannot create the output directory \(path): \(error.message)", underlying: error)
+                throw BlocklistError(
+                    .io,
+                    "Cannot create the output directory \(path): \(error.message)",
+                    underlying: error
+                )
             }
             // Made by another process since we looked: it must be a directory all the same.
             if !created, try FileSystem.kind(path) != .directory {
@@ -238,7 +291,10 @@ extension ShardSet {
             throw BlocklistError(.io, "The output path \(path) is not a directory; give a directory with --output.")
         }
         guard try FileSystem.resolvedPath(path) != "/" else {
-            throw BlocklistError(.invalidInput, "Refusing to use / as the output directory; give a directory of its own, such as Output.")
+            throw BlocklistError(
+                .invalidInput,
+                "Refusing to use / as the output directory; give a directory of its own, such as Output."
+            )
         }
         guard FileSystem.isWritableDirectory(path) else {
             throw BlocklistError(.io, "The output directory \(path) is not writable.")
@@ -262,19 +318,24 @@ extension ShardSet {
                 if name == Manifest.fileName {
                     throw BlocklistError(
                         .invalidInput,
-                        "\(why ?? directory.path(of: name)); refusing to replace it. Give another --output directory, or move that file away.")
+                        "\(why ?? directory.path(of: name)); refusing to replace it. Give another --output directory, or move that file away."
+                    )
                 }
                 foreign.append(name)
             }
         }
         guard !isSet, !foreign.isEmpty else { return [] }
-        let shown = foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
+        let shown =
+            foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
         guard force else {
             throw BlocklistError(
                 .invalidInput,
-                "The output directory \(directory.path) is not empty and holds no blocklist set (it has \(shown)); give an empty or new directory, or --force to write beside those files.")
+                "The output directory \(directory.path) is not empty and holds no blocklist set (it has \(shown)); give an empty or new directory, or --force to write beside those files."
+            )
         }
-        return ["writing into \(directory.path), which holds files blocklist did not write (\(shown)), because of --force; they are left untouched."]
+        return [
+            "writing into \(directory.path), which holds files blocklist did not write (\(shown)), because of --force; they are left untouched."
+        ]
     }
 
     /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
@@ -304,7 +365,9 @@ package protocol ShardProducer: AnyObject {
     ///   - previousLowerBounds: reads the previous packed generation's shard bounds, a hint;
     ///     called only by producers that use them.
     /// - Returns: how many shards, and how many entries of both kinds they hold.
-    func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64)
+    func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (
+        shardCount: Int, totalEntries: Int64
+    )
     /// Writes shard `index` (from 1) to the new file `path`.
     func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader
     /// Removes temporary files; called before the commit and on failure.
@@ -318,11 +381,15 @@ package final class RangeProducer: ShardProducer {
 
     package var manifestSpec: Manifest.Spec { Manifest.Spec(plan.spec) }
 
-    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (shardCount: Int, totalEntries: Int64) {
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (
+        shardCount: Int, totalEntries: Int64
+    ) {
         (plan.shards.count, plan.totalEntries)
     }
 
-    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader {
+    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError)
+        -> ShardHeader
+    {
         let planned = plan.shards[index - 1]
         // Version 1: a pattern spec's runs compress best as varints, and older readers read it.
         let writer = try ShardWriter(path: path, shardIndex: planned.index, encoder: encoder, version: 1)
@@ -331,7 +398,8 @@ package final class RangeProducer: ShardProducer {
         guard header.entryCount == planned.entryCount else {
             throw BlocklistError(
                 .manifestMismatch,
-                "Shard \(planned.index) got \(header.entryCount) entries but was planned with \(planned.entryCount); this is a bug in blocklist.")
+                "Shard \(planned.index) got \(header.entryCount) entries but was planned with \(planned.entryCount); this is a bug in blocklist."
+            )
         }
         return header
     }

@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
 import BlocklistSet
 import BlocklistSystem
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension Manifest {
     /// The largest manifest read: 10,000 shards take about 1.6 MB.
@@ -18,19 +19,30 @@ extension Manifest {
     public static func load(from outputDirectory: String) throws(BlocklistError) -> Manifest {
         let path = outputDirectory + "/" + fileName
         switch try FileSystem.kind(outputDirectory) {
-        case .missing: throw BlocklistError(.io, "\(outputDirectory) does not exist; run `blocklist generate --output \(outputDirectory)` first.")
+        case .missing:
+            throw BlocklistError(
+                .io,
+                "\(outputDirectory) does not exist; run `blocklist generate --output \(outputDirectory)` first."
+            )
         case .directory: break
         default: throw BlocklistError(.io, "\(outputDirectory) is not a directory.")
         }
         if try FileSystem.kind(path) == .missing {
-            throw BlocklistError(.manifestMismatch, "\(outputDirectory) has no \(fileName); run `blocklist generate --output \(outputDirectory)` first.")
+            throw BlocklistError(
+                .manifestMismatch,
+                "\(outputDirectory) has no \(fileName); run `blocklist generate --output \(outputDirectory)` first."
+            )
         }
         let bytes = try FileSystem.readFile(path, limit: maximumSize)
         let manifest: Manifest
         do {
             manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes))
         } catch {
-            throw BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(describe(error))", underlying: error)
+            throw BlocklistError(
+                .manifestMismatch,
+                "\(path) is not a valid manifest: \(describe(error))",
+                underlying: error
+            )
         }
         try manifest.validate(path: path)
         return manifest
@@ -40,14 +52,15 @@ extension Manifest {
 /// A decoding error as one readable clause.
 private func describe(_ error: any Error) -> String {
     guard let error = error as? DecodingError else { return "\(error)." }
-    func where_(_ path: [any CodingKey]) -> String {
-        path.isEmpty ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    func location(_ path: [any CodingKey]) -> String {
+        path.isEmpty
+            ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
     switch error {
-    case .keyNotFound(let key, let context): return "\(where_(context.codingPath + [key])) is missing."
+    case .keyNotFound(let key, let context): return "\(location(context.codingPath + [key])) is missing."
     case .typeMismatch(_, let context), .valueNotFound(_, let context):
-        return "\(where_(context.codingPath)) has the wrong type (\(context.debugDescription))."
-    case .dataCorrupted(let context): return "\(where_(context.codingPath)): \(context.debugDescription)"
+        return "\(location(context.codingPath)) has the wrong type (\(context.debugDescription))."
+    case .dataCorrupted(let context): return "\(location(context.codingPath)): \(context.debugDescription)"
     @unknown default: return "\(error)."
     }
 }

@@ -33,9 +33,13 @@ public final class ReadingSet {
             case .symlink:
                 throw BlocklistError(
                     .invalidInput,
-                    "\(setPath) is a symbolic link, not the directory generate wrote; blocklist follows no link inside a set. Generate the set again.")
+                    "\(setPath) is a symbolic link, not the directory generate wrote; blocklist follows no link inside a set. Generate the set again."
+                )
             case .file, .other:
-                throw BlocklistError(.invalidInput, "\(setPath) is not a directory; the manifest names it as the set's generation. Generate the set again.")
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(setPath) is not a directory; the manifest names it as the set's generation. Generate the set again."
+                )
             case .missing, .directory:
                 break
             }
@@ -49,7 +53,12 @@ public final class ReadingSet {
                 return
             }
             if kind == .file, let handle = try? DirectoryHandle(path: setPath, followingSymlinks: false),
-                let held = try? handle.lock(OutputDirectory.markerName, exclusive: false, create: false, what: "The set \(setPath)"),
+                let held = try? handle.lock(
+                    OutputDirectory.markerName,
+                    exclusive: false,
+                    create: false,
+                    what: "The set \(setPath)"
+                ),
                 held.isLinked
             {
                 self.manifest = manifest
@@ -57,7 +66,10 @@ public final class ReadingSet {
                 return
             }
             guard attempts < 100 else {
-                throw BlocklistError(.busy, "\(directory) kept changing while it was opened (100 tries); is a generate looping on it?")
+                throw BlocklistError(
+                    .busy,
+                    "\(directory) kept changing while it was opened (100 tries); is a generate looping on it?"
+                )
             }
             usleep(10_000)
         }

@@ -24,12 +24,16 @@ extension ShardSet {
         var canRederive = true
         for input in inputs {
             guard input.path != "-" else {
-                check.notes.append("the \(input.kind) input was standard input, which cannot be read again; the shards were checked on their own.")
+                check.notes.append(
+                    "the \(input.kind) input was standard input, which cannot be read again; the shards were checked on their own."
+                )
                 canRederive = false
                 continue
             }
             guard let recorded = input.sha256 else {
-                check.notes.append("\(input.path) has no SHA-256 in the manifest (an older blocklist made it); the shards were checked on their own.")
+                check.notes.append(
+                    "\(input.path) has no SHA-256 in the manifest (an older blocklist made it); the shards were checked on their own."
+                )
                 canRederive = false
                 continue
             }
@@ -37,13 +41,19 @@ extension ShardSet {
                 switch try FileSystem.kind(input.path) {
                 case .missing:
                     check.problems.append(
-                        BlocklistError(.manifestMismatch, "input \(input.path) (\(input.kind)) is gone since generate; the set cannot be checked against it."))
+                        BlocklistError(
+                            .manifestMismatch,
+                            "input \(input.path) (\(input.kind)) is gone since generate; the set cannot be checked against it."
+                        )
+                    )
                     canRederive = false
                     continue
                 case .file:
                     break
                 default:
-                    check.notes.append("\(input.path) is not a regular file (a pipe is read once); the shards were checked on their own.")
+                    check.notes.append(
+                        "\(input.path) is not a regular file (a pipe is read once); the shards were checked on their own."
+                    )
                     canRederive = false
                     continue
                 }
@@ -53,7 +63,8 @@ extension ShardSet {
                         BlocklistError(
                             .manifestMismatch,
                             "input \(input.path) changed since generate: it was \(input.bytes) bytes with SHA-256 \(recorded.prefix(16))…, and is now \(size) bytes with \(digest.prefix(16))…; run generate again."
-                        ))
+                        )
+                    )
                     canRederive = false
                 }
             } catch {
@@ -89,7 +100,9 @@ extension ShardSet {
 
     /// Makes the set again from its inputs in a temporary directory and compares each shard.
     private static func compareWithInputs(
-        _ manifest: Manifest, in outputDirectory: String, problems: inout [BlocklistError]
+        _ manifest: Manifest,
+        in outputDirectory: String,
+        problems: inout [BlocklistError]
     ) throws(BlocklistError) {
         var list = ListSpec()
         let spec = manifest.spec
@@ -100,7 +113,11 @@ extension ShardSet {
             case "allow": list.allow.append(input.path)
             case "labels": list.labels.append(input.path)
             case "list": list.lists.append(input.path)
-            default: throw BlocklistError(.manifestMismatch, "the manifest names an input of kind \"\(input.kind)\", which this blocklist does not know.")
+            default:
+                throw BlocklistError(
+                    .manifestMismatch,
+                    "the manifest names an input of kind \"\(input.kind)\", which this blocklist does not know."
+                )
             }
         }
         list.allowPatterns = spec.allowPatterns ?? []
@@ -117,7 +134,10 @@ extension ShardSet {
         guard shardCount == manifest.shards.count else {
             problems.append(
                 BlocklistError(
-                    .manifestMismatch, "its inputs make \(shardCount) shards now, but the manifest lists \(manifest.shards.count); run generate again."))
+                    .manifestMismatch,
+                    "its inputs make \(shardCount) shards now, but the manifest lists \(manifest.shards.count); run generate again."
+                )
+            )
             return
         }
         let encoder = try ShardEncoder()
@@ -128,7 +148,11 @@ extension ShardSet {
             let path = manifest.path(of: entry, in: outputDirectory)
             if try FileSystem.readFile(made) != FileSystem.readFile(path) {
                 problems.append(
-                    BlocklistError(.manifestMismatch, "\(path) is not what its inputs make, though they are unchanged since generate; run generate again."))
+                    BlocklistError(
+                        .manifestMismatch,
+                        "\(path) is not what its inputs make, though they are unchanged since generate; run generate again."
+                    )
+                )
             }
             temporary.removeFile(name)
         }

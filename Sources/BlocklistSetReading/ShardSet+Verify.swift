@@ -70,20 +70,38 @@ extension ShardSet {
         var total: Int64 = 0
         for entry in manifest.shards {
             let path = manifest.path(of: entry, in: outputDirectory)
-            let expected = plan.flatMap { entry.index <= $0.shards.count ? $0.compiled.runs(ranks: $0.shards[entry.index - 1].ranks) : nil }
+            let expected = plan.flatMap {
+                entry.index <= $0.shards.count ? $0.compiled.runs(ranks: $0.shards[entry.index - 1].ranks) : nil
+            }
             do {
-                let summary = try ShardVerifier.verify(path, expectedIndex: entry.index, capacity: capacity, expected: expected)
+                let summary = try ShardVerifier.verify(
+                    path,
+                    expectedIndex: entry.index,
+                    capacity: capacity,
+                    expected: expected
+                )
                 let header = summary.header
                 if plan == nil {
-                    let upper = entry.index < manifest.shards.count ? manifest.shards[entry.index].lowerBound ?? Int64.max : Int64.max
-                    let low = min(header.entryCount > 0 ? header.first : Int64.max, header.identificationCount > 0 ? header.identificationFirst : Int64.max)
+                    let upper =
+                        entry.index < manifest.shards.count
+                        ? manifest.shards[entry.index].lowerBound ?? Int64.max : Int64.max
+                    let low = min(
+                        header.entryCount > 0 ? header.first : Int64.max,
+                        header.identificationCount > 0 ? header.identificationFirst : Int64.max
+                    )
                     let high = max(header.last, header.identificationLast)
-                    if header.version < 2 || header.lowerBound <= previousBound || (low != Int64.max && (low < header.lowerBound || high >= upper)) {
-                        problem("\(path) holds numbers \(low)...\(high) outside its bounds \(header.lowerBound)..<\(upper), or its bound does not ascend; a packed shard holds only its interval.")
+                    if header.version < 2 || header.lowerBound <= previousBound
+                        || (low != Int64.max && (low < header.lowerBound || high >= upper))
+                    {
+                        problem(
+                            "\(path) holds numbers \(low)...\(high) outside its bounds \(header.lowerBound)..<\(upper), or its bound does not ascend; a packed shard holds only its interval."
+                        )
                     }
                     previousBound = header.lowerBound
                     if entry.identified != header.identificationCount {
-                        problem("\(path) holds \(header.identificationCount) identification entries, but \(manifestPath) says \(entry.identified ?? 0).")
+                        problem(
+                            "\(path) holds \(header.identificationCount) identification entries, but \(manifestPath) says \(entry.identified ?? 0)."
+                        )
                     }
                 }
                 var mismatches: [String] = []
@@ -91,14 +109,20 @@ extension ShardSet {
                 if header.first != entry.first { mismatches.append("first \(header.first) ≠ \(entry.first)") }
                 if header.last != entry.last { mismatches.append("last \(header.last) ≠ \(entry.last)") }
                 if summary.bytes != entry.bytes { mismatches.append("size \(summary.bytes) ≠ \(entry.bytes) bytes") }
-                if header.checksum != entry.checksum { mismatches.append("checksum \(header.checksum) ≠ \(entry.checksum)") }
+                if header.checksum != entry.checksum {
+                    mismatches.append("checksum \(header.checksum) ≠ \(entry.checksum)")
+                }
                 if !mismatches.isEmpty {
-                    problem("\(path) disagrees with \(manifestPath) (file vs manifest): \(mismatches.joined(separator: ", ")).")
+                    problem(
+                        "\(path) disagrees with \(manifestPath) (file vs manifest): \(mismatches.joined(separator: ", "))."
+                    )
                     continue
                 }
                 if header.entryCount > 0 {
                     if header.first <= previousLast {
-                        problem("\(path) starts at \(header.first), not above \(previousFile)'s last number \(previousLast); shards must ascend.")
+                        problem(
+                            "\(path) starts at \(header.first), not above \(previousFile)'s last number \(previousLast); shards must ascend."
+                        )
                     }
                     previousLast = header.last
                     previousFile = path
@@ -123,7 +147,8 @@ extension ShardSet {
         }
         do {
             let listed = Set(manifest.shards.map(\.file))
-            for name in try FileSystem.list(setPath) where !listed.contains(name) && name != OutputDirectory.markerName {
+            for name in try FileSystem.list(setPath) where !listed.contains(name) && name != OutputDirectory.markerName
+            {
                 problem("\(setPath)/\(name) is not listed in \(manifestPath).")
             }
         } catch {

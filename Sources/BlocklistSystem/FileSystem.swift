@@ -41,14 +41,20 @@ package enum FileSystem {
 
     /// Removes the directory `path` if it is empty (rmdir: never a symlink, never anything in it).
     package static func removeEmptyDirectory(_ path: String) throws(BlocklistError) {
-        guard path.withCString({ rmdir($0) }) == 0 || errno == ENOENT else { throw _ioError("Removing the directory", path) }
+        guard path.withCString({ rmdir($0) }) == 0 || errno == ENOENT else {
+            throw _ioError("Removing the directory", path)
+        }
     }
 
     package static func rename(_ from: String, to: String) throws(BlocklistError) {
         let result = from.withCString { source in to.withCString { target in _rename(source, target) } }
         guard result == 0 else {
             let code = errno
-            throw BlocklistError(.io, "Renaming \(from) to \(to) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+            throw BlocklistError(
+                .io,
+                "Renaming \(from) to \(to) failed: \(_errnoText(code)).",
+                underlying: SystemError(errno: code)
+            )
         }
     }
 
@@ -61,7 +67,6 @@ package enum FileSystem {
     package static func list(_ path: String) throws(BlocklistError) -> [String] {
         try DirectoryHandle(path: path).entries()
     }
-
 
     /// The absolute path of an existing directory, symlinks resolved.
     /// Makes a new directory of its own under $TMPDIR (or /tmp), named `prefix-XXXXXX`.
@@ -117,7 +122,6 @@ extension FileSystem.Kind {
         }
     }
 }
-
 
 /// An open directory. Everything it does to the entries in it is relative to its descriptor and
 /// never follows a symlink (`fstatat`/`openat` with `AT_SYMLINK_NOFOLLOW`/`O_NOFOLLOW`,
@@ -182,7 +186,9 @@ package final class DirectoryHandle {
     }
 
     package func makeDirectory(_ name: String) throws(BlocklistError) {
-        guard name.withCString({ mkdirat(fd, $0, 0o755) }) == 0 else { throw _ioError("Creating the directory", path(of: name)) }
+        guard name.withCString({ mkdirat(fd, $0, 0o755) }) == 0 else {
+            throw _ioError("Creating the directory", path(of: name))
+        }
     }
 
     /// Renames entry `from` to `to` (both in this directory, or `to` in `target`). A symlink at
@@ -194,7 +200,10 @@ package final class DirectoryHandle {
         guard result == 0 else {
             let code = errno
             throw BlocklistError(
-                .io, "Renaming \(path(of: from)) to \(targetPath) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+                .io,
+                "Renaming \(path(of: from)) to \(targetPath) failed: \(_errnoText(code)).",
+                underlying: SystemError(errno: code)
+            )
         }
     }
 
@@ -206,7 +215,9 @@ package final class DirectoryHandle {
         case .file: break
         default: throw BlocklistError(.io, "\(path(of: name)) is not a regular file blocklist wrote; leaving it.")
         }
-        guard name.withCString({ unlinkat(fd, $0, 0) }) == 0 || errno == ENOENT else { throw _ioError("Removing", path(of: name)) }
+        guard name.withCString({ unlinkat(fd, $0, 0) }) == 0 || errno == ENOENT else {
+            throw _ioError("Removing", path(of: name))
+        }
     }
 
     /// Removes the empty subdirectory `name` (rmdir never follows a symlink). A missing one is
@@ -231,7 +242,9 @@ package final class DirectoryHandle {
         var bytes = [UInt8](repeating: 0, count: prefix ?? (min(limit, Int(info.st_size)) + 1))
         var filled = 0
         while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
+            let n = bytes.withUnsafeMutableBytes {
+                pread(file, $0.baseAddress! + filled, $0.count - filled, off_t(filled))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw _ioError("Reading", path(of: name))
@@ -239,7 +252,9 @@ package final class DirectoryHandle {
             if n == 0 { break }
             filled += n
         }
-        guard filled <= limit else { throw BlocklistError(.limitExceeded, "\(path(of: name)) is larger than the \(limit) bytes expected.") }
+        guard filled <= limit else {
+            throw BlocklistError(.limitExceeded, "\(path(of: name)) is larger than the \(limit) bytes expected.")
+        }
         return Array(bytes[0..<filled])
     }
 
@@ -253,7 +268,11 @@ package final class DirectoryHandle {
     /// With `create: false` the file must exist, and is opened read-only (enough for `flock`), so
     /// a reader never creates or changes a file.
     package func lock(
-        _ name: String, exclusive: Bool, create: Bool = true, what: String, patienceMilliseconds: Int = 0
+        _ name: String,
+        exclusive: Bool,
+        create: Bool = true,
+        what: String,
+        patienceMilliseconds: Int = 0
     ) throws(BlocklistError) -> FileLock {
         let flags = create ? O_RDWR | O_CREAT : O_RDONLY
         // A holder that gives the directory up removes the lock file before it unlocks; whoever
@@ -262,11 +281,20 @@ package final class DirectoryHandle {
         for _ in 0..<3 {
             let lockFD = name.withCString { openat(fd, $0, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644) }
             guard lockFD >= 0 else { throw _ioError("Opening the lock file", path(of: name)) }
-            let lock = try FileLock(fd: lockFD, path: path(of: name), exclusive: exclusive, what: what, patienceMilliseconds: patienceMilliseconds)
+            let lock = try FileLock(
+                fd: lockFD,
+                path: path(of: name),
+                exclusive: exclusive,
+                what: what,
+                patienceMilliseconds: patienceMilliseconds
+            )
             if !create || lock.isLinked { return lock }
             lock.unlock()
         }
-        throw BlocklistError(.busy, "\(what) is busy: its lock file \(path(of: name)) was removed three times while this process waited for it.")
+        throw BlocklistError(
+            .busy,
+            "\(what) is busy: its lock file \(path(of: name)) was removed three times while this process waited for it."
+        )
     }
 }
 
@@ -294,7 +322,9 @@ package final class FileLock {
     ///
     /// A little patience matters for a lock a process holds for its whole run: while any thread of
     /// it spawns a child, the child shares the lock until its exec closes the descriptor.
-    package init(fd: Int32, path: String, exclusive: Bool, what: String, patienceMilliseconds: Int = 0) throws(BlocklistError) {
+    package init(fd: Int32, path: String, exclusive: Bool, what: String, patienceMilliseconds: Int = 0)
+        throws(BlocklistError)
+    {
         var waited = 0
         while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             let code = errno
@@ -307,7 +337,11 @@ package final class FileLock {
             if code == EWOULDBLOCK {
                 throw BlocklistError(.busy, "\(what) is busy: another process holds the lock \(path).")
             }
-            throw BlocklistError(.io, "Locking \(path) failed: \(_errnoText(code)).", underlying: SystemError(errno: code))
+            throw BlocklistError(
+                .io,
+                "Locking \(path) failed: \(_errnoText(code)).",
+                underlying: SystemError(errno: code)
+            )
         }
         self.fd = fd
     }
@@ -344,7 +378,12 @@ package struct ProcessMemory: Sendable, Equatable {
         var memory = ProcessMemory(peakResident: 0, resident: 0, anonymous: 0)
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             let text = String(decoding: line, as: UTF8.self)
-            func value() -> Int { Int(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0) }
+            func value() -> Int {
+                Int(
+                    text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+                        ?? 0
+                )
+            }
             if text.hasPrefix("VmHWM:") { memory.peakResident = value() }
             if text.hasPrefix("VmRSS:") { memory.resident = value() }
             if text.hasPrefix("RssAnon:") { memory.anonymous = value() }

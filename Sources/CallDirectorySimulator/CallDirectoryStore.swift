@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
 import BlocklistSet
 import BlocklistSystem
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The simulator's stand-in for CallKit's CallDirectory.db: one SQLite file holding the registered
 /// extensions, their Settings switch and load state, and every blocking entry.
@@ -66,14 +67,20 @@ public final class CallDirectoryStore {
         case .missing:
             if readOnly {
                 throw BlocklistError(
-                    .io, "There is no store at \(path); `blocklist enable all --store \(path)` makes one (and `blocklist load` fills it).")
+                    .io,
+                    "There is no store at \(path); `blocklist enable all --store \(path)` makes one (and `blocklist load` fills it)."
+                )
             }
         default:
             throw BlocklistError(.io, "The store \(path) is not a regular file; refusing to open it.")
         }
         database = try SQLiteDatabase(path: path, readOnly: readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         // The WAL persists (readers create nothing) but shrinks to nothing when it is reset.
-        if !readOnly { try database.execute("PRAGMA journal_mode=WAL; PRAGMA journal_size_limit=0; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;") }
+        if !readOnly {
+            try database.execute(
+                "PRAGMA journal_mode=WAL; PRAGMA journal_size_limit=0; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+            )
+        }
         let statement = try database.prepare("PRAGMA user_version")
         _ = try statement.step()
         let version = statement.integer(0)
@@ -104,12 +111,17 @@ public final class CallDirectoryStore {
                 \(Self.identificationTable)
                 PRAGMA user_version = \(Self.schemaVersion);
                 COMMIT;
-                """)
+                """
+            )
         } else if version == 1 && !readOnly {
-            try database.execute("BEGIN IMMEDIATE; \(Self.identificationTable) PRAGMA user_version = \(Self.schemaVersion); COMMIT;")
+            try database.execute(
+                "BEGIN IMMEDIATE; \(Self.identificationTable) PRAGMA user_version = \(Self.schemaVersion); COMMIT;"
+            )
         } else if version > Self.schemaVersion {
             throw BlocklistError(
-                .unsupportedVersion, "The store \(path) has schema version \(version), newer than the \(Self.schemaVersion) this tool knows; update blocklist.")
+                .unsupportedVersion,
+                "The store \(path) has schema version \(version), newer than the \(Self.schemaVersion) this tool knows; update blocklist."
+            )
         }
     }
 
@@ -124,7 +136,8 @@ public final class CallDirectoryStore {
 
     /// Whether the store has the identification table (a version 1 store opened read-only has not).
     var hasIdentification: Bool {
-        guard let statement = try? database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'identification_entries'") else { return false }
+        guard let statement = try? database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'identification_entries'")
+        else { return false }
         return (try? statement.step()) ?? false
     }
 
@@ -132,7 +145,8 @@ public final class CallDirectoryStore {
     public func identify(_ number: Int64) throws(BlocklistError) -> [(identifier: String, label: String)] {
         guard hasIdentification else { return [] }
         let probe = try database.prepare(
-            "SELECT e.identifier, i.label FROM extensions e JOIN identification_entries i ON i.extension_id = e.id WHERE e.enabled = 1 AND i.number = ?1 ORDER BY e.shard_index")
+            "SELECT e.identifier, i.label FROM extensions e JOIN identification_entries i ON i.extension_id = e.id WHERE e.enabled = 1 AND i.number = ?1 ORDER BY e.shard_index"
+        )
         try probe.bind(.integer(number))
         var result: [(identifier: String, label: String)] = []
         while try probe.step() { result.append((probe.text(0) ?? "", probe.text(1) ?? "")) }
@@ -140,10 +154,12 @@ public final class CallDirectoryStore {
     }
 
     /// Every identification entry stored for `identifier`, ascending.
-    public func identificationEntries(of identifier: String) throws(BlocklistError) -> [(number: Int64, label: String)] {
+    public func identificationEntries(of identifier: String) throws(BlocklistError) -> [(number: Int64, label: String)]
+    {
         guard hasIdentification else { return [] }
         let query = try database.prepare(
-            "SELECT i.number, i.label FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1 ORDER BY i.number")
+            "SELECT i.number, i.label FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1 ORDER BY i.number"
+        )
         try query.bind(.text(identifier))
         var result: [(number: Int64, label: String)] = []
         while try query.step() { result.append((query.integer(0), query.text(1) ?? "")) }
@@ -178,7 +194,10 @@ public final class CallDirectoryStore {
         try database.execute("BEGIN IMMEDIATE")
         do throws(BlocklistError) {
             for shard in manifest.shards {
-                try insert.bind(.text(Self.identifier(ofShard: shard.index, of: manifest.shards.count)), .integer(Int64(shard.index))).run()
+                try insert.bind(
+                    .text(Self.identifier(ofShard: shard.index, of: manifest.shards.count)),
+                    .integer(Int64(shard.index))
+                ).run()
                 added += database.changes
             }
             try database.execute("COMMIT")
@@ -201,7 +220,8 @@ public final class CallDirectoryStore {
             if try find.step() {
                 let id = find.integer(0)
                 try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(id)).run()
-                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(id)).run()
+                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(id))
+                    .run()
                 try database.prepare("DELETE FROM extensions WHERE id = ?1").bind(.integer(id)).run()
             }
             try database.execute("COMMIT")
@@ -215,13 +235,17 @@ public final class CallDirectoryStore {
     /// Flips the Settings switch. Turning an extension on makes its next load non-incremental.
     public func setEnabled(_ enabled: Bool, identifiers: [String]) throws(BlocklistError) {
         let update = try database.prepare(
-            "UPDATE extensions SET enabled = ?1, needs_full_reload = CASE WHEN ?1 = 1 AND enabled = 0 THEN 1 ELSE needs_full_reload END WHERE identifier = ?2")
+            "UPDATE extensions SET enabled = ?1, needs_full_reload = CASE WHEN ?1 = 1 AND enabled = 0 THEN 1 ELSE needs_full_reload END WHERE identifier = ?2"
+        )
         try database.execute("BEGIN IMMEDIATE")
         do throws(BlocklistError) {
             for identifier in identifiers {
                 try update.bind(.integer(enabled ? 1 : 0), .text(identifier)).run()
                 guard database.changes == 1 else {
-                    throw BlocklistError(.invalidInput, "No extension \(identifier) is registered in the store \(path).")
+                    throw BlocklistError(
+                        .invalidInput,
+                        "No extension \(identifier) is registered in the store \(path)."
+                    )
                 }
             }
             try database.execute("COMMIT")
@@ -238,22 +262,32 @@ public final class CallDirectoryStore {
             SELECT identifier, shard_index, enabled, state, needs_full_reload, loaded_checksum, loaded_count,
                    last_load_at, last_duration_ms, peak_memory_kib, last_error
             FROM extensions ORDER BY shard_index, identifier
-            """)
+            """
+        )
         var result: [Extension] = []
         while try query.step() {
             let text = query.text(3) ?? ""
             guard let state = ExtensionState(rawValue: text) else {
                 throw BlocklistError(
                     .invalidInput,
-                    "\(path): extension \(query.text(0) ?? "?") has state \"\(text)\", which is none of registered, loaded and failed; the store was changed by another program.")
+                    "\(path): extension \(query.text(0) ?? "?") has state \"\(text)\", which is none of registered, loaded and failed; the store was changed by another program."
+                )
             }
             result.append(
                 Extension(
-                    identifier: query.text(0) ?? "", index: Int(query.integer(1)), enabled: query.integer(2) != 0,
-                    state: state, needsFullReload: query.integer(4) != 0, loadedChecksum: query.text(5),
-                    loadedCount: query.integer(6), lastLoadAt: query.isNull(7) ? nil : query.integer(7),
+                    identifier: query.text(0) ?? "",
+                    index: Int(query.integer(1)),
+                    enabled: query.integer(2) != 0,
+                    state: state,
+                    needsFullReload: query.integer(4) != 0,
+                    loadedChecksum: query.text(5),
+                    loadedCount: query.integer(6),
+                    lastLoadAt: query.isNull(7) ? nil : query.integer(7),
                     lastDurationMilliseconds: query.isNull(8) ? nil : query.integer(8),
-                    peakMemoryKiB: query.isNull(9) ? nil : query.integer(9), lastError: query.text(10)))
+                    peakMemoryKiB: query.isNull(9) ? nil : query.integer(9),
+                    lastError: query.text(10)
+                )
+            )
         }
         return result
     }
@@ -266,7 +300,8 @@ public final class CallDirectoryStore {
     /// The enabled extensions whose stored entries include `number`: who blocks it.
     public func lookup(_ number: Int64) throws(BlocklistError) -> [String] {
         let probe = try database.prepare(
-            "SELECT e.identifier FROM extensions e WHERE e.enabled = 1 AND EXISTS (SELECT 1 FROM blocking_entries b WHERE b.extension_id = e.id AND b.number = ?1) ORDER BY e.shard_index")
+            "SELECT e.identifier FROM extensions e WHERE e.enabled = 1 AND EXISTS (SELECT 1 FROM blocking_entries b WHERE b.extension_id = e.id AND b.number = ?1) ORDER BY e.shard_index"
+        )
         try probe.bind(.integer(number))
         var result: [String] = []
         while try probe.step() { result.append(probe.text(0) ?? "") }
@@ -276,7 +311,8 @@ public final class CallDirectoryStore {
     /// Every number stored for `identifier`, ascending.
     public func entries(of identifier: String) throws(BlocklistError) -> [Int64] {
         let query = try database.prepare(
-            "SELECT b.number FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1 ORDER BY b.number")
+            "SELECT b.number FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1 ORDER BY b.number"
+        )
         try query.bind(.text(identifier))
         var result: [Int64] = []
         while try query.step() { result.append(query.integer(0)) }
@@ -286,7 +322,8 @@ public final class CallDirectoryStore {
     /// How many entries the store holds for `identifier`, counted.
     public func entryCount(of identifier: String) throws(BlocklistError) -> Int64 {
         let query = try database.prepare(
-            "SELECT count(*) FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1")
+            "SELECT count(*) FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1"
+        )
         try query.bind(.text(identifier))
         _ = try query.step()
         return query.integer(0)
@@ -296,7 +333,8 @@ public final class CallDirectoryStore {
     public func identificationCount(of identifier: String) throws(BlocklistError) -> Int64 {
         guard hasIdentification else { return 0 }
         let query = try database.prepare(
-            "SELECT count(*) FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1")
+            "SELECT count(*) FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1"
+        )
         try query.bind(.text(identifier))
         _ = try query.step()
         return query.integer(0)

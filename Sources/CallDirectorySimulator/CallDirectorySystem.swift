@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
 import BlocklistSystem
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How an extension sends its list when the request is incremental.
 public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
@@ -80,7 +81,10 @@ public final class CallDirectorySystem {
     ///     every 65,536.
     /// - Throws: `CallDirectoryError` with CallKit's code.
     public func reload(
-        _ identifier: String, shardPath: String, checksum: String, options: ReloadOptions = ReloadOptions(),
+        _ identifier: String,
+        shardPath: String,
+        checksum: String,
+        options: ReloadOptions = ReloadOptions(),
         progress: (Int64) -> Void = { _ in }
     ) throws(CallDirectoryError) -> ReloadResult {
         let lock: FileLock
@@ -89,14 +93,19 @@ public final class CallDirectorySystem {
         } catch {
             throw CallDirectoryError(
                 error.code == .busy ? .currentlyLoading : .unknown,
-                error.code == .busy ? "\(identifier): another reload is running on the store \(store.path)." : error.message)
+                error.code == .busy
+                    ? "\(identifier): another reload is running on the store \(store.path)." : error.message
+            )
         }
         defer { lock.unlock() }
 
         let row: CallDirectoryStore.Extension
         do {
             guard let found = try store.extension(identifier) else {
-                throw CallDirectoryError(.noExtensionFound, "No extension \(identifier) is registered in the store \(store.path).")
+                throw CallDirectoryError(
+                    .noExtensionFound,
+                    "No extension \(identifier) is registered in the store \(store.path)."
+                )
             }
             row = found
         } catch let error as CallDirectoryError {
@@ -120,14 +129,21 @@ public final class CallDirectorySystem {
             }
         }
         var request = Request(
-            store: store, identifier: identifier, incremental: incremental, previousCount: row.loadedCount,
-            previousIdentificationCount: identified, options: options)
+            store: store,
+            identifier: identifier,
+            incremental: incremental,
+            previousCount: row.loadedCount,
+            previousIdentificationCount: identified,
+            options: options
+        )
         var peak = 0
         do {
             let copy = store.appGroupDirectory + "/" + identifier + ".blk"
             var arguments = [shardPath, "--strategy", options.strategy.rawValue]
             if incremental { arguments.append("--incremental") }
-            if incremental, options.strategy == .delta, (try? ShardReader(path: copy))?.header.checksum == row.loadedChecksum {
+            if incremental, options.strategy == .delta,
+                (try? ShardReader(path: copy))?.header.checksum == row.loadedChecksum
+            {
                 arguments += ["--previous", copy]
             }
             if let crashAfter = options.crashAfter { arguments += ["--crash-after", String(crashAfter)] }
@@ -140,12 +156,20 @@ public final class CallDirectorySystem {
             do {
                 try saveAppGroupCopy(of: shardPath, to: copy)
             } catch {
-                warning = "\(identifier) loaded, but saving its App Group copy failed (\(error.message)); its next delta reload sends the whole list."
+                warning =
+                    "\(identifier) loaded, but saving its App Group copy failed (\(error.message)); its next delta reload sends the whole list."
             }
             return ReloadResult(
-                identifier: identifier, incremental: incremental, added: request.added, removed: request.removed,
-                calls: request.calls, entries: request.count + request.identificationCount, milliseconds: (clock.now - started).milliseconds, peakMemoryKiB: peak,
-                warning: warning)
+                identifier: identifier,
+                incremental: incremental,
+                added: request.added,
+                removed: request.removed,
+                calls: request.calls,
+                entries: request.count + request.identificationCount,
+                milliseconds: (clock.now - started).milliseconds,
+                peakMemoryKiB: peak,
+                warning: warning
+            )
         } catch {
             let failure = error as? CallDirectoryError ?? CallDirectoryError(.unknown, "\(identifier): \(error)")
             request.fail(failure, milliseconds: (clock.now - started).milliseconds, peakKiB: max(peak, request.peakKiB))
@@ -162,7 +186,10 @@ public final class CallDirectorySystem {
         do {
             lock = try FileLock(path: store.path + ".lock", what: "The store \(store.path)")
         } catch {
-            throw CallDirectoryError(error.code == .busy ? .currentlyLoading : .unknown, "\(identifier): \(error.message)")
+            throw CallDirectoryError(
+                error.code == .busy ? .currentlyLoading : .unknown,
+                "\(identifier): \(error.message)"
+            )
         }
         defer { lock.unlock() }
         do {
@@ -175,7 +202,9 @@ public final class CallDirectorySystem {
     }
 
     private func saveAppGroupCopy(of shard: String, to copy: String) throws(BlocklistError) {
-        if try FileSystem.kind(store.appGroupDirectory) == .missing { try FileSystem.makeDirectory(store.appGroupDirectory) }
+        if try FileSystem.kind(store.appGroupDirectory) == .missing {
+            try FileSystem.makeDirectory(store.appGroupDirectory)
+        }
         let temporary = copy + ".tmp"
         try FileSystem.removeFile(temporary)
         try FileSystem.writeNewFile(temporary, try FileSystem.readFile(shard), sync: true)

@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
-import CSQLite
 import BlocklistSystem
+import CSQLite
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One extension request in progress: its transaction, the rules, the host's output.
 struct Request {
@@ -41,7 +42,11 @@ struct Request {
     private var deleteIdentification: SQLiteStatement?
 
     init(
-        store: CallDirectoryStore, identifier: String, incremental: Bool, previousCount: Int64, previousIdentificationCount: Int64 = 0,
+        store: CallDirectoryStore,
+        identifier: String,
+        incremental: Bool,
+        previousCount: Int64,
+        previousIdentificationCount: Int64 = 0,
         options: ReloadOptions
     ) {
         self.store = store
@@ -52,7 +57,9 @@ struct Request {
         identificationCount = incremental ? previousIdentificationCount : 0
     }
 
-    private func unknown(_ error: BlocklistError) -> CallDirectoryError { CallDirectoryError(.unknown, "\(identifier): \(error.message)") }
+    private func unknown(_ error: BlocklistError) -> CallDirectoryError {
+        CallDirectoryError(.unknown, "\(identifier): \(error.message)")
+    }
 
     /// Opens the transaction; a non-incremental request starts from an empty list.
     mutating func begin() throws(CallDirectoryError) {
@@ -60,16 +67,25 @@ struct Request {
             let database = store.database
             let find = try database.prepare("SELECT id FROM extensions WHERE identifier = ?1")
             try find.bind(.text(identifier))
-            guard try find.step() else { throw CallDirectoryError(.noExtensionFound, "No extension \(identifier) is registered.") }
+            guard try find.step() else {
+                throw CallDirectoryError(.noExtensionFound, "No extension \(identifier) is registered.")
+            }
             extensionID = find.integer(0)
             try database.execute("BEGIN IMMEDIATE")
             inTransaction = true
             if !incremental {
-                try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
-                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+                try database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID))
+                    .run()
+                try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(
+                    .integer(extensionID)
+                ).run()
             }
-            insertIdentification = try database.prepare("INSERT INTO identification_entries (extension_id, number, label) VALUES (?1, ?2, ?3)")
-            deleteIdentification = try database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1 AND number = ?2")
+            insertIdentification = try database.prepare(
+                "INSERT INTO identification_entries (extension_id, number, label) VALUES (?1, ?2, ?3)"
+            )
+            deleteIdentification = try database.prepare(
+                "DELETE FROM identification_entries WHERE extension_id = ?1 AND number = ?2"
+            )
             insert = try database.prepare("INSERT INTO blocking_entries (extension_id, number) VALUES (?1, ?2)")
             try insert!.bind(.integer(extensionID), .integer(0))
             let rows = (0..<Self.batchSize).map { "(?1, ?\($0 + 2))" }.joined(separator: ", ")
@@ -107,7 +123,8 @@ struct Request {
                     let consumed = try apply(UnsafeRawBufferPointer(rebasing: buffer[0..<filled]))
                     if consumed < filled {
                         UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(filled - consumed)]).copyMemory(
-                            from: UnsafeRawBufferPointer(rebasing: buffer[consumed..<filled]))
+                            from: UnsafeRawBufferPointer(rebasing: buffer[consumed..<filled])
+                        )
                     }
                     filled -= consumed
                     if completed || cancelled {
@@ -141,11 +158,15 @@ struct Request {
         }
         guard child.termSignal == 0 else {
             throw CallDirectoryError(
-                .loadingInterrupted, "\(identifier): the extension was killed by signal \(child.termSignal) after \(added) additions; nothing was saved.")
+                .loadingInterrupted,
+                "\(identifier): the extension was killed by signal \(child.termSignal) after \(added) additions; nothing was saved."
+            )
         }
         guard completed else {
             throw CallDirectoryError(
-                .loadingInterrupted, "\(identifier): the extension exited (status \(child.exitStatus)) without completing its request; nothing was saved.")
+                .loadingInterrupted,
+                "\(identifier): the extension exited (status \(child.exitStatus)) without completing its request; nothing was saved."
+            )
         }
         progress(calls)
         return peakKiB
@@ -157,7 +178,8 @@ struct Request {
             child.kill()
             throw CallDirectoryError(
                 .loadingInterrupted,
-                "\(identifier): the extension used \(residentKiB) KiB, over its memory budget of \(options.memoryBudgetKiB) KiB, and was killed; nothing was saved.")
+                "\(identifier): the extension used \(residentKiB) KiB, over its memory budget of \(options.memoryBudgetKiB) KiB, and was killed; nothing was saved."
+            )
         }
     }
 
@@ -166,7 +188,10 @@ struct Request {
         var offset = 0
         while bytes.count - offset >= RequestWire.recordHeaderSize {
             guard let operation = RequestWire.Operation(rawValue: bytes[offset]) else {
-                throw CallDirectoryError(.unknown, "\(identifier): the extension sent an unknown operation \(bytes[offset]).")
+                throw CallDirectoryError(
+                    .unknown,
+                    "\(identifier): the extension sent an unknown operation \(bytes[offset])."
+                )
             }
             let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)))
             let payload = operation.carriesBytes ? count : 8 * count
@@ -174,11 +199,20 @@ struct Request {
                 throw CallDirectoryError(.unknown, "\(identifier): the extension sent a malformed request record.")
             }
             guard bytes.count - offset >= RequestWire.recordHeaderSize + payload else { break }
-            let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + RequestWire.recordHeaderSize)..<(offset + RequestWire.recordHeaderSize + payload)])
+            let body = UnsafeRawBufferPointer(
+                rebasing: bytes[
+                    (offset + RequestWire.recordHeaderSize)..<(offset + RequestWire.recordHeaderSize + payload)
+                ]
+            )
             guard !completed, !cancelled else {
-                throw CallDirectoryError(.unknown, "\(identifier): the extension called the context after completeRequest.")
+                throw CallDirectoryError(
+                    .unknown,
+                    "\(identifier): the extension called the context after completeRequest."
+                )
             }
-            func number(_ index: Int) -> Int64 { Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self)) }
+            func number(_ index: Int) -> Int64 {
+                Int64(littleEndian: body.loadUnaligned(fromByteOffset: 8 * index, as: Int64.self))
+            }
             switch operation {
             case .add:
                 for index in 0..<count { try add(number(index)) }
@@ -215,16 +249,22 @@ struct Request {
         if let last = lastAdded, number <= last {
             throw number == last
                 ? CallDirectoryError(.duplicateEntries, "\(identifier): entry \(added) repeats \(number).")
-                : CallDirectoryError(.entriesOutOfOrder, "\(identifier): entry \(added) (\(number)) is not above the previous entry \(last); entries must be strictly ascending.")
+                : CallDirectoryError(
+                    .entriesOutOfOrder,
+                    "\(identifier): entry \(added) (\(number)) is not above the previous entry \(last); entries must be strictly ascending."
+                )
         }
         lastAdded = number
         added += 1
         calls += 1
         count += 1
-        let (total, scope) = options.capacityScope == .perExtension ? (count, "the extension holds") : (added, "the request adds")
+        let (total, scope) =
+            options.capacityScope == .perExtension ? (count, "the extension holds") : (added, "the request adds")
         if total > options.capacity {
             throw CallDirectoryError(
-                .maximumEntriesExceeded, "\(identifier): entry \(added - 1) (\(number)) makes \(total) entries that \(scope), over the maximum of \(options.capacity).")
+                .maximumEntriesExceeded,
+                "\(identifier): entry \(added - 1) (\(number)) makes \(total) entries that \(scope), over the maximum of \(options.capacity)."
+            )
         }
         pending.append(number)
         if pending.count == Self.batchSize { try storePending() }
@@ -238,7 +278,10 @@ struct Request {
             let code = pending.withUnsafeBufferPointer { insertBatch!.runReturningCode(binding: $0, from: 2) }
             if code == sqliteDone { return }
             guard isConstraintViolation(code) else {
-                throw CallDirectoryError(.unknown, "\(identifier): storing entries \(added - Int64(pending.count)) to \(added - 1) failed: \(insertBatch!.lastErrorMessage).")
+                throw CallDirectoryError(
+                    .unknown,
+                    "\(identifier): storing entries \(added - Int64(pending.count)) to \(added - 1) failed: \(insertBatch!.lastErrorMessage)."
+                )
             }
             // SQLite rolled the whole statement back; the loop below names the repeated entry.
         }
@@ -248,33 +291,48 @@ struct Request {
             guard code == sqliteDone else {
                 if isConstraintViolation(code) {
                     throw CallDirectoryError(
-                        .duplicateEntries, "\(identifier): entry \(entry) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberBlockingEntry).")
+                        .duplicateEntries,
+                        "\(identifier): entry \(entry) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberBlockingEntry)."
+                    )
                 }
-                throw CallDirectoryError(.unknown, "\(identifier): storing entry \(entry) (\(number)) failed: \(insert!.lastErrorMessage).")
+                throw CallDirectoryError(
+                    .unknown,
+                    "\(identifier): storing entry \(entry) (\(number)) failed: \(insert!.lastErrorMessage)."
+                )
             }
         }
     }
 
     private mutating func identify(_ number: Int64) throws(CallDirectoryError) {
         guard let label, !label.isEmpty else {
-            throw CallDirectoryError(.unknown, "\(identifier): identification entry \(identificationAdded) (\(number)) has no label.")
+            throw CallDirectoryError(
+                .unknown,
+                "\(identifier): identification entry \(identificationAdded) (\(number)) has no label."
+            )
         }
         if let last = lastIdentified, number <= last {
             throw number == last
-                ? CallDirectoryError(.duplicateEntries, "\(identifier): identification entry \(identificationAdded) repeats \(number).")
+                ? CallDirectoryError(
+                    .duplicateEntries,
+                    "\(identifier): identification entry \(identificationAdded) repeats \(number)."
+                )
                 : CallDirectoryError(
                     .entriesOutOfOrder,
-                    "\(identifier): identification entry \(identificationAdded) (\(number)) is not above the previous one, \(last); entries must be strictly ascending.")
+                    "\(identifier): identification entry \(identificationAdded) (\(number)) is not above the previous one, \(last); entries must be strictly ascending."
+                )
         }
         lastIdentified = number
         identificationAdded += 1
         identificationCount += 1
         calls += 1
-        let (total, scope) = options.capacityScope == .perExtension ? (identificationCount, "the extension holds") : (identificationAdded, "the request adds")
+        let (total, scope) =
+            options.capacityScope == .perExtension
+            ? (identificationCount, "the extension holds") : (identificationAdded, "the request adds")
         if total > options.capacity {
             throw CallDirectoryError(
                 .maximumEntriesExceeded,
-                "\(identifier): identification entry \(identificationAdded - 1) (\(number)) makes \(total) identification entries that \(scope), over the maximum of \(options.capacity).")
+                "\(identifier): identification entry \(identificationAdded - 1) (\(number)) makes \(total) identification entries that \(scope), over the maximum of \(options.capacity)."
+            )
         }
         do {
             try insertIdentification!.bind(.integer(extensionID), .integer(number), .text(label)).run()
@@ -282,7 +340,8 @@ struct Request {
             if store.database.isConstraintError {
                 throw CallDirectoryError(
                     .duplicateEntries,
-                    "\(identifier): identification entry \(identificationAdded - 1) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberIdentificationEntry).")
+                    "\(identifier): identification entry \(identificationAdded - 1) (\(number)) is already stored (UNIQUE constraint failed: PhoneNumberIdentificationEntry)."
+                )
             }
             throw unknown(error)
         }
@@ -290,7 +349,10 @@ struct Request {
 
     private mutating func removeIdentification(_ number: Int64) throws(CallDirectoryError) {
         guard incremental else {
-            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of identification entry \(number) in a non-incremental request; it must only add.")
+            throw CallDirectoryError(
+                .unexpectedIncrementalRemoval,
+                "\(identifier): removal of identification entry \(number) in a non-incremental request; it must only add."
+            )
         }
         do {
             try deleteIdentification!.bind(.integer(extensionID), .integer(number)).run()
@@ -298,7 +360,10 @@ struct Request {
             throw unknown(error)
         }
         guard store.database.changes == 1 else {
-            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of identification entry \(number), which is not stored.")
+            throw CallDirectoryError(
+                .unexpectedIncrementalRemoval,
+                "\(identifier): removal of identification entry \(number), which is not stored."
+            )
         }
         calls += 1
         identificationCount -= 1
@@ -307,10 +372,14 @@ struct Request {
     private mutating func removeAllIdentification() throws(CallDirectoryError) {
         guard incremental else {
             throw CallDirectoryError(
-                .unexpectedIncrementalRemoval, "\(identifier): removeAllIdentificationEntries in a non-incremental request; it must only add.")
+                .unexpectedIncrementalRemoval,
+                "\(identifier): removeAllIdentificationEntries in a non-incremental request; it must only add."
+            )
         }
         do {
-            try store.database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+            try store.database.prepare("DELETE FROM identification_entries WHERE extension_id = ?1").bind(
+                .integer(extensionID)
+            ).run()
         } catch {
             throw unknown(error)
         }
@@ -321,11 +390,17 @@ struct Request {
 
     private mutating func remove(_ number: Int64) throws(CallDirectoryError) {
         guard incremental else {
-            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removal of \(number) in a non-incremental request; it must only add.")
+            throw CallDirectoryError(
+                .unexpectedIncrementalRemoval,
+                "\(identifier): removal of \(number) in a non-incremental request; it must only add."
+            )
         }
         let code = deleteOne!.runReturningCode(binding: number, at: 2)
         guard code == sqliteDone else {
-            throw CallDirectoryError(.unknown, "\(identifier): removing \(number) failed: \(deleteOne!.lastErrorMessage).")
+            throw CallDirectoryError(
+                .unknown,
+                "\(identifier): removing \(number) failed: \(deleteOne!.lastErrorMessage)."
+            )
         }
         let changes = Int64(store.database.changes)
         calls += 1
@@ -335,10 +410,15 @@ struct Request {
 
     private mutating func removeAll() throws(CallDirectoryError) {
         guard incremental else {
-            throw CallDirectoryError(.unexpectedIncrementalRemoval, "\(identifier): removeAllBlockingEntries in a non-incremental request; it must only add.")
+            throw CallDirectoryError(
+                .unexpectedIncrementalRemoval,
+                "\(identifier): removeAllBlockingEntries in a non-incremental request; it must only add."
+            )
         }
         do {
-            try store.database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(.integer(extensionID)).run()
+            try store.database.prepare("DELETE FROM blocking_entries WHERE extension_id = ?1").bind(
+                .integer(extensionID)
+            ).run()
         } catch {
             throw unknown(error)
         }
@@ -356,7 +436,14 @@ struct Request {
                 UPDATE extensions SET state = 'loaded', needs_full_reload = 0, loaded_checksum = ?2, loaded_count = ?3,
                     last_load_at = ?4, last_duration_ms = ?5, peak_memory_kib = ?6, last_error = NULL WHERE id = ?1
                 """
-            ).bind(.integer(extensionID), .text(checksum), .integer(count), .integer(Int64(Date().timeIntervalSince1970)), .integer(milliseconds), .integer(Int64(peakKiB))).run()
+            ).bind(
+                .integer(extensionID),
+                .text(checksum),
+                .integer(count),
+                .integer(Int64(Date().timeIntervalSince1970)),
+                .integer(milliseconds),
+                .integer(Int64(peakKiB))
+            ).run()
             try store.database.execute("COMMIT")
             inTransaction = false
         } catch {
@@ -374,6 +461,12 @@ struct Request {
             UPDATE extensions SET state = 'failed', needs_full_reload = 1, last_load_at = ?2, last_duration_ms = ?3,
                 peak_memory_kib = ?4, last_error = ?5 WHERE id = ?1
             """
-        ).bind(.integer(extensionID), .integer(Int64(Date().timeIntervalSince1970)), .integer(milliseconds), .integer(Int64(peakKiB)), .text(error.description)).run()
+        ).bind(
+            .integer(extensionID),
+            .integer(Int64(Date().timeIntervalSince1970)),
+            .integer(milliseconds),
+            .integer(Int64(peakKiB)),
+            .text(error.description)
+        ).run()
     }
 }

@@ -43,16 +43,22 @@ public struct SetLoader {
 
     /// The registered extensions this set does not have (left by a larger or older set).
     public func staleExtensions() throws(BlocklistError) -> [CallDirectoryStore.Extension] {
-        let current = Set(manifest.shards.map { CallDirectoryStore.identifier(ofShard: $0.index, of: manifest.shards.count) })
+        let current = Set(
+            manifest.shards.map { CallDirectoryStore.identifier(ofShard: $0.index, of: manifest.shards.count) }
+        )
         return try system.store.extensions().filter { !current.contains($0.identifier) }
     }
 
     /// The identifiers of the shards `only` names (indexes from 1), or of all.
-    public func identifiers(only: [Int]? = nil) throws(BlocklistError) -> [(identifier: String, shard: Manifest.Shard)] {
+    public func identifiers(only: [Int]? = nil) throws(BlocklistError) -> [(identifier: String, shard: Manifest.Shard)]
+    {
         var result: [(String, Manifest.Shard)] = []
         for index in only ?? manifest.shards.map(\.index) {
             guard index >= 1, index <= manifest.shards.count else {
-                throw BlocklistError(.invalidInput, "\(directory)/\(Manifest.fileName) has shards 1...\(manifest.shards.count); there is no shard \(index).")
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(directory)/\(Manifest.fileName) has shards 1...\(manifest.shards.count); there is no shard \(index)."
+                )
             }
             let shard = manifest.shards[index - 1]
             result.append((CallDirectoryStore.identifier(ofShard: index, of: manifest.shards.count), shard))
@@ -67,7 +73,10 @@ public struct SetLoader {
     ///   - force: reload even when the loaded checksum equals the shard's.
     /// - Returns: the outcome per extension, in order.
     public func load(
-        only: [Int]? = nil, options: ReloadOptions = ReloadOptions(), force: Bool = false, events: (Event) -> Void = { _ in }
+        only: [Int]? = nil,
+        options: ReloadOptions = ReloadOptions(),
+        force: Bool = false,
+        events: (Event) -> Void = { _ in }
     ) throws(BlocklistError) -> [(identifier: String, outcome: Outcome)] {
         var outcomes: [(String, Outcome)] = []
         for stale in try staleExtensions() {
@@ -89,26 +98,37 @@ public struct SetLoader {
     }
 
     private func loadOne(
-        _ identifier: String, shard: Manifest.Shard, options: ReloadOptions, force: Bool, events: (Event) -> Void
+        _ identifier: String,
+        shard: Manifest.Shard,
+        options: ReloadOptions,
+        force: Bool,
+        events: (Event) -> Void
     ) throws(BlocklistError) -> Outcome {
         guard let row = try system.store.extension(identifier) else {
             return .failed(code: .noExtensionFound, message: "No extension \(identifier) is registered.")
         }
         guard row.enabled else { return .skippedDisabled }
-        if !force, row.state == .loaded, !row.needsFullReload, row.loadedChecksum == shard.checksum { return .skippedUnchanged }
+        if !force, row.state == .loaded, !row.needsFullReload, row.loadedChecksum == shard.checksum {
+            return .skippedUnchanged
+        }
         let path = readingSet.path(of: shard)
         // Refuse a shard that is not the one the manifest describes before the extension sees it.
         do {
             let header = try ShardReader(path: path).header
             guard header.checksum == shard.checksum else {
-                return .failed(code: .unknown, message: "\(path) has checksum \(header.checksum), but the manifest says \(shard.checksum); refusing to load it.")
+                return .failed(
+                    code: .unknown,
+                    message:
+                        "\(path) has checksum \(header.checksum), but the manifest says \(shard.checksum); refusing to load it."
+                )
             }
         } catch {
             return .failed(code: .unknown, message: error.message)
         }
         events(.started(identifier: identifier, entries: shard.count + (shard.identified ?? 0)))
         do {
-            let result = try system.reload(identifier, shardPath: path, checksum: shard.checksum, options: options) { done in
+            let result = try system.reload(identifier, shardPath: path, checksum: shard.checksum, options: options) {
+                done in
                 events(.progress(identifier: identifier, done: done))
             }
             return .loaded(result)
@@ -117,4 +137,3 @@ public struct SetLoader {
         }
     }
 }
-

@@ -7,8 +7,10 @@ public let blocklistVersion = "0.1.0"
 /// The one-line descriptions of the commands that `blocklist` hands to `blocklist-sms`: both
 /// executables list them, so they are written once.
 public enum SMSCommandText {
-    public static let serve = "Answer deferred Message Filter queries over HTTP, as a Message Filter extension's server does."
-    public static let simulate = "Play the Messages app: contacts pass, the extension answers offline, what it leaves at none is deferred to the server."
+    public static let serve =
+        "Answer deferred Message Filter queries over HTTP, as a Message Filter extension's server does."
+    public static let simulate =
+        "Play the Messages app: contacts pass, the extension answers offline, what it leaves at none is deferred to the server."
 }
 
 /// `blocklist generate`, defined once: its options, its help, its parser and its exit paths.
@@ -49,7 +51,11 @@ public enum GenerateCommand {
             /// Values that start with `-` are refused as a missing value unless `dashValues`
             /// (numbers, which may be negative and are then refused by validation with the
             /// tool's own sentence; files, where `-` is standard input).
-            case value(String, dashValues: DashValues, @Sendable (inout GenerateOptions, String) throws(UsageError) -> Void)
+            case value(
+                String,
+                dashValues: DashValues,
+                @Sendable (inout GenerateOptions, String) throws(UsageError) -> Void
+            )
         }
         enum DashValues: Sendable { case refused, number, standardInput }
         var long: String
@@ -66,54 +72,111 @@ public enum GenerateCommand {
 
     static let options: [Option] = [
         Option(
-            long: "pattern", kind: .value("pattern", dashValues: .refused) { options, text throws(UsageError) in try wrap { () throws(BlocklistError) in try options.addPattern(text) } },
-            help: "A number pattern: + then digits, # for any digit. Repeat for more. (default: \(BlockSpec.defaultPatterns[0]))"),
+            long: "pattern",
+            kind: .value("pattern", dashValues: .refused) { options, text throws(UsageError) in
+                try wrap { () throws(BlocklistError) in try options.addPattern(text) }
+            },
+            help:
+                "A number pattern: + then digits, # for any digit. Repeat for more. (default: \(BlockSpec.defaultPatterns[0]))"
+        ),
         Option(
-            long: "exclude", kind: .value("digits", dashValues: .refused) { options, text in options.exclusions.append(text) },
-            help: "Skip numbers whose digits (country code included) contain this string. Repeat for more. (default: \(BlockSpec.defaultExclusions[0]))"),
-        Option(long: "no-exclusions", kind: .flag { $0.noExclusions = true }, help: "Exclude nothing (instead of the default exclusion)."),
+            long: "exclude",
+            kind: .value("digits", dashValues: .refused) { options, text in options.exclusions.append(text) },
+            help:
+                "Skip numbers whose digits (country code included) contain this string. Repeat for more. (default: \(BlockSpec.defaultExclusions[0]))"
+        ),
         Option(
-            long: "range-size", kind: .value("N", dashValues: .number) { options, text throws(UsageError) in options.rangeSize = try number(text, "--range-size <N>") },
-            help: "Candidates per shard: shard i covers ranks [(i-1)·N, i·N). (default: \(BlockSpec.defaultRangeSize))"),
+            long: "no-exclusions",
+            kind: .flag { $0.noExclusions = true },
+            help: "Exclude nothing (instead of the default exclusion)."
+        ),
         Option(
-            long: "capacity", kind: .value("N", dashValues: .number) { options, text throws(UsageError) in options.capacity = try number(text, "--capacity <N>") },
-            help: "The most entries a shard may hold (devices refuse 2,000,000). (default: \(BlockSpec.defaultCapacity))"),
+            long: "range-size",
+            kind: .value("N", dashValues: .number) { options, text throws(UsageError) in
+                options.rangeSize = try number(text, "--range-size <N>")
+            },
+            help: "Candidates per shard: shard i covers ranks [(i-1)·N, i·N). (default: \(BlockSpec.defaultRangeSize))"
+        ),
         Option(
-            long: "numbers", kind: .value("file", dashValues: .standardInput) { options, text in options.numbers.append(text) },
-            help: "A file of numbers to block, one per line or CSV (first column); - for standard input; gzip is read too. Repeat for more."),
+            long: "capacity",
+            kind: .value("N", dashValues: .number) { options, text throws(UsageError) in
+                options.capacity = try number(text, "--capacity <N>")
+            },
+            help:
+                "The most entries a shard may hold (devices refuse 2,000,000). (default: \(BlockSpec.defaultCapacity))"
+        ),
         Option(
-            long: "allow", kind: .value("file", dashValues: .standardInput) { options, text in options.allow.append(text) },
-            help: "A file of numbers never to block or identify (allow wins). Repeat for more."),
+            long: "numbers",
+            kind: .value("file", dashValues: .standardInput) { options, text in options.numbers.append(text) },
+            help:
+                "A file of numbers to block, one per line or CSV (first column); - for standard input; gzip is read too. Repeat for more."
+        ),
+        Option(
+            long: "allow",
+            kind: .value("file", dashValues: .standardInput) { options, text in options.allow.append(text) },
+            help: "A file of numbers never to block or identify (allow wins). Repeat for more."
+        ),
         Option(
             long: "allow-pattern",
-            kind: .value("pattern", dashValues: .refused) { options, text throws(UsageError) in try wrap { () throws(BlocklistError) in try options.addAllowPattern(text) } },
-            help: "A pattern of numbers never to block or identify, e.g. +3316212####. Repeat for more."),
+            kind: .value("pattern", dashValues: .refused) { options, text throws(UsageError) in
+                try wrap { () throws(BlocklistError) in try options.addAllowPattern(text) }
+            },
+            help: "A pattern of numbers never to block or identify, e.g. +3316212####. Repeat for more."
+        ),
         Option(
-            long: "labels", kind: .value("file", dashValues: .standardInput) { options, text in options.labels.append(text) },
-            help: "A CSV file of number,label: identification entries. Repeat for more."),
+            long: "labels",
+            kind: .value("file", dashValues: .standardInput) { options, text in options.labels.append(text) },
+            help: "A CSV file of number,label: identification entries. Repeat for more."
+        ),
         Option(
-            long: "list", kind: .value("file.json", dashValues: .standardInput) { options, text in options.lists.append(text) },
-            help: "A list file: JSON patterns, each with an action (block, identify, allow) and a name (the label), as Saracroche's. Repeat for more."),
-        Option(long: "skip-invalid", kind: .flag { $0.skipInvalid = true }, help: "Skip lines that are not numbers, and report them, instead of refusing the run."),
+            long: "list",
+            kind: .value("file.json", dashValues: .standardInput) { options, text in options.lists.append(text) },
+            help:
+                "A list file: JSON patterns, each with an action (block, identify, allow) and a name (the label), as Saracroche's. Repeat for more."
+        ),
+        Option(
+            long: "skip-invalid",
+            kind: .flag { $0.skipInvalid = true },
+            help: "Skip lines that are not numbers, and report them, instead of refusing the run."
+        ),
         Option(
             long: "default-country",
             kind: .value("code", dashValues: .number) { options, text throws(UsageError) in
-                options.defaultCountry = try number(text.hasPrefix("+") ? String(text.dropFirst()) : text, "--default-country <code>")
+                options.defaultCountry = try number(
+                    text.hasPrefix("+") ? String(text.dropFirst()) : text,
+                    "--default-country <code>"
+                )
             },
-            help: "The country code for numbers written nationally (0 1 62 …), e.g. 33."),
+            help: "The country code for numbers written nationally (0 1 62 …), e.g. 33."
+        ),
         Option(
             long: "layout",
             kind: .value("layout", dashValues: .refused) { options, text throws(UsageError) in
-                guard let layout = Manifest.Layout(rawValue: text) else { throw UsageError(message: "--layout is \"\(text)\"; give range or packed.") }
+                guard let layout = Manifest.Layout(rawValue: text) else {
+                    throw UsageError(message: "--layout is \"\(text)\"; give range or packed.")
+                }
                 options.layout = layout
             },
-            help: "range: shard i holds pattern ranks [(i-1)·N, i·N) (default for patterns alone); packed: shards filled with consecutive numbers (default with lists)."),
+            help:
+                "range: shard i holds pattern ranks [(i-1)·N, i·N) (default for patterns alone); packed: shards filled with consecutive numbers (default with lists)."
+        ),
         Option(
-            long: "output", short: "o", kind: .value("dir", dashValues: .refused) { options, text in options.output = text },
-            help: "The output directory (created if its parent exists). (default: Output)"),
-        Option(long: "no-sync", kind: .flag { $0.noSync = true }, help: "Skip fsync (faster on slow disks; a power cut may then lose the new set, never the old one)."),
+            long: "output",
+            short: "o",
+            kind: .value("dir", dashValues: .refused) { options, text in options.output = text },
+            help: "The output directory (created if its parent exists). (default: Output)"
+        ),
+        Option(
+            long: "no-sync",
+            kind: .flag { $0.noSync = true },
+            help: "Skip fsync (faster on slow disks; a power cut may then lose the new set, never the old one)."
+        ),
         Option(long: "json", kind: .flag { $0.json = true }, help: "Print the summary as JSON."),
-        Option(long: "force", kind: .flag { $0.force = true }, help: "Write into a directory that is not empty and not a blocklist set (its files are left untouched)."),
+        Option(
+            long: "force",
+            kind: .flag { $0.force = true },
+            help: "Write into a directory that is not empty and not a blocklist set (its files are left untouched)."
+        ),
     ]
 
     private static func wrap(_ body: () throws(BlocklistError) -> Void) throws(UsageError) {
@@ -121,7 +184,9 @@ public enum GenerateCommand {
     }
 
     private static func number(_ text: String, _ label: String) throws(UsageError) -> Int64 {
-        guard let value = Int64(text) else { throw UsageError(message: "The value '\(text)' is invalid for '\(label)'; give a whole number.") }
+        guard let value = Int64(text) else {
+            throw UsageError(message: "The value '\(text)' is invalid for '\(label)'; give a whole number.")
+        }
         return value
     }
 
@@ -149,7 +214,9 @@ public enum GenerateCommand {
         }
         if let request { return .success(request) }
         if let firstError { return .failure(firstError) }
-        if options.output.isEmpty { return .failure(UsageError(message: "--output is empty; give a directory such as Output.")) }
+        if options.output.isEmpty {
+            return .failure(UsageError(message: "--output is empty; give a directory such as Output."))
+        }
         if options.listPaths.filter({ $0 == "-" }).count > 1 {
             return .failure(UsageError(message: "Standard input (-) can be read once; give at most one list as -."))
         }
@@ -173,7 +240,10 @@ public enum GenerateCommand {
     }
 
     private static func read(
-        _ argument: String, from rest: inout some IteratorProtocol<String>, into options: inout GenerateOptions, request: inout Request?
+        _ argument: String,
+        from rest: inout some IteratorProtocol<String>,
+        into options: inout GenerateOptions,
+        request: inout Request?
     ) throws(UsageError) {
         var name = Substring(argument)
         var inlineValue: Substring?
@@ -199,7 +269,9 @@ public enum GenerateCommand {
         guard let option else { throw UsageError(message: "Unknown option '\(name)'.") }
         switch option.kind {
         case .flag(let apply):
-            guard inlineValue == nil else { throw UsageError(message: "'--\(option.long)' is a flag and takes no value (given '\(argument)').") }
+            guard inlineValue == nil else {
+                throw UsageError(message: "'--\(option.long)' is a flag and takes no value (given '\(argument)').")
+            }
             apply(&options)
         case .value(_, let dashValues, let apply):
             guard let value = inlineValue.map(String.init) ?? rest.next() else {
@@ -212,7 +284,9 @@ public enum GenerateCommand {
             case .number: refusedDash = false
             case .standardInput: refusedDash = value.hasPrefix("-") && value != "-"
             }
-            if refusedDash && inlineValue == nil { throw UsageError(message: "Missing value for '\(option.label)' (got the option '\(value)').") }
+            if refusedDash && inlineValue == nil {
+                throw UsageError(message: "Missing value for '\(option.label)' (got the option '\(value)').")
+            }
             try apply(&options, value)
         }
     }
@@ -223,9 +297,13 @@ public enum GenerateCommand {
 
     /// The help text, laid out as swift-argument-parser lays out every other command's.
     public static var help: String {
-        var text = "OVERVIEW: \(abstract)\n\n" + wrapped(discussion, indent: 0, width: 80).joined(separator: "\n") + "\n\n"
+        var text =
+            "OVERVIEW: \(abstract)\n\n" + wrapped(discussion, indent: 0, width: 80).joined(separator: "\n") + "\n\n"
         text += "USAGE: \(usage)\n\nOPTIONS:\n"
-        let rows = options.map { ($0.label, $0.help) } + [("--version", "Show the version."), ("-h, --help", "Show help information.")]
+        let rows =
+            options.map { ($0.label, $0.help) } + [
+                ("--version", "Show the version."), ("-h, --help", "Show help information."),
+            ]
         for (label, help) in rows {
             let lines = wrapped(help, indent: 26, width: 80)
             if label.count + 2 <= 24 {
@@ -274,7 +352,15 @@ public enum GenerateCommand {
         case .success(.version):
             StandardOutput.exit(0, message: blocklistVersion)
         case .success(.run(let options)) where standardInputClosed && options.listPaths.contains("-"):
-            StandardOutput.exit(64, message: usageMessage(UsageError(message: "Standard input is closed, so - has nothing to read; give the list as a file or pipe it in.")))
+            StandardOutput.exit(
+                64,
+                message: usageMessage(
+                    UsageError(
+                        message:
+                            "Standard input is closed, so - has nothing to read; give the list as a file or pipe it in."
+                    )
+                )
+            )
         case .success(.run(let options)):
             beforeRun()
             do {

@@ -61,7 +61,9 @@ public struct GenerateOptions: Equatable, Sendable {
     }
 
     /// Whether any list input is given.
-    public var hasLists: Bool { !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty }
+    public var hasLists: Bool {
+        !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty
+    }
 
     /// The list files given, each of which may be `-` (standard input) once among them all.
     public var listPaths: [String] { numbers + allow + labels + lists }
@@ -82,21 +84,29 @@ public struct GenerateOptions: Equatable, Sendable {
         }
         if layout == .range && hasLists {
             throw BlocklistError(
-                .invalidSpec, "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern, --labels or --list; use --layout packed.")
+                .invalidSpec,
+                "--layout range cuts pattern ranks, so it takes no --numbers, --allow, --allow-pattern, --labels or --list; use --layout packed."
+            )
         }
         if hasLists && patterns.isEmpty && numbers.isEmpty && labels.isEmpty && lists.isEmpty {
             // Lists replace the default pattern, so allow inputs alone would commit an empty set.
             throw BlocklistError(
                 .invalidSpec,
-                "--allow and --allow-pattern only take numbers out of what a set blocks or identifies; give that too (--numbers, --labels, --list or --pattern), or the new set would be empty.")
+                "--allow and --allow-pattern only take numbers out of what a set blocks or identifies; give that too (--numbers, --labels, --list or --pattern), or the new set would be empty."
+            )
         }
         if let defaultCountry, !(1...999).contains(defaultCountry) {
-            throw BlocklistError(.invalidSpec, "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33.")
+            throw BlocklistError(
+                .invalidSpec,
+                "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 33."
+            )
         }
         return try BlockSpec(
             patterns: patterns.isEmpty ? BlockSpec.default.patterns : patterns,
             exclusions: noExclusions ? [] : (exclusions.isEmpty ? BlockSpec.defaultExclusions : exclusions),
-            rangeSize: rangeSize, capacity: capacity)
+            rangeSize: rangeSize,
+            capacity: capacity
+        )
     }
 }
 
@@ -108,7 +118,8 @@ public enum GenerateRunner {
             Terminal.error(
                 options.patternsWithoutPlus == 1
                     ? "note: pattern \(first) has no +; it is read as +\(first), country code first.\n"
-                    : "note: \(options.patternsWithoutPlus) patterns have no +, such as \(first); each is read as + then its digits, country code first.\n")
+                    : "note: \(options.patternsWithoutPlus) patterns have no +, such as \(first); each is read as + then its digits, country code first.\n"
+            )
         }
         for warning in spec?.warnings ?? [] { Terminal.error("note: \(warning)\n") }
         let producer: any ShardProducer
@@ -134,20 +145,33 @@ public enum GenerateRunner {
         let started = clock.now
         let showProgress = showProgressFor(options)
         var peakAnonymous = ProcessMemory.read()?.anonymous
-        let generated = try ShardSet.generate(producer: producer, into: options.output, sync: !options.noSync, force: options.force) {
+        let generated = try ShardSet.generate(
+            producer: producer,
+            into: options.output,
+            sync: !options.noSync,
+            force: options.force
+        ) {
             progress throws(BlocklistError) in
             if let anonymous = ProcessMemory.read()?.anonymous { peakAnonymous = max(peakAnonymous ?? 0, anonymous) }
             if showProgress {
                 Terminal.error(
                     Terminal.progressBar(
-                        done: progress.entriesDone, total: progress.totalEntries,
-                        label: "\(progress.shardsDone)/\(progress.shardCount) shards, \(Terminal.grouped(progress.entriesDone)) entries"))
+                        done: progress.entriesDone,
+                        total: progress.totalEntries,
+                        label:
+                            "\(progress.shardsDone)/\(progress.shardCount) shards, \(Terminal.grouped(progress.entriesDone)) entries"
+                    )
+                )
             }
         }
         let elapsed = (clock.now - started).seconds
         if showProgress { Terminal.error(Terminal.clearProgress) }
         for note in (packed?.notes ?? []) + generated.notes { Terminal.error("note: \(note)\n") }
-        if let packed, packed.keptBoundaries { Terminal.error("note: kept the previous generation's shard boundaries, so only shards whose numbers changed differ.\n") }
+        if let packed, packed.keptBoundaries {
+            Terminal.error(
+                "note: kept the previous generation's shard boundaries, so only shards whose numbers changed differ.\n"
+            )
+        }
         let memory = ProcessMemory.read()
         let anonymous = peakAnonymous.map { max($0, memory?.anonymous ?? 0) }
         let rate = Double(generated.totalEntries) / max(elapsed, 1e-9)
@@ -156,7 +180,8 @@ public enum GenerateRunner {
             // Keys sorted, as the other commands' JSONEncoder output; every value is a number or a
             // path the user gave (escaped).
             var fields: [(String, String)] = [
-                ("bytes", String(generated.totalBytes)), ("directory", jsonString(directory)), ("entries", String(generated.totalEntries)),
+                ("bytes", String(generated.totalBytes)), ("directory", jsonString(directory)),
+                ("entries", String(generated.totalEntries)),
                 ("entriesPerSecond", String(rate)), ("generation", jsonString(generated.generation)),
             ]
             if let anonymous { fields.append(("peakAnonymousKiB", String(anonymous))) }
@@ -165,12 +190,16 @@ public enum GenerateRunner {
             print("{\n" + fields.map { "  \"\($0.0)\" : \($0.1)" }.joined(separator: ",\n") + "\n}")
             return
         }
-        print("Generated \(generated.shardCount) shards in \(directory) (manifest: \(options.output)/\(Manifest.fileName))")
+        print(
+            "Generated \(generated.shardCount) shards in \(directory) (manifest: \(options.output)/\(Manifest.fileName))"
+        )
         print("  entries      \(Terminal.grouped(generated.totalEntries))")
         print("  bytes        \(Terminal.grouped(generated.totalBytes)) (\(Terminal.bytes(generated.totalBytes)))")
         print("  wall time    \(Terminal.fixed(elapsed * 1000, 1)) ms (\(Terminal.grouped(Int64(rate))) entries/s)")
         if let resident = memory?.peakResident, let anonymous {
-            print("  peak memory  \(Terminal.grouped(Int64(resident))) KiB resident, \(Terminal.grouped(Int64(anonymous))) KiB anonymous")
+            print(
+                "  peak memory  \(Terminal.grouped(Int64(resident))) KiB resident, \(Terminal.grouped(Int64(anonymous))) KiB anonymous"
+            )
         }
     }
 

@@ -43,11 +43,11 @@ public enum StandardOutput {
 
     private static func terminate(_ status: Int32) -> Never {
         #if canImport(Glibc)
-        Glibc.exit(status)
+            Glibc.exit(status)
         #elseif canImport(Musl)
-        Musl.exit(status)
+            Musl.exit(status)
         #else
-        Darwin.exit(status)
+            Darwin.exit(status)
         #endif
     }
 

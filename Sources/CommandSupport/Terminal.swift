@@ -36,14 +36,15 @@ public enum Terminal {
         let fraction = Int64((abs(scaled) - Double(abs(whole)) * scale).rounded())
         guard places > 0 else { return String(whole) }
         let text = String(fraction)
-        return (value < 0 && whole == 0 ? "-" : "") + String(whole) + "." + String(repeating: "0", count: places - text.count) + text
+        return (value < 0 && whole == 0 ? "-" : "") + String(whole) + "."
+            + String(repeating: "0", count: places - text.count) + text
     }
 
     /// 7340032 → "7.0 MiB".
     public static func bytes(_ value: Int64) -> String {
         if value < 1024 { return "\(value) B" }
         if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
-        return fixed(Double(value) / 1048576, 1) + " MiB"
+        return fixed(Double(value) / 1_048_576, 1) + " MiB"
     }
 
     /// A one-line progress bar, redrawn in place.
@@ -60,7 +61,8 @@ public enum Terminal {
 
     /// Lines drawn in place: each is cleared to its end and the cursor returns to the first one.
     public static func progressLines(_ lines: [String]) -> String {
-        "\r" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K" + (lines.count > 1 ? "\u{1B}[\(lines.count - 1)A\r" : "")
+        "\r" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K"
+            + (lines.count > 1 ? "\u{1B}[\(lines.count - 1)A\r" : "")
     }
 
     /// Erases what `progressLines` drew.

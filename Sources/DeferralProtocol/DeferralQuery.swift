@@ -35,13 +35,15 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
     /// The sentence a server answers a refused body with: the JSON error and its byte, the
     /// member missing, or the member of the wrong type, then the shape expected.
     public static func refusal(_ error: any Error) -> String {
-        let expected = #"expected {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
+        let expected =
+            #"expected {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
         func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
         switch error {
         case let error as MessageFilterError:
             return error.message
         case DecodingError.keyNotFound(let key, let context):
-            return "The body is not a deferred query: it has no \"\(path(context.codingPath + [key]))\" member; \(expected)"
+            return
+                "The body is not a deferred query: it has no \"\(path(context.codingPath + [key]))\" member; \(expected)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             return "The body is not a deferred query: \"\(path(context.codingPath))\" has the wrong type; \(expected)"
         default:
@@ -54,7 +56,9 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
     /// - Throws: `MessageFilterError` when the body is not JSON, `DecodingError` when it lacks a
     ///   member or one has the wrong type.
     public static func decode(_ body: Data) throws -> DeferralQuery {
-        try Array(body).withUnsafeBytes { bytes throws -> Void in try StrictJSON.check(bytes, subject: "The request body") }
+        try Array(body).withUnsafeBytes { bytes throws -> Void in
+            try StrictJSON.check(bytes, subject: "The request body")
+        }
         return try JSONDecoder().decode(DeferralQuery.self, from: body)
     }
 }

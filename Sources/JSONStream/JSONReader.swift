@@ -67,7 +67,10 @@ public final class JSONReader {
     /// Reads a document that `refill` hands over piece by piece: it fills the buffer it is given
     /// and returns how many bytes it wrote, 0 at the end.
     public init(
-        bufferBytes: Int = 32 * 1024, maximumDepth: Int = 64, maximumStringBytes: Int = 64 * 1024, maximumKeys: Int = 1_024,
+        bufferBytes: Int = 32 * 1024,
+        maximumDepth: Int = 64,
+        maximumStringBytes: Int = 64 * 1024,
+        maximumKeys: Int = 1_024,
         refill: @escaping (UnsafeMutableRawBufferPointer) throws(JSONError) -> Int
     ) {
         self.maximumDepth = maximumDepth
@@ -78,14 +81,25 @@ public final class JSONReader {
     }
 
     /// Reads a document held in memory.
-    public convenience init(bytes: [UInt8], maximumDepth: Int = 64, maximumStringBytes: Int = 64 * 1024, maximumKeys: Int = 1_024) {
+    public convenience init(
+        bytes: [UInt8],
+        maximumDepth: Int = 64,
+        maximumStringBytes: Int = 64 * 1024,
+        maximumKeys: Int = 1_024
+    ) {
         var offset = 0
         self.init(
-            bufferBytes: min(max(bytes.count, 16), 32 * 1024), maximumDepth: maximumDepth, maximumStringBytes: maximumStringBytes,
+            bufferBytes: min(max(bytes.count, 16), 32 * 1024),
+            maximumDepth: maximumDepth,
+            maximumStringBytes: maximumStringBytes,
             maximumKeys: maximumKeys
         ) { (into: UnsafeMutableRawBufferPointer) throws(JSONError) -> Int in
             let n = min(into.count, bytes.count - offset)
-            if n > 0 { bytes.withUnsafeBytes { into.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) } }
+            if n > 0 {
+                bytes.withUnsafeBytes {
+                    into.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)]))
+                }
+            }
             offset += n
             return n
         }
@@ -106,7 +120,11 @@ public final class JSONReader {
             tokenOffset = offset
             guard let byte = try peek() else {
                 guard expect == .done else {
-                    throw error(.syntax, containers.isEmpty && expect == .value ? "the document is empty" : "the document ends before its \(openDescription) is closed")
+                    throw error(
+                        .syntax,
+                        containers.isEmpty && expect == .value
+                            ? "the document is empty" : "the document ends before its \(openDescription) is closed"
+                    )
                 }
                 return nil
             }
@@ -114,7 +132,9 @@ public final class JSONReader {
             case .done:
                 throw error(.syntax, "\(describe(byte)) follows the end of the value; a document holds one value")
             case .colon:
-                guard byte == UInt8(ascii: ":") else { throw error(.syntax, "expected ':' after the key, found \(describe(byte))") }
+                guard byte == UInt8(ascii: ":") else {
+                    throw error(.syntax, "expected ':' after the key, found \(describe(byte))")
+                }
                 position += 1
                 expect = .value
                 continue
@@ -128,7 +148,10 @@ public final class JSONReader {
             case .firstKeyOrEnd, .key:
                 if byte == UInt8(ascii: "}") && expect == .firstKeyOrEnd { return try close(byte) }
                 guard byte == UInt8(ascii: "\"") else {
-                    throw error(.syntax, "expected \(expect == .firstKeyOrEnd ? "a key or '}'" : "a key") in the object, found \(describe(byte))")
+                    throw error(
+                        .syntax,
+                        "expected \(expect == .firstKeyOrEnd ? "a key or '}'" : "a key") in the object, found \(describe(byte))"
+                    )
                 }
                 try readString()
                 try remember()
@@ -205,9 +228,13 @@ public final class JSONReader {
             valueEnded()
             return .number
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-            let word: [UInt8] = byte == UInt8(ascii: "t") ? Array("true".utf8) : byte == UInt8(ascii: "f") ? Array("false".utf8) : Array("null".utf8)
+            let word: [UInt8] =
+                byte == UInt8(ascii: "t")
+                ? Array("true".utf8) : byte == UInt8(ascii: "f") ? Array("false".utf8) : Array("null".utf8)
             for expected in word {
-                guard let next = try peek(), next == expected else { throw error(.syntax, "expected \(String(decoding: word, as: UTF8.self))") }
+                guard let next = try peek(), next == expected else {
+                    throw error(.syntax, "expected \(String(decoding: word, as: UTF8.self))")
+                }
                 position += 1
             }
             if let next = try peek(), isIdentifierByte(next) {
@@ -228,7 +255,10 @@ public final class JSONReader {
     private func close(_ byte: UInt8) throws(JSONError) -> Token {
         let isObject = containers.last == .object
         guard byte == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
-            throw error(.syntax, "expected ',' or '\(isObject ? "}" : "]")' in the \(isObject ? "object" : "array"), found \(describe(byte))")
+            throw error(
+                .syntax,
+                "expected ',' or '\(isObject ? "}" : "]")' in the \(isObject ? "object" : "array"), found \(describe(byte))"
+            )
         }
         position += 1
         containers.removeLast()
@@ -281,7 +311,9 @@ public final class JSONReader {
     private func skipByteOrderMark() throws(JSONError) {
         guard try peek() == 0xEF else { return }
         for expected: UInt8 in [0xEF, 0xBB, 0xBF] {
-            guard try peek() == expected else { throw error(.syntax, "the document starts with a broken byte-order mark", at: offset) }
+            guard try peek() == expected else {
+                throw error(.syntax, "the document starts with a broken byte-order mark", at: offset)
+            }
             position += 1
         }
     }
@@ -311,7 +343,11 @@ public final class JSONReader {
             case UInt8(ascii: "\\"):
                 try readEscape()
             case 0..<0x20:
-                throw error(.syntax, "the string holds the raw control character U+\(hex(UInt32(byte), 4)) (write it as \\u\(hex(UInt32(byte), 4)))", at: offset - 1)
+                throw error(
+                    .syntax,
+                    "the string holds the raw control character U+\(hex(UInt32(byte), 4)) (write it as \\u\(hex(UInt32(byte), 4)))",
+                    at: offset - 1
+                )
             case 0x80...:
                 try readMultibyte(byte)
             default:
@@ -357,13 +393,29 @@ public final class JSONReader {
         case UInt8(ascii: "u"):
             var scalar = try readHex4(at: at)
             if (0xD800...0xDBFF).contains(scalar) {
-                guard try peek() == UInt8(ascii: "\\") else { throw error(.syntax, "the escape \\u\(hex(scalar, 4)) starts a surrogate pair that is not completed", at: at) }
+                guard try peek() == UInt8(ascii: "\\") else {
+                    throw error(
+                        .syntax,
+                        "the escape \\u\(hex(scalar, 4)) starts a surrogate pair that is not completed",
+                        at: at
+                    )
+                }
                 position += 1
-                guard try peek() == UInt8(ascii: "u") else { throw error(.syntax, "the escape \\u\(hex(scalar, 4)) starts a surrogate pair that is not completed", at: at) }
+                guard try peek() == UInt8(ascii: "u") else {
+                    throw error(
+                        .syntax,
+                        "the escape \\u\(hex(scalar, 4)) starts a surrogate pair that is not completed",
+                        at: at
+                    )
+                }
                 position += 1
                 let low = try readHex4(at: at)
                 guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error(.syntax, "the escape \\u\(hex(scalar, 4)) is followed by \\u\(hex(low, 4)), not a low surrogate", at: at)
+                    throw error(
+                        .syntax,
+                        "the escape \\u\(hex(scalar, 4)) is followed by \\u\(hex(low, 4)), not a low surrogate",
+                        at: at
+                    )
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
@@ -371,7 +423,11 @@ public final class JSONReader {
             }
             for byte in Array(String(Character(Unicode.Scalar(scalar)!)).utf8) { try append(byte) }
         default:
-            throw error(.syntax, "\\\(describe(byte, quoted: false)) is not an escape; JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX", at: at)
+            throw error(
+                .syntax,
+                "\\\(describe(byte, quoted: false)) is not an escape; JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX",
+                at: at
+            )
         }
     }
 
@@ -396,7 +452,9 @@ public final class JSONReader {
     private func readNumber() throws(JSONError) {
         text.removeAll(keepingCapacity: true)
         func digits(_ what: String) throws(JSONError) {
-            guard let first = try peek(), (48...57).contains(first) else { throw error(.syntax, "the number needs a digit \(what)") }
+            guard let first = try peek(), (48...57).contains(first) else {
+                throw error(.syntax, "the number needs a digit \(what)")
+            }
             while let byte = try peek(), (48...57).contains(byte) {
                 try append(byte)
                 position += 1
@@ -433,11 +491,14 @@ public final class JSONReader {
     }
 
     private func isIdentifierByte(_ byte: UInt8) -> Bool {
-        (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == UInt8(ascii: "_") || byte >= 0x80
+        (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == UInt8(ascii: "_")
+            || byte >= 0x80
     }
 
     private func describe(_ byte: UInt8, quoted: Bool = true) -> String {
-        if (33..<127).contains(byte) { return quoted ? "'\(Character(Unicode.Scalar(byte)))'" : String(Unicode.Scalar(byte)) }
+        if (33..<127).contains(byte) {
+            return quoted ? "'\(Character(Unicode.Scalar(byte)))'" : String(Unicode.Scalar(byte))
+        }
         return "byte 0x\(hex(UInt32(byte), 2))"
     }
 }
@@ -487,7 +548,9 @@ public struct JSONError: Error, Sendable, Equatable {
     public static func printable(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(120), as: UTF8.self)
         var result = ""
-        for scalar in text.unicodeScalars.prefix(40) { result.unicodeScalars.append(scalar.value < 0x20 || scalar == "\"" ? "?" : scalar) }
+        for scalar in text.unicodeScalars.prefix(40) {
+            result.unicodeScalars.append(scalar.value < 0x20 || scalar == "\"" ? "?" : scalar)
+        }
         return text.unicodeScalars.count > 40 ? result + "…" : result
     }
 }
@@ -513,11 +576,15 @@ public enum UTF8Sequence {
     /// The well-formed sequence starting at `offset` of `bytes`: its scalar and length, or `nil`
     /// if none starts there (a stray continuation byte, an overlong form, a cut sequence).
     @inlinable
-    public static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (scalar: UInt32, length: Int)?
+    public static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (
+        scalar: UInt32, length: Int
+    )?
     where Bytes.Element == UInt8, Bytes.Index == Int {
         let lead = bytes[offset]
         if lead < 0x80 { return (UInt32(lead), 1) }
-        guard let (length, second) = shape(lead: lead), offset + length <= bytes.endIndex, second.contains(bytes[offset + 1]) else { return nil }
+        guard let (length, second) = shape(lead: lead), offset + length <= bytes.endIndex,
+            second.contains(bytes[offset + 1])
+        else { return nil }
         var scalar = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
         for index in 1..<length {
             let byte = bytes[offset + index]

@@ -1,7 +1,6 @@
 import BlocklistCore
-import MessageFilterCore
-
 import BlocklistSystem
+import MessageFilterCore
 
 /// Where compiled rules live on disk, and how they are written: aside, then renamed into place,
 /// so that a reader sees the old file or the new one, never a mix.
@@ -23,18 +22,30 @@ public enum CompiledRulesFile {
     /// refused and left alone. The new file is written to a temporary name, synced, and renamed;
     /// on any failure the temporary file is removed and the old file stays.
     public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(BlocklistError) -> String {
-        guard !directory.isEmpty else { throw BlocklistError(.invalidInput, "The output directory is empty; give a directory such as Output.") }
+        guard !directory.isEmpty else {
+            throw BlocklistError(.invalidInput, "The output directory is empty; give a directory such as Output.")
+        }
         if try FileSystem.kind(directory) == .directory, try FileSystem.resolvedPath(directory) == "/" {
-            throw BlocklistError(.invalidInput, "Refusing to use / as the output directory; give a directory of its own, such as Output.")
+            throw BlocklistError(
+                .invalidInput,
+                "Refusing to use / as the output directory; give a directory of its own, such as Output."
+            )
         }
         switch try FileSystem.kind(directory, followingSymlinks: false) {
         case .missing: try FileSystem.makeDirectory(directory)
         case .directory: break
         case .symlink:
             guard try FileSystem.kind(directory) == .directory else {
-                throw BlocklistError(.io, "\(directory) is a symlink to something that is not a directory; give a directory for the compiled rules.")
+                throw BlocklistError(
+                    .io,
+                    "\(directory) is a symlink to something that is not a directory; give a directory for the compiled rules."
+                )
             }
-        default: throw BlocklistError(.io, "\(directory) exists and is not a directory; give a directory for the compiled rules.")
+        default:
+            throw BlocklistError(
+                .io,
+                "\(directory) exists and is not a directory; give a directory for the compiled rules."
+            )
         }
         let handle = try DirectoryHandle(path: directory)
         switch try handle.kind(of: name) {
@@ -42,10 +53,16 @@ public enum CompiledRulesFile {
         case .file:
             let head = try handle.readFile(name, limit: 8, prefix: 8)
             guard head == CompiledRulesFormat.magic else {
-                throw BlocklistError(.io, "\(handle.path(of: name)) exists and is not compiled rules; leaving it. Remove it or choose another --output.")
+                throw BlocklistError(
+                    .io,
+                    "\(handle.path(of: name)) exists and is not compiled rules; leaving it. Remove it or choose another --output."
+                )
             }
         default:
-            throw BlocklistError(.io, "\(handle.path(of: name)) exists and is not a regular file; leaving it. Remove it or choose another --output.")
+            throw BlocklistError(
+                .io,
+                "\(handle.path(of: name)) exists and is not a regular file; leaving it. Remove it or choose another --output."
+            )
         }
         var random = SystemRandomNumberGenerator()
         let temporary = ".\(name).\(String(random.next() as UInt64, radix: 16)).tmp"

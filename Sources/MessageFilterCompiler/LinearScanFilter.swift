@@ -21,13 +21,16 @@ public final class LinearScanFilter {
 
     /// The decision, with the same precedence as `MessageClassifier`.
     public func classify(sender: String, body: String) -> MessageClassifier.Decision {
-        let lowerSender = sender.lowercased(), lowerBody = body.lowercased()
+        let lowerSender = sender.lowercased()
+        let lowerBody = body.lowercased()
         var best: (rank: UInt32, rule: Int)? = nil
         for (index, rule) in rules.enumerated() {
             if let best, best.rank <= rule.action.rank { continue }
             var matched = false
             for target in [RuleTarget.sender, .body] where rule.target == target || rule.target == .any {
-                let text = target == .sender ? (rule.caseSensitive ? sender : lowerSender) : (rule.caseSensitive ? body : lowerBody)
+                let text =
+                    target == .sender
+                    ? (rule.caseSensitive ? sender : lowerSender) : (rule.caseSensitive ? body : lowerBody)
                 switch rule.match {
                 case .prefix: matched = text.hasPrefix(values[index])
                 case .suffix: matched = text.hasSuffix(values[index])

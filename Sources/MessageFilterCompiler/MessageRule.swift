@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import MessageFilterCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One rule of a rules file, as a user writes it:
 ///
@@ -25,8 +26,13 @@ public struct MessageRule: Sendable, Equatable {
     public var normalize: Bool
 
     public init(
-        name: String, target: RuleTarget, match: MatchKind, value: String, action: MessageAction,
-        caseSensitive: Bool = false, normalize: Bool = true
+        name: String,
+        target: RuleTarget,
+        match: MatchKind,
+        value: String,
+        action: MessageAction,
+        caseSensitive: Bool = false,
+        normalize: Bool = true
     ) {
         self.name = name
         self.target = target
@@ -58,14 +64,22 @@ extension MessageRule: Codable {
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath + [unknown], debugDescription: "unknown field; the fields are \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", "))"))
+                .init(
+                    codingPath: decoder.codingPath + [unknown],
+                    debugDescription:
+                        "unknown field; the fields are \(CodingKeys.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            )
         }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func named<T>(_ key: CodingKeys, _ parse: (String) -> T?, _ choices: String) throws -> T {
             let text = try container.decode(String.self, forKey: key)
             guard let value = parse(text) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "\"\(text)\" is not one of \(choices)")
+                    forKey: key,
+                    in: container,
+                    debugDescription: "\"\(text)\" is not one of \(choices)"
+                )
             }
             return value
         }
@@ -73,7 +87,11 @@ extension MessageRule: Codable {
         target = try named(.target, { RuleTarget(name: $0) }, "sender, body, any")
         match = try named(.match, { MatchKind(name: $0) }, "prefix, suffix, contains, regex")
         value = try container.decode(String.self, forKey: .value)
-        action = try named(.action, { MessageAction(name: $0).flatMap { $0 == .none ? nil : $0 } }, "allow, junk, promotion, transaction")
+        action = try named(
+            .action,
+            { MessageAction(name: $0).flatMap { $0 == .none ? nil : $0 } },
+            "allow, junk, promotion, transaction"
+        )
         caseSensitive = try container.decodeIfPresent(Bool.self, forKey: .caseSensitive) ?? false
         normalize = try container.decodeIfPresent(Bool.self, forKey: .normalize) ?? true
     }

@@ -15,7 +15,8 @@ public enum RulesCompiler {
             let targets: [RuleTarget] = rule.target == .any ? [.sender, .body] : [rule.target]
             if rule.match == .regex {
                 // RulesFile.check accepted the pattern.
-                let literal = (try? RegexSubset.analyze(rule.value, caseInsensitive: view.caseInsensitive))?.requiredLiteral ?? []
+                let literal =
+                    (try? RegexSubset.analyze(rule.value, caseInsensitive: view.caseInsensitive))?.requiredLiteral ?? []
                 if literal.isEmpty {
                     unfiltered.append(UInt32(index))
                     continue
@@ -48,8 +49,12 @@ public enum RulesCompiler {
             ruleTable.append(rule.action.rawValue)
             ruleTable.append(rule.target.rawValue)
             ruleTable.append(rule.match.rawValue)
-            ruleTable.append((rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag) | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0))
-            let name = Array(rule.name.utf8), value = Array(rule.value.utf8)
+            ruleTable.append(
+                (rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag)
+                    | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0)
+            )
+            let name = Array(rule.name.utf8)
+            let value = Array(rule.value.utf8)
             ruleTable.appendLE(UInt32(strings.count))
             strings += name
             ruleTable.appendLE(UInt32(strings.count))
@@ -68,8 +73,8 @@ public enum RulesCompiler {
             sections.append((UInt32(kind), tries[kind]!.serialized()))
         }
 
-        let F = CompiledRulesFormat.self
-        var offset = F.headerSize + sections.count * F.sectionEntrySize
+        let format = CompiledRulesFormat.self
+        var offset = format.headerSize + sections.count * format.sectionEntrySize
         var table: [UInt8] = []
         var body: [UInt8] = []
         for (kind, bytes) in sections {
@@ -85,12 +90,12 @@ public enum RulesCompiler {
         // The file ends at the last section's last byte; its padding is not written.
         let lastPadding = (4 - (sections.last!.1.count % 4)) % 4
         body.removeLast(lastPadding)
-        var header: [UInt8] = F.magic
-        header.appendLE(F.version)
+        var header: [UInt8] = format.magic
+        header.appendLE(format.version)
         header.appendLE(UInt16(0))
         header.appendLE(UInt32(rules.count))
         header.appendLE(UInt32(sections.count))
-        header.appendLE(UInt32(F.headerSize + table.count + body.count))
+        header.appendLE(UInt32(format.headerSize + table.count + body.count))
         var crc = header.withUnsafeBytes { crc32Of($0) }
         crc = table.withUnsafeBytes { crc32Continue(crc, $0) }
         header.appendLE(crc)
@@ -160,7 +165,9 @@ struct Trie {
         var labels: [UInt8] = []
         var outputs: [UInt8] = []
         var triggerBytes: [UInt8] = []
-        var edgeCount = 0, triggerCount = 0, outputCount = 0
+        var edgeCount = 0
+        var triggerCount = 0
+        var outputCount = 0
         for (position, state) in order.enumerated() {
             let list = merged[state].sorted()
             let hasOutputs = best[state] != CompiledRulesFormat.noRule || !list.isEmpty

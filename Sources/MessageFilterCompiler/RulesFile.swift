@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import JSONStream
 import MessageFilterCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A rules file: a JSON array of `MessageRule`s, read and checked.
 public struct RulesFile: Sendable {
@@ -48,7 +49,10 @@ public struct RulesFile: Sendable {
         } catch {
             switch error.kind {
             case .duplicateKey:
-                throw MessageFilterError(.invalidRules, "\(source) gives a key twice: \(error.description); give each key once.")
+                throw MessageFilterError(
+                    .invalidRules,
+                    "\(source) gives a key twice: \(error.description); give each key once."
+                )
             case .tooDeep:
                 throw MessageFilterError(.invalidRules, "\(source) is nested too deep: \(error.description).")
             case .syntax, .limit, .io:
@@ -72,24 +76,40 @@ public struct RulesFile: Sendable {
         func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
             let rule = rules[index]
             let label = rule.name.isEmpty ? "" : " (\"\(rule.name)\")"
-            return MessageFilterError(.invalidRules, "\(source): rule \(index + 1)\(label), field \"\(field)\": \(what).")
+            return MessageFilterError(
+                .invalidRules,
+                "\(source): rule \(index + 1)\(label), field \"\(field)\": \(what)."
+            )
         }
         if rules.count > CompiledRulesFormat.maximumRules {
-            throw MessageFilterError(.invalidRules, "\(source) has \(rules.count) rules; at most \(CompiledRulesFormat.maximumRules) are accepted.")
+            throw MessageFilterError(
+                .invalidRules,
+                "\(source) has \(rules.count) rules; at most \(CompiledRulesFormat.maximumRules) are accepted."
+            )
         }
         var firstByKey: [String: Int] = [:]
         warnings = []
         for (index, rule) in rules.enumerated() {
             if rule.name.isEmpty { throw fail(index, "name", "the name is empty") }
             if rule.name.utf8.count > CompiledRulesFormat.maximumNameBytes {
-                throw fail(index, "name", "the name has \(rule.name.utf8.count) bytes; at most \(CompiledRulesFormat.maximumNameBytes) are allowed")
+                throw fail(
+                    index,
+                    "name",
+                    "the name has \(rule.name.utf8.count) bytes; at most \(CompiledRulesFormat.maximumNameBytes) are allowed"
+                )
             }
             if rule.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 throw fail(index, "name", "the name holds a control character")
             }
-            if rule.value.isEmpty { throw fail(index, "value", "the value is empty; an empty keyword would match every message") }
+            if rule.value.isEmpty {
+                throw fail(index, "value", "the value is empty; an empty keyword would match every message")
+            }
             if rule.value.utf8.count > CompiledRulesFormat.maximumValueBytes {
-                throw fail(index, "value", "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed")
+                throw fail(
+                    index,
+                    "value",
+                    "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed"
+                )
             }
             if rule.match == .regex {
                 do {
@@ -105,11 +125,14 @@ public struct RulesFile: Sendable {
             if let first = firstByKey[key] {
                 let other = rules[first]
                 if other.action == rule.action {
-                    warnings.append("\(source): rule \(index + 1) (\"\(rule.name)\") repeats rule \(first + 1) (\"\(other.name)\"); it never decides anything.")
+                    warnings.append(
+                        "\(source): rule \(index + 1) (\"\(rule.name)\") repeats rule \(first + 1) (\"\(other.name)\"); it never decides anything."
+                    )
                 } else {
                     let winner = other.action.rank <= rule.action.rank ? other : rule
                     warnings.append(
-                        "\(source): rule \(index + 1) (\"\(rule.name)\", \(rule.action)) and rule \(first + 1) (\"\(other.name)\", \(other.action)) match the same \(rule.match) \"\(rule.value)\"; \(winner.action) wins by precedence.")
+                        "\(source): rule \(index + 1) (\"\(rule.name)\", \(rule.action)) and rule \(first + 1) (\"\(other.name)\", \(other.action)) match the same \(rule.match) \"\(rule.value)\"; \(winner.action) wins by precedence."
+                    )
                 }
             } else {
                 firstByKey[key] = index
@@ -136,7 +159,9 @@ public struct RulesFile: Sendable {
             if type == String.self { return "a string" }
             if type == Bool.self { return "a boolean (true or false)" }
             if type == Int.self || type == Int64.self || type == Double.self { return "a number" }
-            if type == MessageRule.self || "\(type)".hasPrefix("Dictionary") { return "an object (a rule: {\"name\": …, \"target\": …})" }
+            if type == MessageRule.self || "\(type)".hasPrefix("Dictionary") {
+                return "an object (a rule: {\"name\": …, \"target\": …})"
+            }
             return "a value of another kind"
         }
         switch error {

@@ -1,13 +1,13 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import BlocklistCore
+import BlocklistSystem
 import JSONStream
 import MessageFilterCore
 
-import BlocklistSystem
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Rules from a path that may hold either form: compiled rules (a file, or a directory holding
 /// `rules.blsms`) are checked and used as they are; a JSON rules file is checked and compiled in
@@ -82,9 +82,11 @@ public struct TestMessage: Codable, Sendable {
             let reader = JSONReader(bytes: Array(content))
             do {
                 while try reader.next() != nil {}
-            } catch where error.kind != .limit {
+            } catch  where error.kind != .limit {
                 // (A string past the reader's limit is a message too long, which validate() names.)
-                let what = error.kind == .duplicateKey ? "it gives a key twice (\(error.description))" : "it is not valid JSON (\(error.description))"
+                let what =
+                    error.kind == .duplicateKey
+                    ? "it gives a key twice (\(error.description))" : "it is not valid JSON (\(error.description))"
                 throw MessageFilterError(.invalidMessage, "\(source), line \(lineNumber): \(what).")
             } catch {}
             let message: TestMessage
@@ -115,7 +117,9 @@ public struct TestMessage: Codable, Sendable {
         var sender = self.sender
         var body = self.body
         let result: Result<Void, MessageFilterError> = sender.withUTF8 { s in
-            body.withUTF8 { b in Result { () throws(MessageFilterError) in try MessageClassifier.validate(sender: s, body: b) } }
+            body.withUTF8 { b in
+                Result { () throws(MessageFilterError) in try MessageClassifier.validate(sender: s, body: b) }
+            }
         }
         try result.get()
     }

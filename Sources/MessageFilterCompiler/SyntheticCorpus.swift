@@ -18,7 +18,10 @@ public struct SyntheticCorpus {
 
     private mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
-    private static let syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "bo", "di", "fe", "gu", "ha", "ji", "wo", "xe", "yo"]
+    private static let syllables = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "qu", "bo", "di", "fe", "gu", "ha", "ji", "wo",
+        "xe", "yo",
+    ]
 
     /// Everyday words that fill message bodies; rules are made of pseudo-words, so that a body
     /// matches a rule about as rarely as real texts do, unless it was made to.
@@ -47,28 +50,65 @@ public struct SyntheticCorpus {
         }
         for index in 0..<contains {
             let value = unique { word() + " " + word() }
-            rules.append(MessageRule(name: "contains \(index)", target: .body, match: .contains, value: value, action: actions[below(actions.count)]))
+            rules.append(
+                MessageRule(
+                    name: "contains \(index)",
+                    target: .body,
+                    match: .contains,
+                    value: value,
+                    action: actions[below(actions.count)]
+                )
+            )
         }
         for index in 0..<prefix {
             let value = unique { "+\(1 + below(998))\(below(1000))" }
-            rules.append(MessageRule(name: "prefix \(index)", target: .sender, match: .prefix, value: value, action: actions[below(actions.count)]))
+            rules.append(
+                MessageRule(
+                    name: "prefix \(index)",
+                    target: .sender,
+                    match: .prefix,
+                    value: value,
+                    action: actions[below(actions.count)]
+                )
+            )
         }
         for index in 0..<suffix {
             let value = unique { word() + "." }
-            rules.append(MessageRule(name: "suffix \(index)", target: .body, match: .suffix, value: value, action: actions[below(actions.count)]))
+            rules.append(
+                MessageRule(
+                    name: "suffix \(index)",
+                    target: .body,
+                    match: .suffix,
+                    value: value,
+                    action: actions[below(actions.count)]
+                )
+            )
         }
-        let shapes = ["LIT[0-9]{2,4} ?(?:usd|eur)", "https?://LIT\\.[a-z]{2,3}/\\w+", "LIT:? ?\\d{4,6}", "(?:win|won) LIT\\b", "LIT\\s[a-z]+ly"]
+        let shapes = [
+            "LIT[0-9]{2,4} ?(?:usd|eur)", "https?://LIT\\.[a-z]{2,3}/\\w+", "LIT:? ?\\d{4,6}", "(?:win|won) LIT\\b",
+            "LIT\\s[a-z]+ly",
+        ]
         for index in 0..<regex {
             let literal = unique { word() }
             let value = shapes[index % shapes.count].replacingOccurrences(of: "LIT", with: literal)
-            rules.append(MessageRule(name: "regex \(index)", target: .body, match: .regex, value: value, action: actions[below(actions.count)]))
+            rules.append(
+                MessageRule(
+                    name: "regex \(index)",
+                    target: .body,
+                    match: .regex,
+                    value: value,
+                    action: actions[below(actions.count)]
+                )
+            )
         }
         return rules
     }
 
     /// Messages with bodies of `length` bytes of pseudo-words; one in `hitEvery` carries a
     /// rule's keyword (or a regex's literal) somewhere in it.
-    public mutating func messages(_ count: Int, length: Int = 160, rules: [MessageRule], hitEvery: Int = 20) -> [(sender: String, body: String)] {
+    public mutating func messages(_ count: Int, length: Int = 160, rules: [MessageRule], hitEvery: Int = 20) -> [(
+        sender: String, body: String
+    )] {
         var messages: [(String, String)] = []
         messages.reserveCapacity(count)
         for index in 0..<count {

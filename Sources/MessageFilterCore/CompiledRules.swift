@@ -82,10 +82,15 @@ public final class CompiledRules: @unchecked Sendable {
     ///   - keepingNames: false keeps in memory only what classifying needs, the automata and the
     ///     regex patterns: rule names then read "rule N", and 10,000 rules cost about 400 KB less
     ///     (what an extension wants: it answers with a rule's number).
-    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20, keepingNames: Bool = true) throws(MessageFilterError) {
+    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20, keepingNames: Bool = true)
+        throws(MessageFilterError)
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
-            throw MessageFilterError(.io, "Cannot open the compiled rules \(path): \(String(cString: strerror(errno))).")
+            throw MessageFilterError(
+                .io,
+                "Cannot open the compiled rules \(path): \(String(cString: strerror(errno)))."
+            )
         }
         defer { close(fd) }
         var info = stat()
@@ -94,7 +99,10 @@ public final class CompiledRules: @unchecked Sendable {
         }
         let size = Int(info.st_size)
         if size > CompiledRulesFormat.maximumFileSize {
-            throw MessageFilterError(.notCompiledRules, "\(path) has \(size) bytes; compiled rules have at most \(CompiledRulesFormat.maximumFileSize).")
+            throw MessageFilterError(
+                .notCompiledRules,
+                "\(path) has \(size) bytes; compiled rules have at most \(CompiledRulesFormat.maximumFileSize)."
+            )
         }
         // malloc, not allocate(byteCount:alignment:), so that dropNames can realloc it smaller.
         guard let start = malloc(max(size, 1)) else {
@@ -112,7 +120,12 @@ public final class CompiledRules: @unchecked Sendable {
             }
             done += n
         }
-        try self.init(adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]), allocation: buffer, source: path, denseTableBudget: denseTableBudget)
+        try self.init(
+            adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]),
+            allocation: buffer,
+            source: path,
+            denseTableBudget: denseTableBudget
+        )
         if !keepingNames { dropNames() }
     }
 
@@ -139,12 +152,17 @@ public final class CompiledRules: @unchecked Sendable {
     }
 
     /// Checks compiled rules held in memory (copied).
-    public convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int = 4 << 20) throws(MessageFilterError) {
+    public convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int = 4 << 20)
+        throws(MessageFilterError)
+    {
         let buffer = UnsafeMutableRawBufferPointer(start: malloc(max(source.count, 1))!, count: max(source.count, 1))
         source.withUnsafeBytes { buffer.copyMemory(from: $0) }
         try self.init(
-            adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]), allocation: buffer, source: name,
-            denseTableBudget: denseTableBudget)
+            adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]),
+            allocation: buffer,
+            source: name,
+            denseTableBudget: denseTableBudget
+        )
     }
 
     private var allocation: UnsafeMutableRawBufferPointer
@@ -152,7 +170,10 @@ public final class CompiledRules: @unchecked Sendable {
     private var regexValues: [Int: String]? = nil
 
     private init(
-        adopting bytes: UnsafeMutableRawBufferPointer, allocation: UnsafeMutableRawBufferPointer, source: String, denseTableBudget: Int
+        adopting bytes: UnsafeMutableRawBufferPointer,
+        allocation: UnsafeMutableRawBufferPointer,
+        source: String,
+        denseTableBudget: Int
     ) throws(MessageFilterError) {
         self.bytes = bytes
         self.allocation = allocation
@@ -162,7 +183,9 @@ public final class CompiledRules: @unchecked Sendable {
             info = parsed.info
             ruleTable = parsed.ruleTable
             stringTable = parsed.stringTable
-            automata = parsed.automata.map { Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget) }
+            automata = parsed.automata.map {
+                Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget)
+            }
             unfilteredRegexes = parsed.unfiltered
         } catch {
             free(allocation.baseAddress)
@@ -181,7 +204,14 @@ public final class CompiledRules: @unchecked Sendable {
         let target = RuleTarget(rawValue: UInt8(truncatingIfNeeded: packed >> 8))!
         let match = MatchKind(rawValue: UInt8(truncatingIfNeeded: packed >> 16))!
         if let regexValues {
-            return Rule(action: action(of: index), target: target, match: match, view: view(of: index), name: "rule \(index + 1)", value: regexValues[index] ?? "")
+            return Rule(
+                action: action(of: index),
+                target: target,
+                match: match,
+                view: view(of: index),
+                name: "rule \(index + 1)",
+                value: regexValues[index] ?? ""
+            )
         }
         let raw = UnsafeRawBufferPointer(bytes)
         let at = ruleTable + index * CompiledRulesFormat.ruleEntrySize
@@ -191,8 +221,13 @@ public final class CompiledRules: @unchecked Sendable {
             return String(decoding: UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + length)]), as: UTF8.self)
         }
         return Rule(
-            action: action(of: index), target: target, match: match, view: view(of: index), name: string(at + 4, at + 12),
-            value: string(at + 8, at + 14))
+            action: action(of: index),
+            target: target,
+            match: match,
+            view: view(of: index),
+            name: string(at + 4, at + 12),
+            value: string(at + 8, at + 14)
+        )
     }
 
     /// All rules, read from the file now.
@@ -204,7 +239,10 @@ public final class CompiledRules: @unchecked Sendable {
     @inline(__always)
     func view(of index: Int) -> TextView {
         let flags = UInt8(truncatingIfNeeded: info[index] >> 24)
-        return TextView(caseInsensitive: flags & CompiledRulesFormat.caseInsensitiveFlag != 0, normalized: flags & CompiledRulesFormat.normalizedFlag != 0)
+        return TextView(
+            caseInsensitive: flags & CompiledRulesFormat.caseInsensitiveFlag != 0,
+            normalized: flags & CompiledRulesFormat.normalizedFlag != 0
+        )
     }
 
     /// The bytes held in memory: the file's size, or less once names were dropped.
@@ -220,10 +258,13 @@ public final class CompiledRules: @unchecked Sendable {
     public var denseAutomata: Int { automata.count(where: { !$0.dense.isEmpty }) }
 
     /// Builds the automaton's complete transition table if it fits `budget` bytes.
-    private static func withDenseTable(_ automaton: Automaton, bytes: UnsafeRawBufferPointer, budget: Int) -> Automaton {
+    private static func withDenseTable(_ automaton: Automaton, bytes: UnsafeRawBufferPointer, budget: Int) -> Automaton
+    {
         var automaton = automaton
-        let F = CompiledRulesFormat.self
-        func field(_ s: Int, _ f: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: automaton.states + s * F.stateEntrySize + f * 4)) }
+        let format = CompiledRulesFormat.self
+        func field(_ s: Int, _ f: Int) -> Int {
+            Int(bytes.loadLE(UInt32.self, at: automaton.states + s * format.stateEntrySize + f * 4))
+        }
         func edgeStart(_ s: Int) -> Int { field(s, 0) & 0x7FFF_FFFF }
         let edgeCount = edgeStart(automaton.stateCount)
         var classes = [UInt8](repeating: 0, count: 256)
@@ -242,7 +283,7 @@ public final class CompiledRules: @unchecked Sendable {
         var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
-            flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & F.outputFlag != 0
+            flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
         }
         // Breadth-first order: a state's failure link is computed before it.
         for s in 0..<automaton.stateCount {
@@ -276,13 +317,19 @@ public final class CompiledRules: @unchecked Sendable {
         func corrupt(_ what: String) -> MessageFilterError {
             MessageFilterError(.corruptRules, "The compiled rules \(source) are damaged: \(what).")
         }
-        let F = CompiledRulesFormat.self
-        guard bytes.count >= F.headerSize, F.magic.elementsEqual(bytes[0..<8]) else {
-            throw MessageFilterError(.notCompiledRules, "\(source) is not a compiled rules file (it does not start with the magic BLSMSRUL).")
+        let format = CompiledRulesFormat.self
+        guard bytes.count >= format.headerSize, format.magic.elementsEqual(bytes[0..<8]) else {
+            throw MessageFilterError(
+                .notCompiledRules,
+                "\(source) is not a compiled rules file (it does not start with the magic BLSMSRUL)."
+            )
         }
         let version = bytes.loadLE(UInt16.self, at: 8)
-        guard version == F.version else {
-            throw MessageFilterError(.unsupportedVersion, "The compiled rules \(source) have format version \(version); this reader knows version \(F.version).")
+        guard version == format.version else {
+            throw MessageFilterError(
+                .unsupportedVersion,
+                "The compiled rules \(source) have format version \(version); this reader knows version \(format.version)."
+            )
         }
         let ruleCount = Int(bytes.loadLE(UInt32.self, at: 12))
         let sectionCount = Int(bytes.loadLE(UInt32.self, at: 16))
@@ -290,13 +337,13 @@ public final class CompiledRules: @unchecked Sendable {
         guard fileLength == bytes.count else {
             throw corrupt("the header gives a length of \(fileLength) bytes but the file has \(bytes.count)")
         }
-        guard sectionCount <= 16, F.headerSize + sectionCount * F.sectionEntrySize <= bytes.count else {
+        guard sectionCount <= 16, format.headerSize + sectionCount * format.sectionEntrySize <= bytes.count else {
             throw corrupt("the header lists \(sectionCount) sections, more than the file holds")
         }
-        guard ruleCount <= F.maximumRules else { throw corrupt("the header lists \(ruleCount) rules") }
-        let tableEnd = F.headerSize + sectionCount * F.sectionEntrySize
+        guard ruleCount <= format.maximumRules else { throw corrupt("the header lists \(ruleCount) rules") }
+        let tableEnd = format.headerSize + sectionCount * format.sectionEntrySize
         var crc = crc32Of(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
-        crc = crc32Continue(crc, UnsafeRawBufferPointer(rebasing: bytes[F.headerSize..<tableEnd]))
+        crc = crc32Continue(crc, UnsafeRawBufferPointer(rebasing: bytes[format.headerSize..<tableEnd]))
         guard crc == bytes.loadLE(UInt32.self, at: 24) else { throw corrupt("the header checksum does not match") }
         guard bytes.loadLE(UInt16.self, at: 10) == 0, bytes.loadLE(UInt32.self, at: 28) == 0 else {
             throw corrupt("the header's reserved fields are not zero")
@@ -305,7 +352,7 @@ public final class CompiledRules: @unchecked Sendable {
         var sections: [UInt32: Range<Int>] = [:]
         var covered = tableEnd
         for index in 0..<sectionCount {
-            let entry = F.headerSize + index * F.sectionEntrySize
+            let entry = format.headerSize + index * format.sectionEntrySize
             let kind = bytes.loadLE(UInt32.self, at: entry)
             let offset = Int(bytes.loadLE(UInt32.self, at: entry + 4))
             let length = Int(bytes.loadLE(UInt32.self, at: entry + 8))
@@ -314,7 +361,8 @@ public final class CompiledRules: @unchecked Sendable {
             }
             guard sections[kind] == nil else { throw corrupt("section kind \(kind) appears twice") }
             let range = offset..<(offset + length)
-            guard crc32Of(UnsafeRawBufferPointer(rebasing: bytes[range])) == bytes.loadLE(UInt32.self, at: entry + 12) else {
+            guard crc32Of(UnsafeRawBufferPointer(rebasing: bytes[range])) == bytes.loadLE(UInt32.self, at: entry + 12)
+            else {
                 throw corrupt("the checksum of section \(index) (kind \(kind)) does not match")
             }
             sections[kind] = range
@@ -325,10 +373,10 @@ public final class CompiledRules: @unchecked Sendable {
             }
         }
         guard covered >= bytes.count, covered - bytes.count < 4 else { throw corrupt("bytes follow the last section") }
-        guard let ruleRange = sections[F.Section.rules], let stringRange = sections[F.Section.strings],
-            let unfilteredRange = sections[F.Section.unfilteredRegexes]
+        guard let ruleRange = sections[format.Section.rules], let stringRange = sections[format.Section.strings],
+            let unfilteredRange = sections[format.Section.unfilteredRegexes]
         else { throw corrupt("a required section (rules, strings or unfiltered regexes) is missing") }
-        guard ruleRange.count == ruleCount * F.ruleEntrySize else {
+        guard ruleRange.count == ruleCount * format.ruleEntrySize else {
             throw corrupt("the rules section has \(ruleRange.count) bytes for \(ruleCount) rules")
         }
 
@@ -337,19 +385,26 @@ public final class CompiledRules: @unchecked Sendable {
         var info: [UInt32] = []
         info.reserveCapacity(ruleCount)
         for index in 0..<ruleCount {
-            let at = ruleRange.lowerBound + index * F.ruleEntrySize
+            let at = ruleRange.lowerBound + index * format.ruleEntrySize
             guard let action = MessageAction(rawValue: bytes[at]), action != .none,
                 let target = RuleTarget(rawValue: bytes[at + 1]), let match = MatchKind(rawValue: bytes[at + 2]),
                 bytes[at + 3] & ~3 == 0
             else { throw corrupt("rule \(index + 1) has an unknown action, target, match or flag") }
-            let view = TextView(caseInsensitive: bytes[at + 3] & F.caseInsensitiveFlag != 0, normalized: bytes[at + 3] & F.normalizedFlag != 0)
-            func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError) -> UnsafeRawBufferPointer {
+            let view = TextView(
+                caseInsensitive: bytes[at + 3] & format.caseInsensitiveFlag != 0,
+                normalized: bytes[at + 3] & format.normalizedFlag != 0
+            )
+            func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError)
+                -> UnsafeRawBufferPointer
+            {
                 let offset = Int(bytes.loadLE(UInt32.self, at: offsetAt))
                 let length = Int(bytes.loadLE(UInt16.self, at: lengthAt))
                 guard offset <= stringRange.count, length <= stringRange.count - offset else {
                     throw corrupt("rule \(index + 1)'s \(what) lies outside the strings section")
                 }
-                let slice = UnsafeRawBufferPointer(rebasing: bytes[(stringRange.lowerBound + offset)..<(stringRange.lowerBound + offset + length)])
+                let slice = UnsafeRawBufferPointer(
+                    rebasing: bytes[(stringRange.lowerBound + offset)..<(stringRange.lowerBound + offset + length)]
+                )
                 guard !slice.isEmpty, isValidUTF8(slice) else {
                     throw corrupt("rule \(index + 1)'s \(what) is empty or not UTF-8")
                 }
@@ -359,16 +414,25 @@ public final class CompiledRules: @unchecked Sendable {
             let value = try string(at + 8, at + 14, "value")
             if match == .regex {
                 do {
-                    _ = try RegexSubset.analyze(String(decoding: value, as: UTF8.self), caseInsensitive: view.caseInsensitive)
+                    _ = try RegexSubset.analyze(
+                        String(decoding: value, as: UTF8.self),
+                        caseInsensitive: view.caseInsensitive
+                    )
                 } catch {
                     throw corrupt("rule \(index + 1)'s regex is outside the allowed subset: \(error)")
                 }
             }
             rules.append(RuleKind(action: action, target: target, match: match, view: view))
-            info.append(UInt32(action.rawValue) | UInt32(target.rawValue) << 8 | UInt32(match.rawValue) << 16 | UInt32(bytes[at + 3]) << 24)
+            info.append(
+                UInt32(action.rawValue) | UInt32(target.rawValue) << 8 | UInt32(match.rawValue) << 16 | UInt32(
+                    bytes[at + 3]
+                ) << 24
+            )
         }
 
-        guard unfilteredRange.count % 4 == 0 else { throw corrupt("the unfiltered regexes section is not a list of rule numbers") }
+        guard unfilteredRange.count % 4 == 0 else {
+            throw corrupt("the unfiltered regexes section is not a list of rule numbers")
+        }
         var unfiltered: [UInt32] = []
         for at in stride(from: unfilteredRange.lowerBound, to: unfilteredRange.upperBound, by: 4) {
             let rule = bytes.loadLE(UInt32.self, at: at)
@@ -381,8 +445,10 @@ public final class CompiledRules: @unchecked Sendable {
         var automata: [Automaton] = []
         for target in [RuleTarget.sender, .body] {
             for view in TextView.all {
-                guard let range = sections[F.Section.automaton(target: target, view: view)] else { continue }
-                automata.append(try parseAutomaton(bytes, range, target: target, view: view, rules: rules, corrupt: corrupt))
+                guard let range = sections[format.Section.automaton(target: target, view: view)] else { continue }
+                automata.append(
+                    try parseAutomaton(bytes, range, target: target, view: view, rules: rules, corrupt: corrupt)
+                )
             }
         }
         for kind in sections.keys where kind > 3 && !(16..<24).contains(kind) {
@@ -392,28 +458,37 @@ public final class CompiledRules: @unchecked Sendable {
     }
 
     private static func parseAutomaton(
-        _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, target: RuleTarget, view: TextView, rules: [RuleKind],
+        _ bytes: UnsafeRawBufferPointer,
+        _ range: Range<Int>,
+        target: RuleTarget,
+        view: TextView,
+        rules: [RuleKind],
         corrupt: (String) -> MessageFilterError
     ) throws(MessageFilterError) -> Automaton {
-        let F = CompiledRulesFormat.self
+        let format = CompiledRulesFormat.self
         let name = "the \(target) automaton (\(view))"
-        guard range.count >= F.automatonHeaderSize else { throw corrupt("\(name) is too short") }
+        guard range.count >= format.automatonHeaderSize else { throw corrupt("\(name) is too short") }
         let base = range.lowerBound
         let stateCount = Int(bytes.loadLE(UInt32.self, at: base))
         let edgeCount = Int(bytes.loadLE(UInt32.self, at: base + 4))
         let triggerCount = Int(bytes.loadLE(UInt32.self, at: base + 8))
         let outputCount = Int(bytes.loadLE(UInt32.self, at: base + 12))
-        let states = base + F.automatonHeaderSize
-        let labels = states + (stateCount + 1) * F.stateEntrySize
+        let states = base + format.automatonHeaderSize
+        let labels = states + (stateCount + 1) * format.stateEntrySize
         let outputs = labels + (edgeCount + 3) & ~3
-        let triggers = outputs + (outputCount + 1) * F.outputEntrySize
+        let triggers = outputs + (outputCount + 1) * format.outputEntrySize
         guard stateCount >= 1, stateCount < 1 << 26, edgeCount == stateCount - 1, triggerCount < 1 << 26,
             outputCount < stateCount, triggers + triggerCount * 4 == range.upperBound
         else { throw corrupt("\(name) has sizes that do not add up to its section") }
-        func state(_ s: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: states + s * F.stateEntrySize + field * 4)) }
-        func output(_ i: Int, _ field: Int) -> Int { Int(bytes.loadLE(UInt32.self, at: outputs + i * F.outputEntrySize + field * 4)) }
+        func state(_ s: Int, _ field: Int) -> Int {
+            Int(bytes.loadLE(UInt32.self, at: states + s * format.stateEntrySize + field * 4))
+        }
+        func output(_ i: Int, _ field: Int) -> Int {
+            Int(bytes.loadLE(UInt32.self, at: outputs + i * format.outputEntrySize + field * 4))
+        }
         guard state(stateCount, 0) == edgeCount, state(stateCount, 1) == 0, state(0, 1) == 0, state(0, 0) == 0,
-            output(outputCount, 0) == stateCount, output(outputCount, 1) == Int(F.noRule), output(outputCount, 2) == triggerCount,
+            output(outputCount, 0) == stateCount, output(outputCount, 1) == Int(format.noRule),
+            output(outputCount, 2) == triggerCount,
             output(0, 2) == 0
         else {
             throw corrupt("\(name)'s first or closing record is wrong")
@@ -422,7 +497,8 @@ public final class CompiledRules: @unchecked Sendable {
         var nextOutput = 0  // the output entry the next flagged state must match
         for s in 0..<stateCount {
             let first = UInt32(truncatingIfNeeded: state(s, 0))
-            let edgeStart = Int(first & ~F.outputFlag), edgeEnd = state(s + 1, 0) & 0x7FFF_FFFF
+            let edgeStart = Int(first & ~format.outputFlag)
+            let edgeEnd = state(s + 1, 0) & 0x7FFF_FFFF
             guard edgeStart <= edgeEnd, edgeEnd <= edgeCount else {
                 throw corrupt("\(name) state \(s) has edges out of order")
             }
@@ -439,17 +515,20 @@ public final class CompiledRules: @unchecked Sendable {
                 previous = label
                 if s == 0 { root[label] = UInt32(next) }
             }
-            guard first & F.outputFlag != 0 else { continue }
+            guard first & format.outputFlag != 0 else { continue }
             // A flagged state has the next output entry: a rule, triggers, or both.
             guard nextOutput < outputCount, output(nextOutput, 0) == s else {
                 throw corrupt("\(name) state \(s) is marked as having outputs but the output table does not list it")
             }
             let best = UInt32(truncatingIfNeeded: output(nextOutput, 1))
-            let triggerStart = output(nextOutput, 2), triggerEnd = output(nextOutput + 1, 2)
-            guard triggerStart <= triggerEnd, triggerEnd <= triggerCount, best != F.noRule || triggerStart < triggerEnd else {
+            let triggerStart = output(nextOutput, 2)
+            let triggerEnd = output(nextOutput + 1, 2)
+            guard triggerStart <= triggerEnd, triggerEnd <= triggerCount,
+                best != format.noRule || triggerStart < triggerEnd
+            else {
                 throw corrupt("\(name) state \(s) has its outputs out of order")
             }
-            if best != F.noRule {
+            if best != format.noRule {
                 let rule = Int(best & 0xFF_FFFF)
                 guard rule < rules.count, rules[rule].match != .regex, rules[rule].view == view,
                     rules[rule].target == target || rules[rule].target == .any,
@@ -460,7 +539,9 @@ public final class CompiledRules: @unchecked Sendable {
                 let rule = Int(bytes.loadLE(UInt32.self, at: triggers + trigger * 4))
                 guard rule < rules.count, rules[rule].match == .regex, rules[rule].view == view,
                     rules[rule].target == target || rules[rule].target == .any
-                else { throw corrupt("\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule of its kind") }
+                else {
+                    throw corrupt("\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule of its kind")
+                }
             }
             nextOutput += 1
         }
@@ -468,8 +549,17 @@ public final class CompiledRules: @unchecked Sendable {
             throw corrupt("\(name)'s output table lists states that are not marked as having outputs")
         }
         return Automaton(
-            target: target, view: view, stateCount: stateCount, section: range, states: states, labels: labels, outputs: outputs,
-            outputCount: outputCount, triggers: triggers, root: root)
+            target: target,
+            view: view,
+            stateCount: stateCount,
+            section: range,
+            states: states,
+            labels: labels,
+            outputs: outputs,
+            outputCount: outputCount,
+            triggers: triggers,
+            root: root
+        )
     }
 
     /// The output entry of `state`, which carries the output flag: its best key and its triggers,
@@ -477,10 +567,15 @@ public final class CompiledRules: @unchecked Sendable {
     func outputs(_ automaton: Automaton, state: Int) -> (key: UInt32, triggers: Range<Int>) {
         let raw = UnsafeRawBufferPointer(bytes)
         let size = CompiledRulesFormat.outputEntrySize
-        var low = 0, high = automaton.outputCount
+        var low = 0
+        var high = automaton.outputCount
         while low < high {
             let middle = (low + high) / 2
-            if Int(raw.loadLE(UInt32.self, at: automaton.outputs + middle * size)) < state { low = middle + 1 } else { high = middle }
+            if Int(raw.loadLE(UInt32.self, at: automaton.outputs + middle * size)) < state {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
         let entry = automaton.outputs + low * size
         let start = Int(raw.loadLE(UInt32.self, at: entry + 8))

@@ -36,7 +36,10 @@ public struct DeferralResponse: Sendable, Equatable {
     /// - Throws: `invalidResponse` with a sentence saying what is wrong and at which byte.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(MessageFilterError) -> DeferralResponse {
         if bytes.count > maximumBytes {
-            throw MessageFilterError(.invalidResponse, "The server's response has \(bytes.count) bytes; at most \(maximumBytes) are read.")
+            throw MessageFilterError(
+                .invalidResponse,
+                "The server's response has \(bytes.count) bytes; at most \(maximumBytes) are read."
+            )
         }
         var parser = JSONScanner(bytes)
         var action: String?
@@ -69,13 +72,21 @@ public struct DeferralResponse: Sendable, Equatable {
         }
         try parser.skipSpace()
         guard parser.index == bytes.count else { throw parser.error("bytes follow the JSON object") }
-        guard let action else { throw MessageFilterError(.invalidResponse, "The server's response has no \"action\" member.") }
+        guard let action else {
+            throw MessageFilterError(.invalidResponse, "The server's response has no \"action\" member.")
+        }
         guard let value = MessageAction(name: action) else {
-            throw MessageFilterError(.invalidResponse, "The server's response has the action \"\(action)\"; expected allow, junk, promotion, transaction or none.")
+            throw MessageFilterError(
+                .invalidResponse,
+                "The server's response has the action \"\(action)\"; expected allow, junk, promotion, transaction or none."
+            )
         }
         if let subAction {
             guard let allowed = subActions[value], allowed.contains(subAction) else {
-                throw MessageFilterError(.invalidResponse, "The server's response has the subAction \"\(subAction)\", which is not a sub-action of \(value).")
+                throw MessageFilterError(
+                    .invalidResponse,
+                    "The server's response has the subAction \"\(subAction)\", which is not a sub-action of \(value)."
+                )
             }
         }
         return DeferralResponse(action: value, subAction: subAction)
@@ -92,7 +103,9 @@ public enum StrictJSON {
     ///
     /// - Parameter subject: what the bytes are, to start the error's sentence ("The request body").
     /// - Throws: `invalidResponse` with a sentence saying what is wrong and at which byte.
-    public static func check(_ bytes: UnsafeRawBufferPointer, subject: String, maximumDepth: Int = 32) throws(MessageFilterError) {
+    public static func check(_ bytes: UnsafeRawBufferPointer, subject: String, maximumDepth: Int = 32)
+        throws(MessageFilterError)
+    {
         var scanner = JSONScanner(bytes, subject: subject, maximumDepth: maximumDepth, uniqueNames: true)
         try scanner.skipSpace()
         try scanner.skipValue(depth: 0)
@@ -110,7 +123,12 @@ struct JSONScanner {
     /// Whether an object's repeated member name is refused.
     let uniqueNames: Bool
 
-    init(_ bytes: UnsafeRawBufferPointer, subject: String = "The server's response", maximumDepth: Int = 32, uniqueNames: Bool = false) {
+    init(
+        _ bytes: UnsafeRawBufferPointer,
+        subject: String = "The server's response",
+        maximumDepth: Int = 32,
+        uniqueNames: Bool = false
+    ) {
         self.bytes = bytes
         self.subject = subject
         self.maximumDepth = maximumDepth
@@ -137,7 +155,8 @@ struct JSONScanner {
         var scalars = String.UnicodeScalarView()
         var run = index
         func flush(_ end: Int) throws(MessageFilterError) {
-            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[run..<end]), as: UTF8.self) else {
+            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[run..<end]), as: UTF8.self)
+            else {
                 throw error("a string is not valid UTF-8")
             }
             scalars.append(contentsOf: text.unicodeScalars)
@@ -166,12 +185,16 @@ struct JSONScanner {
                 case UInt8(ascii: "u"):
                     var value = try hex4()
                     if (0xD800..<0xDC00).contains(value) {
-                        guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                        guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else {
                             throw error("a high surrogate is not followed by a low one")
                         }
                         index += 2
                         let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("a high surrogate is not followed by a low one") }
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw error("a high surrogate is not followed by a low one")
+                        }
                         value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let scalar = Unicode.Scalar(value) else { throw error("a \\u escape is a lone surrogate") }

@@ -59,13 +59,21 @@ public final class MessageClassifier {
     ///
     /// - Throws: `invalidMessage` for an empty or too long sender, a too long body, or invalid
     ///   UTF-8, naming the field.
-    public static func validate(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) throws(MessageFilterError) {
+    public static func validate(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
+        throws(MessageFilterError)
+    {
         if sender.isEmpty { throw MessageFilterError(.invalidMessage, "The sender is empty; every message has one.") }
         if sender.count > maximumSenderBytes {
-            throw MessageFilterError(.invalidMessage, "The sender has \(sender.count) bytes; at most \(maximumSenderBytes) are accepted.")
+            throw MessageFilterError(
+                .invalidMessage,
+                "The sender has \(sender.count) bytes; at most \(maximumSenderBytes) are accepted."
+            )
         }
         if body.count > maximumBodyBytes {
-            throw MessageFilterError(.invalidMessage, "The body has \(body.count) bytes; at most \(maximumBodyBytes) (64 KiB) are accepted.")
+            throw MessageFilterError(
+                .invalidMessage,
+                "The body has \(body.count) bytes; at most \(maximumBodyBytes) (64 KiB) are accepted."
+            )
         }
         if String(validating: sender, as: UTF8.self) == nil {
             throw MessageFilterError(.invalidMessage, "The sender is not valid UTF-8.")
@@ -145,7 +153,8 @@ public final class MessageClassifier {
                     state = Int(automaton.root[Int(byte)])
                     break
                 }
-                let start = field(state, 0) & 0x7FFF_FFFF, end = field(state + 1, 0) & 0x7FFF_FFFF
+                let start = field(state, 0) & 0x7FFF_FFFF
+                let end = field(state + 1, 0) & 0x7FFF_FFFF
                 var found = -1
                 var edge = start
                 while edge < end {
@@ -163,7 +172,9 @@ public final class MessageClassifier {
                 }
                 state = field(state, 1)
             }
-            if state != 0, field(state, 0) & Int(CompiledRulesFormat.outputFlag) != 0 { visit(automaton, state, best: &best) }
+            if state != 0, field(state, 0) & Int(CompiledRulesFormat.outputFlag) != 0 {
+                visit(automaton, state, best: &best)
+            }
         }
         step(CompiledRulesFormat.startMarker)
         for byte in text { step(byte) }
@@ -211,7 +222,9 @@ public final class MessageClassifier {
     }
 
     /// Runs the candidate regexes that could beat `best`, best first; the first that matches wins.
-    private func runRegexes(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    private func runRegexes(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
+        -> UInt32
+    {
         keys.removeAll(keepingCapacity: true)
         for rule in candidates {
             let key = CompiledRulesFormat.key(action: rules.action(of: Int(rule)), rule: Int(rule))
@@ -267,7 +280,9 @@ struct RegexProgramCache {
             entries[slot].used = clock
             return entries[slot].program
         }
-        guard let compiled = try? RegexProgram(pattern: rule.value, caseInsensitive: rule.view.caseInsensitive) else { return nil }
+        guard let compiled = try? RegexProgram(pattern: rule.value, caseInsensitive: rule.view.caseInsensitive) else {
+            return nil
+        }
         let program = RegexDFA(compiled)
         if entries.count < capacity {
             entries.append((index, program, clock))

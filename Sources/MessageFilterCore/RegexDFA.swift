@@ -71,9 +71,11 @@ public final class RegexDFA {
     }
 
     deinit {
-        for pointer in [UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table), .init(hash), .init(memoKeys),
-            .init(memoValues), .init(set), .init(sparse), .init(stack), .init(kernel), .init(verdicts)]
-        {
+        for pointer in [
+            UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table), .init(hash),
+            .init(memoKeys),
+            .init(memoValues), .init(set), .init(sparse), .init(stack), .init(kernel), .init(verdicts),
+        ] {
             pointer.deallocate()
         }
     }
@@ -121,7 +123,9 @@ public final class RegexDFA {
     /// The transition from `from` over `scalar` (`RegexMatcher.none` for the text's end):
     /// `matched`, `dead`, or a state; nil when the cache is full.
     private func transition(
-        _ from: Int, _ scalar: UInt32, _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
+        _ from: Int,
+        _ scalar: UInt32,
+        _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
         _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>
     ) -> UInt16? {
         let atEnd = scalar == RegexMatcher.none
@@ -224,11 +228,18 @@ public final class RegexDFA {
     }
 
     private func search(
-        _ text: UnsafeBufferPointer<UInt8>, _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
+        _ text: UnsafeBufferPointer<UInt8>,
+        _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
         _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>
     ) -> Bool? {
         var resets = 0
-        guard var current = initial() ?? { reset(); return initial() }() else { return nil }
+        guard
+            var current = initial()
+                ?? {
+                    reset()
+                    return initial()
+                }()
+        else { return nil }
         var index = 0
         let count = text.count
         while index < count {

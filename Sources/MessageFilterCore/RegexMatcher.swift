@@ -89,8 +89,11 @@ public final class RegexMatcher {
     static let none = UInt32.max
 
     private func run(
-        _ code: UnsafeBufferPointer<RegexProgram.Instruction>, _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>,
-        _ anchored: Bool, _ folding: Bool, _ text: UnsafeBufferPointer<UInt8>
+        _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
+        _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>,
+        _ anchored: Bool,
+        _ folding: Bool,
+        _ text: UnsafeBufferPointer<UInt8>
     ) -> Bool {
         current.count = 0
         next.count = 0

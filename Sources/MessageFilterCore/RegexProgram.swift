@@ -144,12 +144,13 @@ public struct RegexProgram: Sendable {
                     classes.append(CompiledClass(set, caseInsensitive: caseInsensitive))
                 }
             case .assertion(let kind):
-                let op: Op = switch kind {
-                case .start: .start
-                case .end: .end
-                case .wordBoundary: .wordBoundary
-                case .notWordBoundary: .notWordBoundary
-                }
+                let op: Op =
+                    switch kind {
+                    case .start: .start
+                    case .end: .end
+                    case .wordBoundary: .wordBoundary
+                    case .notWordBoundary: .notWordBoundary
+                    }
                 instructions.append(Instruction(op: op, x: 0))
             case .concatenation(let nodes):
                 for node in nodes { emit(node) }

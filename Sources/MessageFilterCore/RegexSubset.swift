@@ -59,7 +59,9 @@ public enum RegexSubset {
             return bytes.withUnsafeMutableBufferPointer { matcher.firstMatch(program, in: UnsafeBufferPointer($0)) }
         }
         if matchesAll {
-            throw RegexSubsetError("the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular")
+            throw RegexSubsetError(
+                "the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular"
+            )
         }
         return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
     }
@@ -72,7 +74,9 @@ public enum RegexSubset {
         let node = try parser.parsePattern()
         let states = node.stateCount
         if states > maximumStates {
-            throw RegexSubsetError("the pattern needs \(states > 1_000_000 ? "over 1,000,000" : "\(states)") matcher states once its repetitions are expanded; at most \(maximumStates) are allowed, so narrow the {m,n} bounds")
+            throw RegexSubsetError(
+                "the pattern needs \(states > 1_000_000 ? "over 1,000,000" : "\(states)") matcher states once its repetitions are expanded; at most \(maximumStates) are allowed, so narrow the {m,n} bounds"
+            )
         }
         // A pattern that matches zero characters wherever the text starts (or ends), whether a word
         // character is there or not, matches every message: `.*`, `^`, `(?:\b|\B)`. One that needs
@@ -81,7 +85,9 @@ public enum RegexSubset {
             node.matchesEmpty(allowing: [edge, .wordBoundary]) && node.matchesEmpty(allowing: [edge, .notWordBoundary])
         }
         if everywhere(.start) || everywhere(.end) {
-            throw RegexSubsetError("the pattern matches the empty string, so it would match every message; require at least one character")
+            throw RegexSubsetError(
+                "the pattern matches the empty string, so it would match every message; require at least one character"
+            )
         }
         return node
     }
@@ -90,7 +96,9 @@ public enum RegexSubset {
 /// One character of every kind the subset tells apart: letters in both cases, a digit, `_`,
 /// punctuation, white space and a line feed, non-ASCII letters, a symbol and an emoji. (Other line
 /// breaks are left out: a message of only `\r` is no message, and `(.|\n)` should not pass for it.)
-private let anyCharacter = ["a", "Z", "7", "_", "!", "~", " ", "\t", "\n", "\u{3000}", "é", "ж", "가", "中", "€", "😀", "\u{0}"]
+private let anyCharacter = [
+    "a", "Z", "7", "_", "!", "~", " ", "\t", "\n", "\u{3000}", "é", "ж", "가", "中", "€", "😀", "\u{0}",
+]
 
 extension String {
     func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
@@ -192,7 +200,8 @@ public struct RegexClass: Sendable, Equatable {
     /// Bits: 1 `\d`, 2 `\D`, 4 `\w`, 8 `\W`, 16 `\s`, 32 `\S`.
     public var escapes: UInt8 = 0
 
-    static let digit: UInt8 = 1, notDigit: UInt8 = 2, word: UInt8 = 4, notWord: UInt8 = 8, space: UInt8 = 16, notSpace: UInt8 = 32
+    static let digit: UInt8 = 1, notDigit: UInt8 = 2, word: UInt8 = 4, notWord: UInt8 = 8, space: UInt8 = 16,
+        notSpace: UInt8 = 32
 
     static func escape(_ letter: Unicode.Scalar) -> UInt8? {
         switch letter {
@@ -221,7 +230,9 @@ struct RegexParser {
     mutating func parsePattern() throws(RegexSubsetError) -> RegexNode {
         if characters.isEmpty { throw RegexSubsetError("the pattern is empty") }
         if characters.count > RegexSubset.maximumLength {
-            throw RegexSubsetError("the pattern has \(characters.count) characters; at most \(RegexSubset.maximumLength) are allowed")
+            throw RegexSubsetError(
+                "the pattern has \(characters.count) characters; at most \(RegexSubset.maximumLength) are allowed"
+            )
         }
         let node = try parseAlternation()
         if i < characters.count {
@@ -249,7 +260,9 @@ struct RegexParser {
             if case .assertion = atom { repeatable = false } else { repeatable = true }
             if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
                 guard repeatable else {
-                    throw RegexSubsetError("the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat")
+                    throw RegexSubsetError(
+                        "the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat"
+                    )
                 }
                 _ = start
                 items.append(try parseQuantifier(atom))
@@ -269,9 +282,13 @@ struct RegexParser {
         var low = 0
         var high: Int? = nil
         switch c {
-        case "?": high = 1; i += 1
+        case "?":
+            high = 1
+            i += 1
         case "*": i += 1
-        case "+": low = 1; i += 1
+        case "+":
+            low = 1
+            i += 1
         default: (low, high) = try readBraces()
         }
         // A lazy quantifier finds the same matches; a match is all the filter asks for.
@@ -298,7 +315,9 @@ struct RegexParser {
             case "B": return .assertion(.notWordBoundary)
             default:
                 guard Self.isEscapablePunctuation(e) else {
-                    throw RegexSubsetError("the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)")
+                    throw RegexSubsetError(
+                        "the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)"
+                    )
                 }
                 return .scalar(e.value)
             }
@@ -308,7 +327,9 @@ struct RegexParser {
             let open = i
             if i + 1 < characters.count, characters[i + 1] == "?" {
                 guard i + 2 < characters.count, characters[i + 2] == ":" else {
-                    throw RegexSubsetError("the group \(position(i)) is not in the allowed subset: only (…) and (?:…) are, not lookaround, named, atomic groups or inline options")
+                    throw RegexSubsetError(
+                        "the group \(position(i)) is not in the allowed subset: only (…) and (?:…) are, not lookaround, named, atomic groups or inline options"
+                    )
                 }
                 i += 3
             } else {
@@ -377,15 +398,19 @@ struct RegexParser {
                 case "t": return (0x09, 0)
                 default:
                     guard Self.isEscapablePunctuation(e) else {
-                        throw RegexSubsetError("the escape \\\(Self.shown(e)) at character \(i - 1) is not in the allowed subset")
+                        throw RegexSubsetError(
+                            "the escape \\\(Self.shown(e)) at character \(i - 1) is not in the allowed subset"
+                        )
                     }
                     return (e.value, 0)
                 }
             }
             if c == "[" {
-                throw RegexSubsetError("the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)")
+                throw RegexSubsetError(
+                    "the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)"
+                )
             }
-            if (c == "&" || c == "~" || c == "-"), i + 1 < characters.count, characters[i + 1] == c {
+            if c == "&" || c == "~" || c == "-", i + 1 < characters.count, characters[i + 1] == c {
                 throw RegexSubsetError("the set operation at character \(i + 1) is refused; escape the characters")
             }
             i += 1
@@ -405,10 +430,14 @@ struct RegexParser {
                 i += 1
                 let high = try member()
                 guard let lowScalar = low.scalar, let highScalar = high.scalar else {
-                    throw RegexSubsetError("the range at character \(first + 1) has a class escape for an end; ranges run between two characters")
+                    throw RegexSubsetError(
+                        "the range at character \(first + 1) has a class escape for an end; ranges run between two characters"
+                    )
                 }
                 guard lowScalar <= highScalar else {
-                    throw RegexSubsetError("the range at character \(first + 1) runs backwards; write the smaller character first")
+                    throw RegexSubsetError(
+                        "the range at character \(first + 1) runs backwards; write the smaller character first"
+                    )
                 }
                 set.ranges.append(lowScalar...highScalar)
                 continue
@@ -436,7 +465,9 @@ struct RegexParser {
             return value
         }
         guard let low = number() else {
-            throw RegexSubsetError("the { at character \(start + 1) must start a quantifier {m}, {m,} or {m,n}; escape it as \\{")
+            throw RegexSubsetError(
+                "the { at character \(start + 1) must start a quantifier {m}, {m,} or {m,n}; escape it as \\{"
+            )
         }
         var high: Int? = low
         if i < characters.count, characters[i] == "," {
@@ -448,10 +479,14 @@ struct RegexParser {
         }
         i += 1
         if tooLarge {
-            throw RegexSubsetError("the quantifier at character \(start + 1) repeats more than \(RegexSubset.maximumRepetition) times, the largest bound allowed")
+            throw RegexSubsetError(
+                "the quantifier at character \(start + 1) repeats more than \(RegexSubset.maximumRepetition) times, the largest bound allowed"
+            )
         }
         if let high, high < low {
-            throw RegexSubsetError("the quantifier at character \(start + 1) has its bounds backwards: {\(low),\(high)} asks for at least \(low) but at most \(high)")
+            throw RegexSubsetError(
+                "the quantifier at character \(start + 1) has its bounds backwards: {\(low),\(high)} asks for at least \(low) but at most \(high)"
+            )
         }
         return (low, high)
     }

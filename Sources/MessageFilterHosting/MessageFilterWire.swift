@@ -26,7 +26,13 @@ public enum MessageFilterWire {
         /// Why the answer is `none` when something failed, for the report.
         public var reason: String?
 
-        public init(action: MessageAction, deferToServer: Bool = false, rule: Int? = nil, subAction: String? = nil, reason: String? = nil) {
+        public init(
+            action: MessageAction,
+            deferToServer: Bool = false,
+            rule: Int? = nil,
+            subAction: String? = nil,
+            reason: String? = nil
+        ) {
             self.action = action
             self.deferToServer = deferToServer
             self.rule = rule
@@ -35,9 +41,12 @@ public enum MessageFilterWire {
         }
 
         public func encoded() -> [UInt8] {
-            var bytes: [UInt8] = [MessageFilterWire.answer, action.rawValue, deferToServer ? MessageFilterWire.deferFlag : 0]
+            var bytes: [UInt8] = [
+                MessageFilterWire.answer, action.rawValue, deferToServer ? MessageFilterWire.deferFlag : 0,
+            ]
             bytes.appendLE(Int32(rule ?? -1))
-            let sub = Array((subAction ?? "").utf8.prefix(1000)), why = Array((reason ?? "").utf8.prefix(4000))
+            let sub = Array((subAction ?? "").utf8.prefix(1000))
+            let why = Array((reason ?? "").utf8.prefix(4000))
             bytes.appendLE(UInt16(sub.count))
             bytes.appendLE(UInt16(why.count))
             return bytes + sub + why
@@ -84,7 +93,10 @@ public struct FrameChannel {
             if n < 0 { throw MessageFilterError(.io, "Reading a frame failed: \(String(cString: strerror(errno))).") }
             if n == 0 {
                 if done == 0 { return false }
-                throw MessageFilterError(.io, "The pipe closed in the middle of a frame (\(done) of \(buffer.count) bytes).")
+                throw MessageFilterError(
+                    .io,
+                    "The pipe closed in the middle of a frame (\(done) of \(buffer.count) bytes)."
+                )
             }
             done += n
         }
@@ -120,24 +132,38 @@ public struct FrameChannel {
     /// Reads one answer frame.
     public func readAnswer() throws(MessageFilterError) -> MessageFilterWire.Answer {
         var head = [UInt8](repeating: 0, count: 11)
-        let got = try head.withUnsafeMutableBytes { raw in Result { () throws(MessageFilterError) in try read(into: raw) } }.get()
+        let got = try head.withUnsafeMutableBytes { raw in
+            Result { () throws(MessageFilterError) in try read(into: raw) }
+        }.get()
         guard got else { throw MessageFilterError(.io, "The message filter extension exited without answering.") }
         guard head[0] == MessageFilterWire.answer, let action = MessageAction(rawValue: head[1]) else {
             throw MessageFilterError(.io, "The message filter extension sent a frame that is not an answer.")
         }
         let rule = Int32(littleEndian: head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 3, as: Int32.self) })
-        let subLength = Int(UInt16(littleEndian: head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 7, as: UInt16.self) }))
-        let reasonLength = Int(UInt16(littleEndian: head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 9, as: UInt16.self) }))
+        let subLength = Int(
+            UInt16(littleEndian: head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 7, as: UInt16.self) })
+        )
+        let reasonLength = Int(
+            UInt16(littleEndian: head.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 9, as: UInt16.self) })
+        )
         var tail = [UInt8](repeating: 0, count: subLength + reasonLength)
         if !tail.isEmpty {
-            guard try tail.withUnsafeMutableBytes({ raw in Result { () throws(MessageFilterError) in try read(into: raw) } }).get() else {
+            guard
+                try tail.withUnsafeMutableBytes({ raw in
+                    Result { () throws(MessageFilterError) in try read(into: raw) }
+                }).get()
+            else {
                 throw MessageFilterError(.io, "The message filter extension's answer was cut short.")
             }
         }
         let sub = String(decoding: tail[0..<subLength], as: UTF8.self)
         let reason = String(decoding: tail[subLength...], as: UTF8.self)
         return MessageFilterWire.Answer(
-            action: action, deferToServer: head[2] & MessageFilterWire.deferFlag != 0, rule: rule < 0 ? nil : Int(rule),
-            subAction: sub.isEmpty ? nil : sub, reason: reason.isEmpty ? nil : reason)
+            action: action,
+            deferToServer: head[2] & MessageFilterWire.deferFlag != 0,
+            rule: rule < 0 ? nil : Int(rule),
+            subAction: sub.isEmpty ? nil : sub,
+            reason: reason.isEmpty ? nil : reason
+        )
     }
 }

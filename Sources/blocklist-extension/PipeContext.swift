@@ -6,7 +6,10 @@ import BlocklistSystem
 final class PipeContext: CallDirectoryContext {
     let isIncremental: Bool
     private let fd: Int32
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RequestWire.recordHeaderSize + 8 * RequestWire.maximumBatch, alignment: 8)
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: RequestWire.recordHeaderSize + 8 * RequestWire.maximumBatch,
+        alignment: 8
+    )
     /// The operation of the numbers waiting in the buffer; `nil` when none wait.
     private var operation: RequestWire.Operation?
     private var count = 0
@@ -54,7 +57,8 @@ final class PipeContext: CallDirectoryContext {
             buffer[0] = op.rawValue
             buffer.storeBytes(of: UInt32(length).littleEndian, toByteOffset: 1, as: UInt32.self)
             UnsafeMutableRawBufferPointer(rebasing: buffer[RequestWire.recordHeaderSize...]).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<length]))
+                from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<length])
+            )
             send(RequestWire.recordHeaderSize + length)
         }
     }
@@ -65,7 +69,11 @@ final class PipeContext: CallDirectoryContext {
             flush()
             operation = op
         }
-        buffer.storeBytes(of: number.littleEndian, toByteOffset: RequestWire.recordHeaderSize + 8 * count, as: Int64.self)
+        buffer.storeBytes(
+            of: number.littleEndian,
+            toByteOffset: RequestWire.recordHeaderSize + 8 * count,
+            as: Int64.self
+        )
         count += 1
     }
 

@@ -37,7 +37,9 @@ func parse(_ arguments: ArraySlice<String>) -> Options {
             guard let path = rest.popFirst() else { fail("--previous needs a shard path") }
             options.previous = path
         case "--crash-after":
-            guard let text = rest.popFirst(), let count = Int64(text), count >= 0 else { fail("--crash-after needs a count") }
+            guard let text = rest.popFirst(), let count = Int64(text), count >= 0 else {
+                fail("--crash-after needs a count")
+            }
             options.crashAfter = count
         default:
             guard options.shard.isEmpty, !argument.hasPrefix("-") else { fail("unexpected argument \(argument)") }

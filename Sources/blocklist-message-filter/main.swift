@@ -26,7 +26,9 @@ while let argument = arguments.popFirst() {
         print("Usage: blocklist-message-filter COMPILED-RULES [--no-defer]")
         exit(0)
     default:
-        if path != nil || argument.hasPrefix("-") { fail("unexpected argument \(argument); usage: blocklist-message-filter COMPILED-RULES [--no-defer]") }
+        if path != nil || argument.hasPrefix("-") {
+            fail("unexpected argument \(argument); usage: blocklist-message-filter COMPILED-RULES [--no-defer]")
+        }
         path = argument
     }
 }
@@ -68,7 +70,13 @@ let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 8)
         case MessageFilterWire.query:
             guard first <= senderBuffer.count, second <= bodyBuffer.count else {
                 try channel.skip(first + second, scratch: bodyBuffer)
-                answer(.init(action: .none, reason: "the message is larger than a filter accepts (sender \(first) bytes, body \(second) bytes)"))
+                answer(
+                    .init(
+                        action: .none,
+                        reason:
+                            "the message is larger than a filter accepts (sender \(first) bytes, body \(second) bytes)"
+                    )
+                )
                 continue
             }
             let sender = UnsafeMutableRawBufferPointer(rebasing: senderBuffer[0..<first])
@@ -76,8 +84,14 @@ let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 8)
             guard try channel.read(into: sender) || first == 0, try channel.read(into: body) || second == 0 else {
                 throw MessageFilterError(.io, "The input ended in the middle of a query.")
             }
-            let senderBytes = UnsafeBufferPointer(start: sender.baseAddress?.assumingMemoryBound(to: UInt8.self), count: first)
-            let bodyBytes = UnsafeBufferPointer(start: body.baseAddress?.assumingMemoryBound(to: UInt8.self), count: second)
+            let senderBytes = UnsafeBufferPointer(
+                start: sender.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                count: first
+            )
+            let bodyBytes = UnsafeBufferPointer(
+                start: body.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                count: second
+            )
             do {
                 try MessageClassifier.validate(sender: senderBytes, body: bodyBytes)
             } catch {
@@ -85,12 +99,23 @@ let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 8)
                 continue
             }
             let decision = classifier.classify(sender: senderBytes, body: bodyBytes)
-            answer(.init(action: decision.action, deferToServer: deferring && decision.action == .none, rule: decision.rule))
+            answer(
+                .init(
+                    action: decision.action,
+                    deferToServer: deferring && decision.action == .none,
+                    rule: decision.rule
+                )
+            )
         case MessageFilterWire.networkResponse:
             let status = Int32(bitPattern: UInt32(first))
             guard second <= bodyBuffer.count else {
                 try channel.skip(second, scratch: bodyBuffer)
-                answer(.init(action: .none, reason: "the server's response has \(second) bytes; at most \(bodyBuffer.count) are read"))
+                answer(
+                    .init(
+                        action: .none,
+                        reason: "the server's response has \(second) bytes; at most \(bodyBuffer.count) are read"
+                    )
+                )
                 continue
             }
             let body = UnsafeMutableRawBufferPointer(rebasing: bodyBuffer[0..<second])

@@ -185,14 +185,17 @@ final class RequestPhaseHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if case .end = unwrapOutboundIn(data) {
             // Hummingbird answers a request it cannot parse 400 with no head read: never below 0.
             deadline.pendingResponses = max(0, deadline.pendingResponses - 1)
-            if deadline.pendingResponses == 0, deadline.phase == .answering { deadline.enter(.idle, on: context.channel) }
+            if deadline.pendingResponses == 0, deadline.phase == .answering {
+                deadline.enter(.idle, on: context.channel)
+            }
         }
         context.write(data, promise: promise)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         let sending =
-            (deadline.phase == .head && deadline.pendingResponses == 0) || (deadline.phase == .body && deadline.pendingResponses <= 1)
+            (deadline.phase == .head && deadline.pendingResponses == 0)
+            || (deadline.phase == .body && deadline.pendingResponses <= 1)
         if event is ChannelShouldQuiesceEvent, sending {
             // Shutting down: a request still being sent is dropped rather than waited for (with
             // no earlier request on the connection still to answer).

@@ -21,7 +21,8 @@ struct HTTPPoster: Sendable {
         let hostPart: Substring
         let portPart: Substring
         if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]"), authority[authority.index(after: close)...].hasPrefix(":") else { return nil }
+            guard let close = authority.firstIndex(of: "]"), authority[authority.index(after: close)...].hasPrefix(":")
+            else { return nil }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
             portPart = authority[authority.index(close, offsetBy: 2)...]
             guard hostPart.contains(":") else { return nil }
@@ -59,8 +60,14 @@ struct HTTPPoster: Sendable {
             channel.close(promise: nil)
         }
         let head = HTTPRequestHead(
-            version: .http1_1, method: .POST, uri: path,
-            headers: ["Host": host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", "Content-Type": "application/json", "Content-Length": "\(body.count)"])
+            version: .http1_1,
+            method: .POST,
+            uri: path,
+            headers: [
+                "Host": host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)",
+                "Content-Type": "application/json", "Content-Length": "\(body.count)",
+            ]
+        )
         channel.eventLoop.execute {
             do {
                 try channel.pipeline.syncOperations.handler(type: ResponseCollector.self).expect(promise)

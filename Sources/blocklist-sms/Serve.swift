@@ -1,12 +1,12 @@
 import ArgumentParser
-import CommandSupport
 import ArgumentTypes
+import CommandSupport
+import DeferralProtocol
 import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
 import MessageFilterCompiler
-import DeferralProtocol
 import MessageFilterCore
 import NIOCore
 import ServiceLifecycle
@@ -23,9 +23,15 @@ struct Serve: AsyncParsableCommand {
             wait in the kernel's queue. On SIGINT or SIGTERM it stops accepting, answers the requests that have \
             arrived, drops those still being sent, prints "stopped" and exits.
             """,
-        version: blocklistVersion)
+        version: blocklistVersion
+    )
 
-    @Option(help: ArgumentHelp("The server's rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The server's rules: a JSON rules file, compiled rules, or a directory holding them.",
+            valueName: "path"
+        )
+    )
     var rules: String
 
     @Option(help: "The address to listen on.")
@@ -37,22 +43,40 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The URL path that answers queries.")
     var path = "/"
 
-    @Option(help: ArgumentHelp("For testing deferral failures: answer every query with HTTP 500 (status500), with broken JSON (malformed), or late by --delay-ms (slow).", valueName: "fault"))
+    @Option(
+        help: ArgumentHelp(
+            "For testing deferral failures: answer every query with HTTP 500 (status500), with broken JSON (malformed), or late by --delay-ms (slow).",
+            valueName: "fault"
+        )
+    )
     var fault: Fault?
 
     @Option(parsing: .unconditional, help: "With --fault slow: how long to wait before answering, in milliseconds.")
     var delayMs: WholeNumber = 5000
 
-    @Option(parsing: .unconditional, help: "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds.")
+    @Option(
+        parsing: .unconditional,
+        help:
+            "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds."
+    )
     var headerTimeoutMs: WholeNumber = 10_000
 
-    @Option(parsing: .unconditional, help: "How long a request's body may take to arrive after its head, in milliseconds.")
+    @Option(
+        parsing: .unconditional,
+        help: "How long a request's body may take to arrive after its head, in milliseconds."
+    )
     var bodyTimeoutMs: WholeNumber = 10_000
 
-    @Option(parsing: .unconditional, help: "How long a kept-alive connection may wait for its next request, in milliseconds.")
+    @Option(
+        parsing: .unconditional,
+        help: "How long a kept-alive connection may wait for its next request, in milliseconds."
+    )
     var idleTimeoutMs: WholeNumber = 30_000
 
-    @Option(parsing: .unconditional, help: "How many connections are served at once; more wait in the kernel's queue until one closes.")
+    @Option(
+        parsing: .unconditional,
+        help: "How many connections are served at once; more wait in the kernel's queue until one closes."
+    )
     var maxConnections: WholeNumber = 1024
 
     @Option(parsing: .unconditional, help: "The largest request body, in bytes; a larger one is answered 413.")
@@ -66,11 +90,16 @@ struct Serve: AsyncParsableCommand {
         try port.check("--port", 0...65535)
         guard path.hasPrefix("/") else { throw ValidationError("--path must start with /, as \"/\" or \"/filter\".") }
         // What a request line can carry as it is: no spaces, controls, query or fragment.
-        guard path.utf8.allSatisfy({ (33...126).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }) else {
-            throw ValidationError("--path may hold only visible ASCII characters other than ? and #, as \"/filter\"; \(Self.quoted(path)) does not.")
+        guard path.utf8.allSatisfy({ (33...126).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
+        else {
+            throw ValidationError(
+                "--path may hold only visible ASCII characters other than ? and #, as \"/filter\"; \(Self.quoted(path)) does not."
+            )
         }
         guard !host.isEmpty, host.utf8.allSatisfy({ (33...126).contains($0) }) else {
-            throw ValidationError("--host must be an address or a host name, as 127.0.0.1, ::1 or localhost; \(Self.quoted(host)) is not.")
+            throw ValidationError(
+                "--host must be an address or a host name, as 127.0.0.1, ::1 or localhost; \(Self.quoted(host)) is not."
+            )
         }
         try delayMs.check("--delay-ms", 0...600_000)
         try headerTimeoutMs.check("--header-timeout-ms", 1...3_600_000)
@@ -90,7 +119,10 @@ struct Serve: AsyncParsableCommand {
         let fault = self.fault
         let delay = self.delayMs.value
         let maxBody = self.maxBodyBytes.value
-        let tooLarge = Self.json(.contentTooLarge, Self.errorJSON("The request body is over \(maxBody) bytes; a deferred query is much smaller."))
+        let tooLarge = Self.json(
+            .contentTooLarge,
+            Self.errorJSON("The request body is over \(maxBody) bytes; a deferred query is much smaller.")
+        )
         router.post(RouterPath(path)) { request, context -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBody { return tooLarge }
             var request = request
@@ -116,7 +148,11 @@ struct Serve: AsyncParsableCommand {
                 return Self.json(.badRequest, Self.errorJSON("\(error)"))
             }
             let decision = pool.classify(sender: message.sender, body: message.body)
-            let answer = DeferralAnswer(action: decision.action.description, subAction: nil, rule: decision.rule.map { names[$0] })
+            let answer = DeferralAnswer(
+                action: decision.action.description,
+                subAction: nil,
+                rule: decision.rule.map { names[$0] }
+            )
             return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))
         }
         var logger = Logger(label: "blocklist-sms")
@@ -124,24 +160,34 @@ struct Serve: AsyncParsableCommand {
         // An IPv6 address goes in brackets in a URL (RFC 3986), so the line can be pasted as one.
         let announced = "listening on http://\(host.contains(":") ? "[\(host)]" : host):%d\(path)"
         let timeouts = ConnectionTimeouts(
-            header: .milliseconds(Int64(headerTimeoutMs.value)), body: .milliseconds(Int64(bodyTimeoutMs.value)),
-            idle: .milliseconds(Int64(idleTimeoutMs.value)))
+            header: .milliseconds(Int64(headerTimeoutMs.value)),
+            body: .milliseconds(Int64(bodyTimeoutMs.value)),
+            idle: .milliseconds(Int64(idleTimeoutMs.value))
+        )
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder), timeouts: timeouts)
             },
             configuration: .init(
-                address: .hostname(host, port: port.value), serverName: "blocklist-sms",
-                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value)),
+                address: .hostname(host, port: port.value),
+                serverName: "blocklist-sms",
+                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value)
+            ),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0
                 // Unbuffered, so that a script reading a pipe sees it at once.
-                FileHandle.standardOutput.write(Data((announced.replacingOccurrences(of: "%d", with: "\(bound)") + "\n").utf8))
+                FileHandle.standardOutput.write(
+                    Data((announced.replacingOccurrences(of: "%d", with: "\(bound)") + "\n").utf8)
+                )
             },
             logger: logger
         )
-        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var configuration = ServiceGroupConfiguration(
+            services: [app],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
         // Graceful shutdown answers what has arrived; whatever still runs after 4 s is cancelled,
         // so that the process is gone within 5 s of the signal.
         configuration.maximumGracefulShutdownDuration = .seconds(4)
@@ -149,10 +195,18 @@ struct Serve: AsyncParsableCommand {
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError {
-            let what = error.description.hasPrefix("bind") ? "Listening on \(host) port \(port.value) failed" : "The server failed"
-            throw MessageFilterError(.io, "\(what): \(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode)).")
+            let what =
+                error.description.hasPrefix("bind")
+                ? "Listening on \(host) port \(port.value) failed" : "The server failed"
+            throw MessageFilterError(
+                .io,
+                "\(what): \(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))."
+            )
         } catch is SocketAddressError.UnknownHost {
-            throw MessageFilterError(.io, "Listening on \(Self.quoted(host)) failed: it is neither an IP address nor a host name this machine can resolve.")
+            throw MessageFilterError(
+                .io,
+                "Listening on \(Self.quoted(host)) failed: it is neither an IP address nor a host name this machine can resolve."
+            )
         }
         FileHandle.standardOutput.write(Data("stopped\n".utf8))
     }
@@ -168,7 +222,9 @@ struct Serve: AsyncParsableCommand {
         guard limit.rlim_cur < needed else { return }
         guard limit.rlim_max >= needed else {
             throw MessageFilterError(
-                .io, "--max-connections \(connections) needs \(needed) open files, but this process may open at most \(limit.rlim_max) (ulimit -Hn).")
+                .io,
+                "--max-connections \(connections) needs \(needed) open files, but this process may open at most \(limit.rlim_max) (ulimit -Hn)."
+            )
         }
         limit.rlim_cur = needed
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
@@ -183,7 +239,10 @@ struct Serve: AsyncParsableCommand {
 
     /// `text` in quotes with line breaks, tabs and other controls escaped, for an error sentence.
     static func quoted(_ text: String) -> String {
-        "\"" + text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
+        "\""
+            + text.unicodeScalars.map {
+                $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0)
+            }.joined() + "\""
     }
 
     static func errorJSON(_ sentence: String) -> String {
@@ -193,8 +252,10 @@ struct Serve: AsyncParsableCommand {
 
     static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text))
+        )
     }
 }
 

@@ -1,13 +1,12 @@
 import ArgumentParser
 import ArgumentTypes
-
+import BlocklistSystem
 import CommandSupport
-import Foundation
 import DeferralProtocol
+import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
-import BlocklistSystem
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,18 +19,39 @@ struct Simulate: AsyncParsableCommand {
             in none, with the reason. Prints each message's action, rule and whether it was deferred, then counts per \
             action, messages/s, p50 and p99 latency offline and deferred, and the extension's peak memory.
             """,
-        version: blocklistVersion)
+        version: blocklistVersion
+    )
 
-    @Option(help: ArgumentHelp("The extension's rules: compiled rules, a directory holding them, or a JSON rules file.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The extension's rules: compiled rules, a directory holding them, or a JSON rules file.",
+            valueName: "path"
+        )
+    )
     var rules: String
 
-    @Option(help: ArgumentHelp("A JSON Lines file of messages ({\"sender\": …, \"body\": …} per line), or - for standard input.", valueName: "messages.jsonl"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON Lines file of messages ({\"sender\": …, \"body\": …} per line), or - for standard input.",
+            valueName: "messages.jsonl"
+        )
+    )
     var file: String
 
-    @Option(help: ArgumentHelp("A file of contacts' senders, one per line; their messages are never filtered.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A file of contacts' senders, one per line; their messages are never filtered.",
+            valueName: "file"
+        )
+    )
     var contacts: String?
 
-    @Option(help: ArgumentHelp("The deferral server, http://HOST:PORT/PATH (the extension's ILMessageFilterExtensionNetworkURL).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The deferral server, http://HOST:PORT/PATH (the extension's ILMessageFilterExtensionNetworkURL).",
+            valueName: "url"
+        )
+    )
     var server: String?
 
     @Option(parsing: .unconditional, help: "How long to wait for the server, in milliseconds.")
@@ -53,7 +73,9 @@ struct Simulate: AsyncParsableCommand {
         try concurrency.check("--concurrency", 1...10_000)
         try timeoutMs.check("--timeout-ms", 1...600_000)
         if let server, HTTPPoster(url: server, timeoutMilliseconds: Int64(timeoutMs.value)) == nil {
-            throw ValidationError("--server must be http://HOST:PORT/PATH, as http://127.0.0.1:8080/; \"\(server)\" is not.")
+            throw ValidationError(
+                "--server must be http://HOST:PORT/PATH, as http://127.0.0.1:8080/; \"\(server)\" is not."
+            )
         }
     }
 
@@ -112,7 +134,10 @@ struct Simulate: AsyncParsableCommand {
             for warning in file.warnings { Terminal.error("warning: \(warning)\n") }
             var template = Array((NSTemporaryDirectory() + "/blocklist-sms-XXXXXX").utf8CString)
             guard let made = mkdtemp(&template) else {
-                throw MessageFilterError(.io, "Cannot create a temporary directory: \(String(cString: strerror(errno))).")
+                throw MessageFilterError(
+                    .io,
+                    "Cannot create a temporary directory: \(String(cString: strerror(errno)))."
+                )
             }
             temporary = String(cString: made)
             compiledPath = try CompiledRulesFile.write(RulesCompiler.compile(file.rules), toDirectory: temporary!)
@@ -129,7 +154,13 @@ struct Simulate: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: (Int, Result).self) { group in
             var inFlight = 0
             for (index, message) in messages.enumerated() {
-                var result = Result(message: index + 1, sender: message.sender, action: "allow", deferred: false, contact: false)
+                var result = Result(
+                    message: index + 1,
+                    sender: message.sender,
+                    action: "allow",
+                    deferred: false,
+                    contact: false
+                )
                 if known.contains(message.sender) {
                     result.contact = true
                     result.reason = "a contact: iOS does not ask the extension"
@@ -188,15 +219,26 @@ struct Simulate: AsyncParsableCommand {
         let offline = finished.compactMap(\.offlineMicroseconds).sorted()
         let deferred = finished.compactMap(\.deferredMicroseconds).sorted()
         let summary = Summary(
-            messages: finished.count, actions: actions, deferred: finished.filter(\.deferred).count, seconds: elapsed,
+            messages: finished.count,
+            actions: actions,
+            deferred: finished.filter(\.deferred).count,
+            seconds: elapsed,
             messagesPerSecond: elapsed > 0 ? Double(finished.count) / elapsed : 0,
-            offlineP50Microseconds: percentile(offline, 0.5), offlineP99Microseconds: percentile(offline, 0.99),
-            deferredP50Microseconds: percentile(deferred, 0.5), deferredP99Microseconds: percentile(deferred, 0.99),
-            extensionPeakKiB: peak)
+            offlineP50Microseconds: percentile(offline, 0.5),
+            offlineP99Microseconds: percentile(offline, 0.99),
+            deferredP50Microseconds: percentile(deferred, 0.5),
+            deferredP99Microseconds: percentile(deferred, 0.99),
+            extensionPeakKiB: peak
+        )
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(Report(results: quiet ? [] : finished, summary: summary)), as: UTF8.self))
+            print(
+                String(
+                    decoding: try encoder.encode(Report(results: quiet ? [] : finished, summary: summary)),
+                    as: UTF8.self
+                )
+            )
             return
         }
         if !quiet {
@@ -219,16 +261,28 @@ struct Simulate: AsyncParsableCommand {
             }
         }
         let counts = ["allow", "junk", "promotion", "transaction", "none"].map { "\($0) \(actions[$0] ?? 0)" }
-        print("\(finished.count) messages in \(String(format: "%.3f", elapsed)) s (\(String(format: "%.0f", summary.messagesPerSecond)) messages/s): \(counts.joined(separator: ", "))")
-        print("offline:  \(offline.count) answered, p50 \(micro(summary.offlineP50Microseconds)), p99 \(micro(summary.offlineP99Microseconds))")
-        print("deferred: \(summary.deferred) deferred, p50 \(micro(summary.deferredP50Microseconds)), p99 \(micro(summary.deferredP99Microseconds))")
+        print(
+            "\(finished.count) messages in \(String(format: "%.3f", elapsed)) s (\(String(format: "%.0f", summary.messagesPerSecond)) messages/s): \(counts.joined(separator: ", "))"
+        )
+        print(
+            "offline:  \(offline.count) answered, p50 \(micro(summary.offlineP50Microseconds)), p99 \(micro(summary.offlineP99Microseconds))"
+        )
+        print(
+            "deferred: \(summary.deferred) deferred, p50 \(micro(summary.deferredP50Microseconds)), p99 \(micro(summary.deferredP99Microseconds))"
+        )
         print("extension peak RSS: \(peak.map { "\($0) KiB" } ?? "unknown")")
     }
 }
 
 func percentile(_ sorted: [Double], _ fraction: Double) -> Double? {
     guard !sorted.isEmpty else { return nil }
-    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1 < 0 ? 0 : Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
+    return sorted[
+        min(
+            sorted.count - 1,
+            Int((Double(sorted.count) * fraction).rounded(.up)) - 1 < 0
+                ? 0 : Int((Double(sorted.count) * fraction).rounded(.up)) - 1
+        )
+    ]
 }
 
 func micro(_ value: Double?) -> String {
@@ -266,7 +320,9 @@ actor ExtensionLink {
         } catch {
             try? child.wait()
             throw MessageFilterError(
-                .io, "The message filter extension stopped answering (\(error.message)); it exited with status \(child.exitStatus)\(child.termSignal != 0 ? ", signal \(child.termSignal)" : "").")
+                .io,
+                "The message filter extension stopped answering (\(error.message)); it exited with status \(child.exitStatus)\(child.termSignal != 0 ? ", signal \(child.termSignal)" : "")."
+            )
         }
     }
 

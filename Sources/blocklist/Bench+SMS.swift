@@ -1,10 +1,10 @@
 import BlocklistCore
+import BlocklistSystem
 import CallDirectorySimulator
 import CommandSupport
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
-import BlocklistSystem
 
 /// The message filter's rows of `blocklist bench`: offline classification beside today's linear
 /// scan, the extension process's memory with 10,000 rules, and deferred queries over loopback.
@@ -27,17 +27,28 @@ struct SMSBench {
         let compiled = try Bench.measure(["sms-compiled", directory, quick ? "200000" : "2000000"])
         rows.append(
             Row(
-                workload: "sms: compiled, 1,000 contains + 50 regex", messages: compiled.entries, seconds: compiled.seconds,
-                messagesPerSecond: Double(compiled.entries) / max(compiled.seconds, 1e-9), peakResidentKiB: compiled.peakKiB,
-                note: "target ≥ 1,000,000/s"))
+                workload: "sms: compiled, 1,000 contains + 50 regex",
+                messages: compiled.entries,
+                seconds: compiled.seconds,
+                messagesPerSecond: Double(compiled.entries) / max(compiled.seconds, 1e-9),
+                peakResidentKiB: compiled.peakKiB,
+                note: "target ≥ 1,000,000/s"
+            )
+        )
         progress("classifying with a linear scan…")
         let linear = try Bench.measure(["sms-linear", directory, quick ? "200" : "2000"])
         let linearRate = Double(linear.entries) / max(linear.seconds, 1e-9)
         rows.append(
             Row(
-                workload: "sms: linear scan, same rules", messages: linear.entries, seconds: linear.seconds, messagesPerSecond: linearRate,
+                workload: "sms: linear scan, same rules",
+                messages: linear.entries,
+                seconds: linear.seconds,
+                messagesPerSecond: linearRate,
                 peakResidentKiB: linear.peakKiB,
-                note: "compiled is \(Terminal.grouped(Int64((rows[0].messagesPerSecond / max(linearRate, 1e-9)).rounded())))× faster (target ≥ 20×)"))
+                note:
+                    "compiled is \(Terminal.grouped(Int64((rows[0].messagesPerSecond / max(linearRate, 1e-9)).rounded())))× faster (target ≥ 20×)"
+            )
+        )
         progress("running the extension with 10,000 rules…")
         rows.append(try extensionMemory())
         progress("deferring queries to the server over loopback…")
@@ -55,7 +66,9 @@ struct SMSBench {
         let clock = ContinuousClock()
         let started = clock.now
         for message in messages {
-            try channel.write(MessageFilterWire.encodeQuery(sender: Array(message.sender.utf8), body: Array(message.body.utf8)))
+            try channel.write(
+                MessageFilterWire.encodeQuery(sender: Array(message.sender.utf8), body: Array(message.body.utf8))
+            )
             _ = try channel.readAnswer()
         }
         let seconds = (clock.now - started).seconds
@@ -63,12 +76,19 @@ struct SMSBench {
         child.release()
         try child.wait()
         return Row(
-            workload: "sms: extension process, 10,000 rules", messages: Int64(messages.count), seconds: seconds,
-            messagesPerSecond: Double(messages.count) / max(seconds, 1e-9), peakResidentKiB: peak, note: "target ≤ 6,144 KiB; pipe round trips")
+            workload: "sms: extension process, 10,000 rules",
+            messages: Int64(messages.count),
+            seconds: seconds,
+            messagesPerSecond: Double(messages.count) / max(seconds, 1e-9),
+            peakResidentKiB: peak,
+            note: "target ≤ 6,144 KiB; pipe round trips"
+        )
     }
 
     /// The 10,000 rules, compiled into `directory/sms-10k`, and messages that reach every kind.
-    static func extensionCorpus(in directory: String, messages count: Int) throws -> (path: String, messages: [(sender: String, body: String)]) {
+    static func extensionCorpus(in directory: String, messages count: Int) throws -> (
+        path: String, messages: [(sender: String, body: String)]
+    ) {
         var corpus = SyntheticCorpus(seed: 11)
         let rules = corpus.rules(contains: 9000, prefix: 500, suffix: 300, regex: 200)
         let path = try CompiledRulesFile.write(RulesCompiler.compile(rules), toDirectory: directory + "/sms-10k")
@@ -80,14 +100,28 @@ struct SMSBench {
     func deferredQueries() throws -> Row {
         let tool = siblingExecutable("blocklist-sms")
         guard access(tool, X_OK) == 0 else {
-            return Row(workload: "sms: deferred queries over loopback", messages: 0, seconds: 0, messagesPerSecond: 0, note: "skipped: build blocklist-sms (swift build -c release)")
+            return Row(
+                workload: "sms: deferred queries over loopback",
+                messages: 0,
+                seconds: 0,
+                messagesPerSecond: 0,
+                note: "skipped: build blocklist-sms (swift build -c release)"
+            )
         }
         var corpus = SyntheticCorpus(seed: 13)
         let serverRules = corpus.rules(contains: 1000, regex: 50)
-        let serverPath = try CompiledRulesFile.write(RulesCompiler.compile(serverRules), toDirectory: directory + "/sms-server")
+        let serverPath = try CompiledRulesFile.write(
+            RulesCompiler.compile(serverRules),
+            toDirectory: directory + "/sms-server"
+        )
         // The extension's one rule never matches, so every message is deferred.
-        let extensionRules = [MessageRule(name: "never", target: .sender, match: .prefix, value: "\u{1}", action: .junk)]
-        let extensionPath = try CompiledRulesFile.write(RulesCompiler.compile(extensionRules), toDirectory: directory + "/sms-extension")
+        let extensionRules = [
+            MessageRule(name: "never", target: .sender, match: .prefix, value: "\u{1}", action: .junk)
+        ]
+        let extensionPath = try CompiledRulesFile.write(
+            RulesCompiler.compile(extensionRules),
+            toDirectory: directory + "/sms-extension"
+        )
         var lines = ""
         for message in corpus.messages(quick ? 3000 : 20_000, rules: serverRules) {
             lines += "{\"sender\":\"\(message.sender)\",\"body\":\"\(message.body)\"}\n"
@@ -105,15 +139,24 @@ struct SMSBench {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 1)
         defer { buffer.deallocate() }
         while !announced.contains(UInt8(ascii: "\n")) {
-            guard server.waitForOutput(milliseconds: 10_000) else { throw BlocklistError(.io, "blocklist-sms serve did not start within 10 s.") }
+            guard server.waitForOutput(milliseconds: 10_000) else {
+                throw BlocklistError(.io, "blocklist-sms serve did not start within 10 s.")
+            }
             let count = try server.read(into: buffer)
             if count == 0 { throw BlocklistError(.io, "blocklist-sms serve exited before it listened.") }
             announced += buffer[0..<count]
         }
         let line = String(decoding: announced.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        guard let url = line.split(separator: " ").last else { throw BlocklistError(.io, "blocklist-sms serve said \"\(line)\".") }
+        guard let url = line.split(separator: " ").last else {
+            throw BlocklistError(.io, "blocklist-sms serve said \"\(line)\".")
+        }
         let simulate = try ChildProcess(
-            path: tool, arguments: ["simulate", "--rules", extensionPath, "--file", messagesPath, "--server", String(url), "--concurrency", "16", "--quiet", "--json"])
+            path: tool,
+            arguments: [
+                "simulate", "--rules", extensionPath, "--file", messagesPath, "--server", String(url), "--concurrency",
+                "16", "--quiet", "--json",
+            ]
+        )
         var output: [UInt8] = []
         while true {
             guard simulate.waitForOutput(milliseconds: 120_000) else { break }
@@ -128,13 +171,23 @@ struct SMSBench {
             guard let range = text.firstRange(of: "\"\(key)\" : ") else { return nil }
             return Double(text[range.upperBound...].prefix { "0123456789.e+-".contains($0) })
         }
-        guard simulate.exitStatus == 0, let rate = number("messagesPerSecond"), let seconds = number("seconds"), let count = number("deferred") else {
-            throw BlocklistError(.io, "blocklist-sms simulate failed (status \(simulate.exitStatus)): \(text.prefix(300))")
+        guard simulate.exitStatus == 0, let rate = number("messagesPerSecond"), let seconds = number("seconds"),
+            let count = number("deferred")
+        else {
+            throw BlocklistError(
+                .io,
+                "blocklist-sms simulate failed (status \(simulate.exitStatus)): \(text.prefix(300))"
+            )
         }
         let p50 = number("deferredP50Microseconds").map { Terminal.fixed($0 / 1000, 2) } ?? "-"
         let p99 = number("deferredP99Microseconds").map { Terminal.fixed($0 / 1000, 2) } ?? "-"
         return Row(
-            workload: "sms: deferred over loopback, 16 in flight", messages: Int64(count), seconds: seconds, messagesPerSecond: rate,
-            peakResidentKiB: number("extensionPeakKiB").map { Int($0) }, note: "target ≥ 5,000/s; p50 \(p50) ms, p99 \(p99) ms")
+            workload: "sms: deferred over loopback, 16 in flight",
+            messages: Int64(count),
+            seconds: seconds,
+            messagesPerSecond: rate,
+            peakResidentKiB: number("extensionPeakKiB").map { Int($0) },
+            note: "target ≥ 5,000/s; p50 \(p50) ms, p99 \(p99) ms"
+        )
     }
 }

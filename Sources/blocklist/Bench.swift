@@ -1,13 +1,13 @@
 import ArgumentParser
-import MessageFilterCompiler
-import MessageFilterCore
-import MessageFilterHosting
-import CommandSupport
 import BlocklistCore
 import BlocklistSet
 import BlocklistSetReading
-import CallDirectorySimulator
 import BlocklistSystem
+import CallDirectorySimulator
+import CommandSupport
+import MessageFilterCompiler
+import MessageFilterCore
+import MessageFilterHosting
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,7 +19,8 @@ struct Bench: ParsableCommand {
             the child's address space replaced at exec. The seed's approach (a String per candidate with a \
             printf-formatted suffix, a "000" substring test, Int64 parsing) runs on one 2,000,000 range and is \
             extrapolated to 50.
-            """)
+            """
+    )
 
     @Flag(help: "Finish in seconds: the seed's approach on 200,000 candidates instead of 2,000,000.")
     var quick = false
@@ -52,7 +53,9 @@ struct Bench: ParsableCommand {
     }
 
     func validate() throws {
-        if let loadShards, !(1...50).contains(loadShards) { throw ValidationError("--load-shards must be from 1 to 50.") }
+        if let loadShards, !(1...50).contains(loadShards) {
+            throw ValidationError("--load-shards must be from 1 to 50.")
+        }
     }
 
     func run() throws {
@@ -64,7 +67,10 @@ struct Bench: ParsableCommand {
             ("generate (50 shards)", ["generate", directory]),
             ("verify (50 shards)", ["verify", directory]),
             ("read + order check (50 shards)", ["read", directory]),
-            ("seed approach, \(Terminal.grouped(seedCandidates)) candidates", ["seed", directory, String(seedCandidates)]),
+            (
+                "seed approach, \(Terminal.grouped(seedCandidates)) candidates",
+                ["seed", directory, String(seedCandidates)]
+            ),
             ("load \(shards) shard\(shards == 1 ? "" : "s") into a fresh store", ["load", directory, String(shards)]),
         ]
         var rows: [Row] = []
@@ -73,16 +79,31 @@ struct Bench: ParsableCommand {
             let measured = try Self.measure(arguments)
             rows.append(
                 Row(
-                    workload: label, entries: measured.entries, seconds: measured.seconds,
-                    entriesPerSecond: Double(measured.entries) / max(measured.seconds, 1e-9), bytesOnDisk: measured.bytes,
-                    peakResidentKiB: measured.peakKiB, peakAnonymousKiB: measured.anonymousKiB, ruMaxRSSKiB: measured.ruMaxRSSKiB,
-                    extrapolated: false))
+                    workload: label,
+                    entries: measured.entries,
+                    seconds: measured.seconds,
+                    entriesPerSecond: Double(measured.entries) / max(measured.seconds, 1e-9),
+                    bytesOnDisk: measured.bytes,
+                    peakResidentKiB: measured.peakKiB,
+                    peakAnonymousKiB: measured.anonymousKiB,
+                    ruMaxRSSKiB: measured.ruMaxRSSKiB,
+                    extrapolated: false
+                )
+            )
             if let hostPeak = measured.hostPeakKiB {
                 rows.append(
                     Row(
-                        workload: "  extension host during that load", entries: measured.entries, seconds: measured.seconds,
-                        entriesPerSecond: Double(measured.entries) / max(measured.seconds, 1e-9), bytesOnDisk: nil,
-                        peakResidentKiB: hostPeak, peakAnonymousKiB: 0, ruMaxRSSKiB: nil, extrapolated: false))
+                        workload: "  extension host during that load",
+                        entries: measured.entries,
+                        seconds: measured.seconds,
+                        entriesPerSecond: Double(measured.entries) / max(measured.seconds, 1e-9),
+                        bytesOnDisk: nil,
+                        peakResidentKiB: hostPeak,
+                        peakAnonymousKiB: 0,
+                        ruMaxRSSKiB: nil,
+                        extrapolated: false
+                    )
+                )
             }
         }
         if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
@@ -103,31 +124,60 @@ struct Bench: ParsableCommand {
             if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines(["running \(label)"])) }
         }
         if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
-        let report = Report(quick: quick, rows: rows, generatorSpeedupOverSeed: speedup, importSpeedupOverSort: importSpeedup, messageFilter: sms)
+        let report = Report(
+            quick: quick,
+            rows: rows,
+            generatorSpeedupOverSeed: speedup,
+            importSpeedupOverSort: importSpeedup,
+            messageFilter: sms
+        )
         if json { return try printJSON(report) }
 
         print(
-            pad("workload", 42) + pad("entries", 13, right: true) + pad("wall time", 11, right: true) + pad("entries/s", 15, right: true)
-                + pad("on disk", 11, right: true) + pad("peak RSS", 12, right: true) + pad("peak anon", 11, right: true))
+            pad("workload", 42) + pad("entries", 13, right: true) + pad("wall time", 11, right: true)
+                + pad("entries/s", 15, right: true)
+                + pad("on disk", 11, right: true) + pad("peak RSS", 12, right: true) + pad("peak anon", 11, right: true)
+        )
         for row in rows {
             print(
                 pad(row.workload, 42) + pad(Terminal.grouped(row.entries), 13, right: true)
-                    + pad(Self.duration(row.seconds), 11, right: true) + pad(Terminal.grouped(Int64(row.entriesPerSecond)), 15, right: true)
+                    + pad(Self.duration(row.seconds), 11, right: true)
+                    + pad(Terminal.grouped(Int64(row.entriesPerSecond)), 15, right: true)
                     + pad(row.bytesOnDisk.map { Terminal.bytes($0) } ?? "-", 11, right: true)
-                    + pad(row.extrapolated ? "-" : "\(Terminal.grouped(Int64(row.peakResidentKiB))) KiB", 12, right: true)
-                    + pad(row.extrapolated || row.peakAnonymousKiB == 0 ? "-" : "\(Terminal.grouped(Int64(row.peakAnonymousKiB))) KiB", 11, right: true))
+                    + pad(
+                        row.extrapolated ? "-" : "\(Terminal.grouped(Int64(row.peakResidentKiB))) KiB",
+                        12,
+                        right: true
+                    )
+                    + pad(
+                        row.extrapolated || row.peakAnonymousKiB == 0
+                            ? "-" : "\(Terminal.grouped(Int64(row.peakAnonymousKiB))) KiB",
+                        11,
+                        right: true
+                    )
+            )
         }
-        print("generate is \(Terminal.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)")
+        print(
+            "generate is \(Terminal.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)"
+        )
         if let importSpeedup {
-            print("the import takes \(Terminal.fixed(100 / importSpeedup, 0))% of GNU sort's time on the same lines (target: under 100%, within 7,168 KiB)")
+            print(
+                "the import takes \(Terminal.fixed(100 / importSpeedup, 0))% of GNU sort's time on the same lines (target: under 100%, within 7,168 KiB)"
+            )
         }
         print()
-        print(pad("message filter", 42) + pad("messages", 13, right: true) + pad("wall time", 11, right: true) + pad("messages/s", 15, right: true) + pad("peak RSS", 12, right: true) + "  note")
+        print(
+            pad("message filter", 42) + pad("messages", 13, right: true) + pad("wall time", 11, right: true)
+                + pad("messages/s", 15, right: true) + pad("peak RSS", 12, right: true) + "  note"
+        )
         for row in sms {
             print(
-                pad(row.workload, 42) + pad(Terminal.grouped(row.messages), 13, right: true) + pad(Self.duration(row.seconds), 11, right: true)
+                pad(row.workload, 42) + pad(Terminal.grouped(row.messages), 13, right: true)
+                    + pad(Self.duration(row.seconds), 11, right: true)
                     + pad(Terminal.grouped(Int64(row.messagesPerSecond)), 15, right: true)
-                    + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true) + "  " + (row.note ?? ""))
+                    + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true)
+                    + "  " + (row.note ?? "")
+            )
         }
     }
 
@@ -135,22 +185,39 @@ struct Bench: ParsableCommand {
     /// sorts the same file with `LC_ALL=C sort -u -S 6M --parallel=1` (only if GNU sort is there):
     /// the import also parses, deduplicates, packs and writes shards, which sort does not.
     func importAgainstSort(directory: String, lines: Int) throws -> [Row] {
-        func progress(_ text: String) { if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines([text])) } }
+        func progress(_ text: String) {
+            if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.progressLines([text])) }
+        }
         progress("writing \(Terminal.grouped(Int64(lines))) unsorted numbers…")
         let list = directory + "/numbers.txt"
         let bytes = try Self.writeUnsortedNumbers(lines, to: list)
         progress("running import of \(Terminal.grouped(Int64(lines))) numbers…")
         let imported = try Self.run(
-            siblingExecutable("blocklist-generate"), ["--numbers", list, "--no-sync", "--json", "-o", directory + "/import"], what: "import")
+            siblingExecutable("blocklist-generate"),
+            ["--numbers", list, "--no-sync", "--json", "-o", directory + "/import"],
+            what: "import"
+        )
         func row(_ label: String, _ run: Run) -> Row {
             Row(
-                workload: label, entries: Int64(lines), seconds: run.seconds, entriesPerSecond: Double(lines) / max(run.seconds, 1e-9),
-                bytesOnDisk: bytes, peakResidentKiB: run.peakKiB, peakAnonymousKiB: run.anonymousKiB, ruMaxRSSKiB: run.ruMaxRSSKiB, extrapolated: false)
+                workload: label,
+                entries: Int64(lines),
+                seconds: run.seconds,
+                entriesPerSecond: Double(lines) / max(run.seconds, 1e-9),
+                bytesOnDisk: bytes,
+                peakResidentKiB: run.peakKiB,
+                peakAnonymousKiB: run.anonymousKiB,
+                ruMaxRSSKiB: run.ruMaxRSSKiB,
+                extrapolated: false
+            )
         }
         var rows = [row("import \(Terminal.grouped(Int64(lines))) unsorted numbers", imported)]
         if access("/usr/bin/sort", X_OK) == 0 {
             progress("running GNU sort of the same lines…")
-            let sorted = try Self.run("/usr/bin/env", ["LC_ALL=C", "/usr/bin/sort", "-u", "-S", "6M", "--parallel=1", "-o", "/dev/null", list], what: "GNU sort")
+            let sorted = try Self.run(
+                "/usr/bin/env",
+                ["LC_ALL=C", "/usr/bin/sort", "-u", "-S", "6M", "--parallel=1", "-o", "/dev/null", list],
+                what: "GNU sort"
+            )
             rows.append(row("  GNU sort -u -S 6M of the same lines", sorted))
         }
         if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
@@ -248,7 +315,10 @@ struct Bench: ParsableCommand {
         }
         run.seconds = (clock.now - started).seconds
         guard child.exitStatus == 0, child.termSignal == 0 else {
-            throw BlocklistError(.io, "The bench workload \(what) failed (status \(child.exitStatus), signal \(child.termSignal)).")
+            throw BlocklistError(
+                .io,
+                "The bench workload \(what) failed (status \(child.exitStatus), signal \(child.termSignal))."
+            )
         }
         run.ruMaxRSSKiB = child.maximumResidentKiB
         return run
@@ -292,7 +362,10 @@ struct Bench: ParsableCommand {
 /// One workload of `blocklist bench`, run in a child process; prints "key value" lines.
 struct BenchWorkload: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench-workload", abstract: "Run one workload of `blocklist bench` (used by bench).", shouldDisplay: false)
+        commandName: "bench-workload",
+        abstract: "Run one workload of `blocklist bench` (used by bench).",
+        shouldDisplay: false
+    )
 
     @Argument var workload: String
     @Argument var directory: String
@@ -307,7 +380,13 @@ struct BenchWorkload: ParsableCommand {
         var hostPeak: Int?
         switch workload {
         case "generate":
-            let manifest = try ShardSet.generate(try ShardPlan(try BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions)), into: set, sync: true)
+            let manifest = try ShardSet.generate(
+                try ShardPlan(
+                    try BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions)
+                ),
+                into: set,
+                sync: true
+            )
             entries = manifest.totalEntries
             bytes = manifest.totalBytes
         case "verify":
@@ -323,11 +402,16 @@ struct BenchWorkload: ParsableCommand {
             entries = Self.seedApproach(candidates: count)
         case "load":
             let store = try CallDirectoryStore(path: directory + "/store.sqlite")
-            let loader = try SetLoader(system: CallDirectorySystem(store: store, hostPath: HostOptions.defaultHost()), directory: set)
+            let loader = try SetLoader(
+                system: CallDirectorySystem(store: store, hostPath: HostOptions.defaultHost()),
+                directory: set
+            )
             let only = Array(1...Int(count))
             try store.setEnabled(true, identifiers: try loader.identifiers(only: only).map(\.identifier))
             for (identifier, outcome) in try loader.load(only: only) {
-                guard case .loaded(let result) = outcome else { throw BlocklistError(.io, "\(identifier) did not load: \(outcome)") }
+                guard case .loaded(let result) = outcome else {
+                    throw BlocklistError(.io, "\(identifier) did not load: \(outcome)")
+                }
                 entries += result.entries
                 hostPeak = max(hostPeak ?? 0, result.peakMemoryKiB)
             }
@@ -340,10 +424,15 @@ struct BenchWorkload: ParsableCommand {
             var matched = 0
             let rounds = max(1, Int(count) / messages.count)
             if workload == "sms-compiled" {
-                let classifier = MessageClassifier(rules: try CompiledRules(bytes: RulesCompiler.compile(rules), name: "bench"))
+                let classifier = MessageClassifier(
+                    rules: try CompiledRules(bytes: RulesCompiler.compile(rules), name: "bench")
+                )
                 let started = clock.now
                 for _ in 0..<rounds {
-                    for message in messages where classifier.classify(sender: message.sender, body: message.body).action != .none { matched += 1 }
+                    for message in messages
+                    where classifier.classify(sender: message.sender, body: message.body).action != .none {
+                        matched += 1
+                    }
                 }
                 entries = Int64(rounds * messages.count)
                 bytes = Int64(matched)
@@ -354,7 +443,8 @@ struct BenchWorkload: ParsableCommand {
             let filter = try LinearScanFilter(rules: rules)
             let started = clock.now
             for _ in 0..<rounds {
-                for message in messages where filter.classify(sender: message.sender, body: message.body).action != .none { matched += 1 }
+                for message in messages
+                where filter.classify(sender: message.sender, body: message.body).action != .none { matched += 1 }
             }
             entries = Int64(rounds * messages.count)
             print("entries \(entries)\nseconds \((clock.now - started).seconds)\nbytes \(matched)\n", terminator: "")
@@ -363,7 +453,12 @@ struct BenchWorkload: ParsableCommand {
             // The extension's memory workload as query frames, for Scripts/update-hot-functions.sh.
             let (path, messages) = try SMSBench.extensionCorpus(in: directory, messages: Int(count))
             var frames: [UInt8] = []
-            for message in messages { frames += MessageFilterWire.encodeQuery(sender: Array(message.sender.utf8), body: Array(message.body.utf8)) }
+            for message in messages {
+                frames += MessageFilterWire.encodeQuery(
+                    sender: Array(message.sender.utf8),
+                    body: Array(message.body.utf8)
+                )
+            }
             try FileSystem.writeNewFile(directory + "/frames.bin", frames, sync: false)
             print("rules \(path)")
             return
@@ -372,7 +467,8 @@ struct BenchWorkload: ParsableCommand {
         }
         let seconds = (clock.now - started).seconds
         let memory = ProcessMemory.read()
-        var report = "entries \(entries)\nseconds \(seconds)\npeak \(memory?.peakResident ?? 0)\nanonymous \(memory?.anonymous ?? 0)\n"
+        var report =
+            "entries \(entries)\nseconds \(seconds)\npeak \(memory?.peakResident ?? 0)\nanonymous \(memory?.anonymous ?? 0)\n"
         if let bytes { report += "bytes \(bytes)\n" }
         if let hostPeak { report += "host-peak \(hostPeak)\n" }
         print(report, terminator: "")
@@ -395,7 +491,9 @@ struct BenchWorkload: ParsableCommand {
                 let filled = try reader.read(into: buffer)
                 if filled == 0 { break }
                 for number in buffer[0..<filled] {
-                    guard number > previous else { throw BlocklistError(.corruptShard, "\(path): \(number) does not ascend.") }
+                    guard number > previous else {
+                        throw BlocklistError(.corruptShard, "\(path): \(number) does not ascend.")
+                    }
                     previous = number
                 }
                 count += Int64(filled)

@@ -29,16 +29,26 @@ struct Blocklist: ParsableCommand {
             if command == "help" { GenerateCommand.main(["--help"]) }
             // Only returns if the exec failed (blocklist-generate is not beside this copy); the
             // same command then runs here, with more memory.
-            _ = replaceProcess(with: siblingExecutable("blocklist-generate"), name: "blocklist-generate", passingArgumentsFrom: 2)
+            _ = replaceProcess(
+                with: siblingExecutable("blocklist-generate"),
+                name: "blocklist-generate",
+                passingArgumentsFrom: 2
+            )
             if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
             GenerateCommand.main(CommandLine.arguments.dropFirst(2))
         }
-        if command == "help", commandLineArgument(2) == "sms", let subcommand = commandLineArgument(3), subcommand == "serve" || subcommand == "simulate" {
+        if command == "help", commandLineArgument(2) == "sms", let subcommand = commandLineArgument(3),
+            subcommand == "serve" || subcommand == "simulate"
+        {
             // Their help is blocklist-sms's own, the one definition of their options.
             StandardOutput.flush()
-            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), arguments: ["blocklist-sms", subcommand, "--help"])
+            _ = replaceProcess(
+                with: siblingExecutable("blocklist-sms"),
+                arguments: ["blocklist-sms", subcommand, "--help"]
+            )
         }
-        if command == "sms", let subcommand = commandLineArgument(2), subcommand == "serve" || subcommand == "simulate" {
+        if command == "sms", let subcommand = commandLineArgument(2), subcommand == "serve" || subcommand == "simulate"
+        {
             // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only
             // returns if the exec failed, and the stub commands then say so.
             _ = replaceProcess(with: siblingExecutable("blocklist-sms"), name: "blocklist-sms", passingArgumentsFrom: 2)

@@ -1,6 +1,6 @@
 import ArgumentParser
-import CommandSupport
 import BlocklistCore
+import CommandSupport
 
 struct Cat: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,7 +8,8 @@ struct Cat: ParsableCommand {
         discussion: """
             Numbers are printed as CXCallDirectoryPhoneNumber digits (827001001001). Give shards in index order. \
             With --labels, prints the identification entries instead: number, a tab, and the label.
-            """)
+            """
+    )
 
     @Argument(help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"))
     var files: [String]
@@ -37,7 +38,10 @@ struct Cat: ParsableCommand {
             let table = try reader.readLabels()
             while let (run, label) = try reader.nextIdentificationRun() {
                 if run.start <= previous {
-                    throw BlocklistError(.invalidInput, "\(file) identifies \(run.start), not above \(previousFile)'s last \(previous); give shards in index order.")
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(file) identifies \(run.start), not above \(previousFile)'s last \(previous); give shards in index order."
+                    )
                 }
                 for number in run.start...run.last { try output.write(number, label: table[label]) }
                 previous = run.last
@@ -49,7 +53,8 @@ struct Cat: ParsableCommand {
             if reader.header.entryCount > 0 && reader.header.first <= previous {
                 throw BlocklistError(
                     .invalidInput,
-                    "\(file) starts at \(reader.header.first), not above \(previousFile)'s last number \(previous); give shards in index order.")
+                    "\(file) starts at \(reader.header.first), not above \(previousFile)'s last number \(previous); give shards in index order."
+                )
             }
             while true {
                 let count = try reader.read(into: batch)
@@ -90,7 +95,10 @@ final class LineWriter {
         }
         let length = used + 21 - end
         if end != used {
-            UnsafeMutableRawPointer(buffer.baseAddress! + used).copyMemory(from: buffer.baseAddress! + end, byteCount: length)
+            UnsafeMutableRawPointer(buffer.baseAddress! + used).copyMemory(
+                from: buffer.baseAddress! + end,
+                byteCount: length
+            )
         }
         used += length
     }

@@ -6,7 +6,10 @@ import CommandSupport
 /// swift-argument-parser sees the arguments; this type only names it, so that no option of
 /// generate is declared twice.
 struct Generate: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: GenerateCommand.abstract, discussion: GenerateCommand.discussion)
+    static let configuration = CommandConfiguration(
+        abstract: GenerateCommand.abstract,
+        discussion: GenerateCommand.discussion
+    )
 
     @Argument(parsing: .captureForPassthrough, help: "generate's options: see blocklist generate --help.")
     var arguments: [String] = []

@@ -1,6 +1,6 @@
 import ArgumentParser
-import CommandSupport
 import BlocklistCore
+import CommandSupport
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the header and statistics of one shard file.")
@@ -44,14 +44,27 @@ struct Inspect: ParsableCommand {
         while try reader.nextIdentificationRun() != nil {}
         let bytes = header.fileSize
         let report = Report(
-            file: file, version: header.version, shardIndex: header.shardIndex, entries: header.entryCount,
-            runs: header.runCount, first: header.first, last: header.last, bytes: bytes, payloadBytes: header.payloadLength,
-            payloadCRC: String(header.payloadCRC, radix: 16), checksum: header.checksum, longestRun: longest,
+            file: file,
+            version: header.version,
+            shardIndex: header.shardIndex,
+            entries: header.entryCount,
+            runs: header.runCount,
+            first: header.first,
+            last: header.last,
+            bytes: bytes,
+            payloadBytes: header.payloadLength,
+            payloadCRC: String(header.payloadCRC, radix: 16),
+            checksum: header.checksum,
+            longestRun: longest,
             shortestRun: header.runCount == 0 ? 0 : shortest,
             bitsPerEntry: header.totalEntries == 0 ? 0 : Double(bytes * 8) / Double(header.totalEntries),
-            headerBytes: header.byteCount, identificationEntries: header.identificationCount, labels: labels.count)
+            headerBytes: header.byteCount,
+            identificationEntries: header.identificationCount,
+            labels: labels.count
+        )
         if json { return try printJSON(report) }
-        print("""
+        print(
+            """
             \(file): shard format version \(report.version), verified
               shard index   \(report.shardIndex)
               entries       \(Terminal.grouped(report.entries)) in \(Terminal.grouped(Int64(report.runs))) runs (longest \(Terminal.grouped(report.longestRun)), shortest \(Terminal.grouped(report.shortestRun)))
@@ -59,9 +72,12 @@ struct Inspect: ParsableCommand {
               last          \(report.last)
               size          \(Terminal.grouped(report.bytes)) bytes (\(report.headerBytes) header + \(Terminal.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
               checksum      \(report.checksum) (payload CRC-32 \(report.payloadCRC))
-            """)
+            """
+        )
         if header.version >= 2 {
-            print("  identified    \(Terminal.grouped(report.identificationEntries)) numbers with \(report.labels) distinct labels")
+            print(
+                "  identified    \(Terminal.grouped(report.identificationEntries)) numbers with \(report.labels) distinct labels"
+            )
         }
     }
 }

@@ -12,10 +12,13 @@ struct ListFileCommand: ParsableCommand {
             A list file has Saracroche's shape: {"name": …, "version": …, "patterns": [{"pattern": "33162######", \
             "action": "block", "name": "…"}]}. `generate --list FILE` reads it.
             """,
-        subcommands: [Check.self])
+        subcommands: [Check.self]
+    )
 
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Read a list file and say what it holds, or what is wrong with it.")
+        static let configuration = CommandConfiguration(
+            abstract: "Read a list file and say what it holds, or what is wrong with it."
+        )
 
         @Argument(help: ArgumentHelp("The list file.", valueName: "file"))
         var file: String
@@ -39,13 +42,24 @@ struct ListFileCommand: ParsableCommand {
             if json {
                 try printJSON(
                     Report(
-                        file: file, name: list.name, version: list.version, patterns: list.entries.count,
-                        block: count(.block), identify: count(.identify), allow: count(.allow)))
+                        file: file,
+                        name: list.name,
+                        version: list.version,
+                        patterns: list.entries.count,
+                        block: count(.block),
+                        identify: count(.identify),
+                        allow: count(.allow)
+                    )
+                )
                 return
             }
             let counts = ListFile.Action.allCases.map { action in "\(count(action)) \(action.rawValue)" }
-            let title = [list.name.map { "\"\($0)\"" }, list.version.map { "version \($0)" }].compactMap { $0 }.joined(separator: ", ")
-            print("\(file)\(title.isEmpty ? "" : " (\(title))"): \(list.entries.count) patterns: \(counts.joined(separator: ", ")).")
+            let title = [list.name.map { "\"\($0)\"" }, list.version.map { "version \($0)" }].compactMap { $0 }.joined(
+                separator: ", "
+            )
+            print(
+                "\(file)\(title.isEmpty ? "" : " (\(title))"): \(list.entries.count) patterns: \(counts.joined(separator: ", "))."
+            )
         }
     }
 }

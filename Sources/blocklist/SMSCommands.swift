@@ -7,7 +7,8 @@ import MessageFilterCore
 struct SMS: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sms",
-        abstract: "Compile and check SMS rules for a Message Filter extension, serve deferred queries, simulate Messages.",
+        abstract:
+            "Compile and check SMS rules for a Message Filter extension, serve deferred queries, simulate Messages.",
         discussion: """
             Rules (a JSON array) match a message's sender or body by prefix, suffix, contains or regex and give \
             allow, junk, promotion or transaction. Precedence: allow, then junk, then transaction, then promotion; \
@@ -30,12 +31,16 @@ struct SMSCompile: ParsableCommand {
         discussion: """
             Writes DIR/\(CompiledRulesFile.name) aside and renames it into place; an existing file there is replaced \
             only if it is compiled rules. Rules that repeat or contradict others get a warning: precedence decides.
-            """)
+            """
+    )
 
     @Argument(help: ArgumentHelp("The rules file (JSON), or - for standard input.", valueName: "rules.json"))
     var rules: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The directory to write \(CompiledRulesFile.name) into.", valueName: "dir"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("The directory to write \(CompiledRulesFile.name) into.", valueName: "dir")
+    )
     var output: String
 
     @Flag(help: "Print the result as JSON.")
@@ -58,24 +63,43 @@ struct SMSCompile: ParsableCommand {
         let path = try CompiledRulesFile.write(compiled, toDirectory: output)
         printWarnings(file.warnings)
         if json {
-            try printJSON(Report(file: path, rules: file.rules.count, bytes: compiled.count, states: check.stateCount, warnings: file.warnings))
+            try printJSON(
+                Report(
+                    file: path,
+                    rules: file.rules.count,
+                    bytes: compiled.count,
+                    states: check.stateCount,
+                    warnings: file.warnings
+                )
+            )
             return
         }
         var kinds: [MatchKind: Int] = [:]
         for rule in file.rules { kinds[rule.match, default: 0] += 1 }
-        let summary = MatchKind.allCases.compactMap { kind in kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind)" } }
-        print("Compiled \(Terminal.grouped(Int64(file.rules.count))) rules (\(summary.joined(separator: ", "))) into \(path)")
-        print("  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states")
+        let summary = MatchKind.allCases.compactMap { kind in
+            kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind)" }
+        }
+        print(
+            "Compiled \(Terminal.grouped(Int64(file.rules.count))) rules (\(summary.joined(separator: ", "))) into \(path)"
+        )
+        print(
+            "  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states"
+        )
     }
 }
 
 struct SMSVerify: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a compiled rules file completely: magic, version, checksums, structure, and that every regex compiles.",
-        discussion: "With --rules, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds.")
+        abstract:
+            "Check a compiled rules file completely: magic, version, checksums, structure, and that every regex compiles.",
+        discussion:
+            "With --rules, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds."
+    )
 
-    @Argument(help: ArgumentHelp("The compiled rules, or the directory holding \(CompiledRulesFile.name).", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("The compiled rules, or the directory holding \(CompiledRulesFile.name).", valueName: "file")
+    )
     var file: String
 
     @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
@@ -103,22 +127,40 @@ struct SMSVerify: ParsableCommand {
             do {
                 _ = try Regex(rule.value)
             } catch {
-                throw MessageFilterError(.corruptRules, "\(path): rule \(index + 1) (\"\(rule.name)\") has a regex Swift cannot compile: \(error).")
+                throw MessageFilterError(
+                    .corruptRules,
+                    "\(path): rule \(index + 1) (\"\(rule.name)\") has a regex Swift cannot compile: \(error)."
+                )
             }
         }
         if let rules {
-            let source = try RulesFile.load(bytes: try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes), source: rules)
+            let source = try RulesFile.load(
+                bytes: try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes),
+                source: rules
+            )
             guard RulesCompiler.compile(source.rules) == bytes else {
-                throw MessageFilterError(.corruptRules, "\(path) is sound but is not what \(rules) compiles to; run blocklist sms compile again.")
+                throw MessageFilterError(
+                    .corruptRules,
+                    "\(path) is sound but is not what \(rules) compiles to; run blocklist sms compile again."
+                )
             }
         }
         if json {
-            try printJSON(Report(file: path, rules: compiled.rules.count, states: compiled.stateCount, bytes: compiled.byteCount, source: rules))
+            try printJSON(
+                Report(
+                    file: path,
+                    rules: compiled.rules.count,
+                    states: compiled.stateCount,
+                    bytes: compiled.byteCount,
+                    source: rules
+                )
+            )
             return
         }
         print(
             "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rules, \(Terminal.grouped(Int64(compiled.stateCount))) states, "
-                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(rules.map { ", matches \($0)" } ?? "")")
+                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(rules.map { ", matches \($0)" } ?? "")"
+        )
     }
 }
 
@@ -130,9 +172,12 @@ struct SMSCheck: ParsableCommand {
             Give one message with --sender and --body, or a JSON Lines file with --file (one {"sender": …, "body": …} \
             per line). Every message is checked before any is classified: an empty sender, invalid UTF-8 or a body \
             over 64 KiB stops the command with the line's number.
-            """)
+            """
+    )
 
-    @Option(help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path")
+    )
     var rules: String
 
     @Option(help: "The sender of one message.")
@@ -183,15 +228,23 @@ struct SMSCheck: ParsableCommand {
             let name = decision.rule.map { loaded.rules.rules[$0].name }
             results.append(
                 Result(
-                    message: index + 1, sender: message.sender, action: decision.action.description, rule: decision.rule.map { $0 + 1 },
-                    ruleName: name, wouldDefer: decision.action == .none))
+                    message: index + 1,
+                    sender: message.sender,
+                    action: decision.action.description,
+                    rule: decision.rule.map { $0 + 1 },
+                    ruleName: name,
+                    wouldDefer: decision.action == .none
+                )
+            )
         }
         if json {
             try printJSON(results)
             return
         }
         for result in results {
-            let decided = result.rule.map { "rule \($0) \"\(result.ruleName!)\"" } ?? "no rule matched; the extension would defer it"
+            let decided =
+                result.rule.map { "rule \($0) \"\(result.ruleName!)\"" }
+                ?? "no rule matched; the extension would defer it"
             let label = messages.count == 1 ? "" : "message \(result.message): "
             print("\(label)\(pad(result.action, 12))\(decided)")
         }
@@ -204,7 +257,8 @@ struct SMSCheck: ParsableCommand {
 struct SMSServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: SMSCommandText.serve)
+        abstract: SMSCommandText.serve
+    )
 
     @Argument(parsing: .captureForPassthrough, help: "See blocklist sms serve --help.")
     var arguments: [String] = []
@@ -215,7 +269,8 @@ struct SMSServe: ParsableCommand {
 struct SMSSimulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
-        abstract: SMSCommandText.simulate)
+        abstract: SMSCommandText.simulate
+    )
 
     @Argument(parsing: .captureForPassthrough, help: "See blocklist sms simulate --help.")
     var arguments: [String] = []

@@ -20,16 +20,29 @@ struct StoreOptions: ParsableArguments {
 
 /// The extension host, for the command that starts it (`load`).
 struct HostOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The extension-host executable. (default: blocklist-extension, installed with blocklist)", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The extension-host executable. (default: blocklist-extension, installed with blocklist)",
+            valueName: "path"
+        )
+    )
     var extensionHost: String?
 
     /// The system with this host; a missing default host is named before the store is touched.
     func system(store: String) throws -> CallDirectorySystem {
-        if extensionHost == nil, let missing = missingHelper("blocklist-extension") { throw BlocklistError(.io, missing) }
-        if let extensionHost, access(extensionHost, X_OK) != 0 {
-            throw BlocklistError(.io, "--extension-host \(extensionHost) cannot be run: \(String(cString: strerror(errno))).")
+        if extensionHost == nil, let missing = missingHelper("blocklist-extension") {
+            throw BlocklistError(.io, missing)
         }
-        return CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: extensionHost ?? Self.defaultHost())
+        if let extensionHost, access(extensionHost, X_OK) != 0 {
+            throw BlocklistError(
+                .io,
+                "--extension-host \(extensionHost) cannot be run: \(String(cString: strerror(errno)))."
+            )
+        }
+        return CallDirectorySystem(
+            store: try CallDirectoryStore(path: store),
+            hostPath: extensionHost ?? Self.defaultHost()
+        )
     }
 
     static func defaultHost() -> String { siblingExecutable("blocklist-extension") }
@@ -50,7 +63,8 @@ struct Load: ParsableCommand {
             Reloads DIR's extensions in order, as the app does with CXCallDirectoryManager. Disabled extensions are \
             reported and skipped; an extension whose loaded checksum equals its shard's is skipped as unchanged \
             (unless --force), so a rerun after a failure resumes where it stopped. Exits 1 if any extension failed.
-            """)
+            """
+    )
 
     @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
     var directory = "Output"
@@ -65,10 +79,16 @@ struct Load: ParsableCommand {
     @Option(help: "How an incremental request sends its list: full (removeAll, add all) or delta (only changes).")
     var strategy: ReloadStrategy = .full
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Kill an extension host above this resident memory.", valueName: "size"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Kill an extension host above this resident memory.", valueName: "size")
+    )
     var memoryBudget = "7MiB"
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Entries a second on a device, for the projected time.", valueName: "N")
+    )
     var deviceRate: WholeNumber = 90_000
 
     @Option(parsing: .unconditional, help: ArgumentHelp("The most entries per extension.", valueName: "N"))
@@ -86,7 +106,9 @@ struct Load: ParsableCommand {
         guard let rate = Int(deviceRate.text), rate >= 1 else {
             throw ValidationError("--device-rate is \(deviceRate); it must be at least 1 entry a second.")
         }
-        guard let entries = Int(capacity.text), entries >= 1 else { throw ValidationError("--capacity is \(capacity); it must be at least 1.") }
+        guard let entries = Int(capacity.text), entries >= 1 else {
+            throw ValidationError("--capacity is \(capacity); it must be at least 1.")
+        }
     }
 
     func run() throws {
@@ -115,7 +137,8 @@ struct Load: ParsableCommand {
             guard done > 0, elapsed > 0 else { return "" }
             let rate = Double(done) / elapsed
             let remaining = Double(max(0, totalEntries - skippedEntries - done))
-            return ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate.value), 0)) s on a device)"
+            return
+                ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate.value), 0)) s on a device)"
         }
 
         let outcomes = try loader.load(only: try parseShardList(only), options: options, force: force) { event in
@@ -132,7 +155,8 @@ struct Load: ParsableCommand {
                         Terminal.bar(done: doneEntries + done + skippedEntries, total: totalEntries, width: 30)
                             + " all      \(Terminal.grouped(doneEntries + done + skippedEntries)) of \(Terminal.grouped(totalEntries))\(estimate(extra: done))",
                         Terminal.bar(done: done, total: current.entries, width: 30) + " \(identifier) \(percent)%",
-                    ]))
+                    ])
+                )
             case .finished(let identifier, let outcome):
                 if terminal { Terminal.error(Terminal.clearProgress) }
                 switch outcome {
@@ -158,9 +182,12 @@ struct Load: ParsableCommand {
             case .loaded(let result):
                 let device = Double(result.calls) / Double(deviceRate.value)
                 deviceSeconds += device
-                row = pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
-                    + pad(Terminal.grouped(result.entries), 11, right: true) + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
-                    + pad(String(result.peakMemoryKiB), 11, right: true) + pad(Terminal.fixed(device, 1), 18, right: true)
+                row =
+                    pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
+                    + pad(Terminal.grouped(result.entries), 11, right: true)
+                    + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
+                    + pad(String(result.peakMemoryKiB), 11, right: true)
+                    + pad(Terminal.fixed(device, 1), 18, right: true)
             case .skippedUnchanged: row = "skipped (unchanged)"
             case .skippedDisabled: row = "skipped (disabled)"
             case .failed(let code, _):
@@ -175,10 +202,12 @@ struct Load: ParsableCommand {
         let elapsed = (clock.now - started).seconds
         let loaded = outcomes.filter { if case .loaded = $0.outcome { true } else { false } }.count
         let considered = outcomes.count - removed
-        var summary = "\(considered) extension\(considered == 1 ? "" : "s"): \(loaded) loaded, \(considered - loaded - failures) skipped, \(failures) failed"
+        var summary =
+            "\(considered) extension\(considered == 1 ? "" : "s"): \(loaded) loaded, \(considered - loaded - failures) skipped, \(failures) failed"
         if removed > 0 { summary += ", \(removed) removed" }
         if loaded > 0 {
-            summary += "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
+            summary +=
+                "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
                 + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate.value))) entries/s"
         }
         print(summary)
@@ -188,11 +217,13 @@ struct Load: ParsableCommand {
     private func describe(_ outcome: SetLoader.Outcome) -> String {
         switch outcome {
         case .removed(let entries):
-            return "removed: the set has no such extension any more; its \(Terminal.grouped(entries)) entries are cleared and it is unregistered"
+            return
+                "removed: the set has no such extension any more; its \(Terminal.grouped(entries)) entries are cleared and it is unregistered"
         case .loaded(let result) where result.warning != nil:
             return "loaded \(Terminal.grouped(result.entries)) entries; warning: \(result.warning!)"
         case .loaded(let result):
-            return "loaded \(Terminal.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Terminal.grouped(result.added)) −\(Terminal.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
+            return
+                "loaded \(Terminal.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Terminal.grouped(result.added)) −\(Terminal.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
         case .skippedUnchanged: return "skipped (unchanged)"
         case .skippedDisabled: return "skipped (disabled in Settings)"
         case .failed(let code, let message): return "failed with \(code): \(message)"
@@ -219,14 +250,17 @@ struct Switch: ParsableArguments {
         let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
         let identifiers = try loader.identifiers(only: try parseShardList(extensions)).map(\.identifier)
         try loader.system.store.setEnabled(enabled, identifiers: identifiers)
-        print("\(enabled ? "Enabled" : "Disabled") \(identifiers.count) extension\(identifiers.count == 1 ? "" : "s") in \(storeOptions.store)")
+        print(
+            "\(enabled ? "Enabled" : "Disabled") \(identifiers.count) extension\(identifiers.count == 1 ? "" : "s") in \(storeOptions.store)"
+        )
     }
 }
 
 struct Enable: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Turn extensions on, as in Settings › Phone › Call Blocking & Identification.",
-        discussion: "The first use registers DIR's extensions in the store, disabled, as installing the app does.")
+        discussion: "The first use registers DIR's extensions in the store, disabled, as installing the app does."
+    )
     @OptionGroup var options: Switch
     func run() throws { try options.apply(true) }
 }
@@ -238,7 +272,9 @@ struct Disable: ParsableCommand {
 }
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the extensions in the store: switch, state, entries, last load.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the extensions in the store: switch, state, entries, last load."
+    )
 
     @OptionGroup var storeOptions: StoreOptions
 
@@ -255,7 +291,8 @@ struct Status: ParsableCommand {
                 pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state.rawValue, 10)
                     + pad(Terminal.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
                     + pad(row.lastDurationMilliseconds.map { String($0) } ?? "-", 10, right: true)
-                    + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? ""))
+                    + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? "")
+            )
         }
         print("integrity: \(try store.integrityCheck())")
     }
@@ -264,15 +301,20 @@ struct Status: ParsableCommand {
 struct Lookup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Say which enabled extension blocks or identifies a number.",
-        discussion: "Exits 0 if the number is blocked or identified, 1 if neither, 2 on error.")
+        discussion: "Exits 0 if the number is blocked or identified, 1 if neither, 2 on error."
+    )
 
     @Argument(
         help: ArgumentHelp(
             "A number in any form a list accepts: +82 70 1234 5678, 00827012345678, 827012345678, or a national 070-1234-5678 with --default-country.",
-            valueName: "number"))
+            valueName: "number"
+        )
+    )
     var number: String
 
-    @Option(help: ArgumentHelp("The country code a national number (one leading 0) gets, as generate's.", valueName: "code"))
+    @Option(
+        help: ArgumentHelp("The country code a national number (one leading 0) gets, as generate's.", valueName: "code")
+    )
     var defaultCountry: Int64?
 
     @OptionGroup var storeOptions: StoreOptions
@@ -292,7 +334,9 @@ struct Lookup: ParsableCommand {
 
     func validate() throws {
         if let defaultCountry, !(1...999).contains(defaultCountry) {
-            throw ValidationError("--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 82.")
+            throw ValidationError(
+                "--default-country \(defaultCountry) is not a country code; give 1 to 999, such as 82."
+            )
         }
     }
 
@@ -318,7 +362,10 @@ struct Lookup: ParsableCommand {
         }
         if json {
             let answer = Answer(
-                number: value, blockedBy: blockers, identifiedBy: identifiers.map { Answer.Identification(extension: $0.identifier, label: $0.label) })
+                number: value,
+                blockedBy: blockers,
+                identifiedBy: identifiers.map { Answer.Identification(extension: $0.identifier, label: $0.label) }
+            )
             try printJSON(answer)
         } else {
             if blockers.isEmpty && identifiers.isEmpty { print("\(value) is neither blocked nor identified") }

@@ -1,13 +1,16 @@
 import ArgumentParser
-import CommandSupport
 import BlocklistCore
 import BlocklistSet
 import BlocklistSetReading
+import CommandSupport
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a shard set completely: checksums, order, counts, capacity, and that it equals its spec (or its unchanged inputs).",
-        discussion: "Exits 0 only when everything holds; otherwise prints one line per problem, each naming its file, and exits 1.")
+        abstract:
+            "Check a shard set completely: checksums, order, counts, capacity, and that it equals its spec (or its unchanged inputs).",
+        discussion:
+            "Exits 0 only when everything holds; otherwise prints one line per problem, each naming its file, and exits 1."
+    )
 
     @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
     var directory = "Output"
@@ -36,18 +39,29 @@ struct Verify: ParsableCommand {
         if json {
             try printJSON(
                 Report(
-                    directory: directory, valid: result.isValid, shards: result.shardsVerified,
-                    entries: result.entriesVerified, bytes: result.bytesVerified, problems: result.problems.map(\.message),
-                    equalsInputs: packed ? result.equalsInputs : nil, notes: result.notes))
+                    directory: directory,
+                    valid: result.isValid,
+                    shards: result.shardsVerified,
+                    entries: result.entriesVerified,
+                    bytes: result.bytesVerified,
+                    problems: result.problems.map(\.message),
+                    equalsInputs: packed ? result.equalsInputs : nil,
+                    notes: result.notes
+                )
+            )
             if !result.isValid { throw ExitCode.failure }
             return
         }
         for note in result.notes { Terminal.error("note: \(note)\n") }
         if result.isValid {
-            let inputs = result.equalsInputs ? "; equal to what its \(result.inputsUnchanged) unchanged input\(result.inputsUnchanged == 1 ? " makes" : "s make")" : ""
+            let inputs =
+                result.equalsInputs
+                ? "; equal to what its \(result.inputsUnchanged) unchanged input\(result.inputsUnchanged == 1 ? " makes" : "s make")"
+                : ""
             print(
                 "OK: \(result.shardsVerified) shards, \(Terminal.grouped(result.entriesVerified)) entries, "
-                    + "\(Terminal.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms\(inputs)")
+                    + "\(Terminal.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms\(inputs)"
+            )
         } else {
             for problem in result.problems { Terminal.error("Error: \(problem.message)\n") }
             Terminal.error("\(result.problems.count) problem\(result.problems.count == 1 ? "" : "s") in \(directory)\n")

@@ -29,7 +29,9 @@ import Testing
     /// The module table's rows: module name and the package modules its imports column names.
     static func documentedGraph(known: Set<String>) throws -> [String: Set<String>] {
         let page = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
-        let table = page.components(separatedBy: "| module | its one job | imports |")[1].components(separatedBy: "\n\n")[0]
+        let table = page.components(separatedBy: "| module | its one job | imports |")[1].components(
+            separatedBy: "\n\n"
+        )[0]
         var graph: [String: Set<String>] = [:]
         for line in table.split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -44,9 +46,15 @@ import Testing
         let package = try Self.packageGraph()
         let documented = try Self.documentedGraph(known: Set(package.keys).union(package.values.flatMap { $0 }))
         #expect(package.count >= 10, "read \(package.count) targets from Package.swift")
-        #expect(Set(documented.keys) == Set(package.keys), "documented \(documented.keys.sorted()), Package.swift \(package.keys.sorted())")
+        #expect(
+            Set(documented.keys) == Set(package.keys),
+            "documented \(documented.keys.sorted()), Package.swift \(package.keys.sorted())"
+        )
         for (name, dependencies) in package {
-            #expect(documented[name] == dependencies, "\(name): docs say \(documented[name]?.sorted() ?? []), Package.swift \(dependencies.sorted())")
+            #expect(
+                documented[name] == dependencies,
+                "\(name): docs say \(documented[name]?.sorted() ?? []), Package.swift \(dependencies.sorted())"
+            )
         }
     }
 }

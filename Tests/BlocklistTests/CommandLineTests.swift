@@ -7,7 +7,9 @@ import Testing
 
 /// Runs the built `blocklist` binary and checks stdout, stderr and the exit status.
 @Suite struct CommandLineTests {
-    static let smallSpec = ["--pattern", "+8270###", "--pattern", "+8271##", "--exclude", "000", "--exclude", "55", "--range-size", "300"]
+    static let smallSpec = [
+        "--pattern", "+8270###", "--pattern", "+8271##", "--exclude", "000", "--exclude", "55", "--range-size", "300",
+    ]
 
     @Test func generateVerifyInspectAndCatAgree() throws {
         let directory = try TemporaryDirectory()
@@ -87,11 +89,15 @@ import Testing
     ])
     func badArgumentsGetOneSentenceAndExit64(arguments: [String], fragment: String) throws {
         let directory = try TemporaryDirectory()
-        let result = try runBlocklist(arguments + (arguments[0] == "generate" ? ["--output", directory.file("out")] : []))
+        let result = try runBlocklist(
+            arguments + (arguments[0] == "generate" ? ["--output", directory.file("out")] : [])
+        )
         #expect(result.status == 64)
         #expect(result.stderr.contains(fragment), "\(result.stderr)")
         // The command's own usage line, not the root's.
-        if arguments[0] == "generate" { #expect(result.stderr.contains("Usage: blocklist generate"), "\(result.stderr)") }
+        if arguments[0] == "generate" {
+            #expect(result.stderr.contains("Usage: blocklist generate"), "\(result.stderr)")
+        }
         #expect(!FileManager.default.fileExists(atPath: directory.file("out")), "nothing is written")
     }
 
@@ -119,12 +125,16 @@ import Testing
 
     @Test func generateJSONSummaryParses() throws {
         let directory = try TemporaryDirectory()
-        let result = try runBlocklist(["generate", "--pattern", "+1####", "--json", "--no-sync", "--output", directory.file("o")])
+        let result = try runBlocklist([
+            "generate", "--pattern", "+1####", "--json", "--no-sync", "--output", directory.file("o"),
+        ])
         #expect(result.status == 0)
         let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         #expect(summary?["shards"] as? Int == 1)
         // The default exclusion "000" applies: 10,000 candidates less those with "000" in "1" + 4 digits.
-        let accepted = (0..<10000).filter { !("1" + String(repeating: "0", count: 4 - String($0).count) + String($0)).contains("000") }
+        let accepted = (0..<10000).filter {
+            !("1" + String(repeating: "0", count: 4 - String($0).count) + String($0)).contains("000")
+        }
         #expect(summary?["entries"] as? Int == accepted.count)
         #expect((summary?["peakResidentKiB"] as? Int ?? 0) > 0)
     }
@@ -154,7 +164,10 @@ import Testing
         #expect(rows["seed approach, 50 ranges (extrapolated)"]?.extrapolated == true)
         let loaded: Int64 = 996_300 + 2 * 1_992_600  // shards 1–3
         #expect(rows["load 3 shards into a fresh store"]?.entries == loaded)
-        #expect(rows["  extension host during that load"].map { $0.peakResidentKiB > 0 && $0.peakResidentKiB < 7 * 1024 } == true)
+        #expect(
+            rows["  extension host during that load"].map { $0.peakResidentKiB > 0 && $0.peakResidentKiB < 7 * 1024 }
+                == true
+        )
         for row in report.rows where !row.extrapolated {
             #expect(row.seconds > 0 && row.peakResidentKiB > 0, "\(row.workload)")
         }
@@ -171,9 +184,11 @@ import Testing
         [], ["--help"], ["-h"], ["--version"], ["--pattern", "+1###", "--help"],
         ["--pattern", "+1###", "--no-sync"], ["--pattern=+1###", "-o", "x", "--no-sync", "--json"],
         ["--pattern", "1###", "--pattern", "2##", "--no-sync", "--no-exclusions"],
-        ["--pattern"], ["--pattern", "--json"], ["--pattern", "+82x0###"], ["--pattern", "+1###", "--pattern", "+12##"],
+        ["--pattern"], ["--pattern", "--json"], ["--pattern", "+82x0###"],
+        ["--pattern", "+1###", "--pattern", "+12##"],
         ["--output"], ["--output", ""], ["-o"], ["--foo"], ["-x"], ["extra"], ["-"], ["--json=1"], ["--no-sync=yes"],
-        ["--capacity", "abc"], ["--capacity", "-5"], ["--range-size=0"], ["--default-country", "+1000"], ["--default-country", "x"],
+        ["--capacity", "abc"], ["--capacity", "-5"], ["--range-size=0"], ["--default-country", "+1000"],
+        ["--default-country", "x"],
         ["--layout", "sideways"], ["--layout", "range", "--numbers", "n.txt"], ["--numbers", "-", "--labels", "-"],
         ["--allow-pattern", "abc"], ["--no-exclusions", "--exclude", "0"], ["--exclude", ""],
         ["--numbers", "n.txt", "--no-sync"], ["--numbers", "missing.txt", "--no-sync"],
@@ -197,21 +212,34 @@ import Testing
                 let directory = scratch.file("\(index)-\(point)")
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
                 try Data("+33612345678\n+33612345679\n".utf8).write(to: URL(fileURLWithPath: directory + "/n.txt"))
-                let result = try RunningBlocklist(entry.prefix + vector, in: directory, executable: entry.executable).wait()
+                let result = try RunningBlocklist(entry.prefix + vector, in: directory, executable: entry.executable)
+                    .wait()
                 results.append((entry.name, result))
             }
             let (firstName, first) = results[0]
             #expect(first.status == 0 || first.status == 1 || first.status == 64, "\(vector): \(first.status)")
             for (name, result) in results.dropFirst() {
-                #expect(result.status == first.status, "\(vector): \(name) exits \(result.status), \(firstName) \(first.status)")
-                #expect(result.stderr == first.stderr, "\(vector): \(name) says \(result.stderr), \(firstName) \(first.stderr)")
+                #expect(
+                    result.status == first.status,
+                    "\(vector): \(name) exits \(result.status), \(firstName) \(first.status)"
+                )
+                #expect(
+                    result.stderr == first.stderr,
+                    "\(vector): \(name) says \(result.stderr), \(firstName) \(first.stderr)"
+                )
                 // A run's summary differs in its timing and memory lines only.
                 let steady = { (text: String) in
-                    text.replacingOccurrences(of: "[0-9a-f]{16}", with: "*", options: .regularExpression).split(separator: "\n").filter {
-                        !$0.contains("wall time") && !$0.contains("peak memory") && !$0.contains("seconds") && !$0.contains("KiB") && !$0.contains("entriesPerSecond")
+                    text.replacingOccurrences(of: "[0-9a-f]{16}", with: "*", options: .regularExpression).split(
+                        separator: "\n"
+                    ).filter {
+                        !$0.contains("wall time") && !$0.contains("peak memory") && !$0.contains("seconds")
+                            && !$0.contains("KiB") && !$0.contains("entriesPerSecond")
                     }
                 }
-                #expect(steady(result.stdout) == steady(first.stdout), "\(vector): \(name) prints \(result.stdout), \(firstName) \(first.stdout)")
+                #expect(
+                    steady(result.stdout) == steady(first.stdout),
+                    "\(vector): \(name) prints \(result.stdout), \(firstName) \(first.stdout)"
+                )
             }
         }
     }
@@ -222,7 +250,8 @@ import Testing
         for command in ["serve", "simulate"] {
             let asked = try runBlocklist(["sms", command, "--help"])
             let viaHelp = try runBlocklist(["help", "sms", command])
-            let direct = try RunningBlocklist([command, "--help"], executable: productsDirectory + "/blocklist-sms").wait()
+            let direct = try RunningBlocklist([command, "--help"], executable: productsDirectory + "/blocklist-sms")
+                .wait()
             #expect(asked.status == 0 && viaHelp.status == 0 && direct.status == 0)
             #expect(asked.stdout == viaHelp.stdout, "\(command): \(viaHelp.stdout)")
             #expect(asked.stdout == direct.stdout)
@@ -238,12 +267,18 @@ import Testing
     @Test func listFileCheckAndSMSVerifyReportAsJSON() throws {
         let scratch = try TemporaryDirectory()
         let list = scratch.file("list.json")
-        try Data(#"{"name": "FR", "version": 12, "patterns": [{"pattern": "33162######", "action": "block", "name": "A"}, {"pattern": "33163######", "action": "allow", "name": "B"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: list))
+        try Data(
+            #"{"name": "FR", "version": 12, "patterns": [{"pattern": "33162######", "action": "block", "name": "A"}, {"pattern": "33163######", "action": "allow", "name": "B"}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: list))
         let check = try runBlocklist(["list-file", "check", list, "--json"])
         #expect(check.status == 0, "\(check.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any]
-        #expect(report?["patterns"] as? Int == 2 && report?["block"] as? Int == 1 && report?["allow"] as? Int == 1 && report?["identify"] as? Int == 0)
+        #expect(
+            report?["patterns"] as? Int == 2 && report?["block"] as? Int == 1 && report?["allow"] as? Int == 1
+                && report?["identify"] as? Int == 0
+        )
         #expect(report?["name"] as? String == "FR" && report?["version"] as? String == "12")
 
         let rules = PortableCoreTests.packageRoot.appendingPathComponent("docs/examples/sms-rules.json").path
@@ -261,13 +296,25 @@ import Testing
         let scratch = try TemporaryDirectory()
         try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: scratch.file("blocklist"))
         let lone = scratch.file("blocklist")
-        let generate = try RunningBlocklist(["generate", "--pattern", "+1###", "--no-sync", "-o", "set"], in: scratch.path, executable: lone).wait()
+        let generate = try RunningBlocklist(
+            ["generate", "--pattern", "+1###", "--no-sync", "-o", "set"],
+            in: scratch.path,
+            executable: lone
+        ).wait()
         #expect(generate.status == 0, "\(generate.stderr)")
-        _ = try RunningBlocklist(["enable", "all", "set", "--store", "s.sqlite"], in: scratch.path, executable: lone).wait()
-        for (arguments, helper) in [(["load", "set", "--store", "s.sqlite"], "blocklist-extension"), (["sms", "serve", "--rules", "r.json"], "blocklist-sms")] {
+        _ = try RunningBlocklist(["enable", "all", "set", "--store", "s.sqlite"], in: scratch.path, executable: lone)
+            .wait()
+        for (arguments, helper) in [
+            (["load", "set", "--store", "s.sqlite"], "blocklist-extension"),
+            (["sms", "serve", "--rules", "r.json"], "blocklist-sms"),
+        ] {
             let result = try RunningBlocklist(arguments, in: scratch.path, executable: lone).wait()
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains("\(helper) is in neither \(scratch.file(helper)) nor") && result.stderr.contains("Scripts/install.sh --prefix"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("\(helper) is in neither \(scratch.file(helper)) nor")
+                    && result.stderr.contains("Scripts/install.sh --prefix"),
+                "\(result.stderr)"
+            )
         }
     }
 }

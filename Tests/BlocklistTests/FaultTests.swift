@@ -1,3 +1,4 @@
+import BlocklistSystem
 import Foundation
 import Testing
 
@@ -5,7 +6,6 @@ import Testing
 @testable import BlocklistSet
 @testable import BlocklistSetReading
 @testable import CallDirectorySimulator
-import BlocklistSystem
 
 /// Faults injected into the real binaries: SIGKILL at random moments, a full disk, two writers.
 /// Each test is seeded, so a failure replays. docs/RELIABILITY.md lists what each one covers.
@@ -48,7 +48,10 @@ import BlocklistSystem
             let verification = ShardSet.verify(output)
             #expect(verification.isValid, "trial \(trial): \(verification.problems.map(\.message))")
             let now = try Manifest.load(from: output).spec.exclusions
-            #expect(now == previous || now == (useB ? ["00"] : ["000"]), "trial \(trial): the set is neither the old nor the new one")
+            #expect(
+                now == previous || now == (useB ? ["00"] : ["000"]),
+                "trial \(trial): the set is neither the old nor the new one"
+            )
         }
         #expect(kills >= 10, "most trials should have been killed mid-run (\(kills) were)")
         // The next complete run removes whatever the killed ones left.
@@ -65,7 +68,10 @@ import BlocklistSystem
         #expect(try runBlocklist(["generate"] + Self.specA + ["--output", output]).status == 0)
         let before = try Manifest.load(from: output)
         let result = try runWithFileSizeLimit(
-            blocks: blocks, productsDirectory + "/blocklist", ["generate"] + Self.specB + ["--output", output])
+            blocks: blocks,
+            productsDirectory + "/blocklist",
+            ["generate"] + Self.specB + ["--output", output]
+        )
         #expect(result.status == 1, "\(result.stdout)")
         #expect(result.stdout.contains("File too large"), "\(result.stdout)")
         #expect(result.stdout.contains(output), "the sentence names the file: \(result.stdout)")
@@ -86,7 +92,10 @@ import BlocklistSystem
         let before = try CallDirectoryStore(path: store).entries(of: "extension-01")
         // 128 KiB of file: the new entries outgrow it in the WAL, before they can commit.
         let result = try runWithFileSizeLimit(
-            blocks: 256, productsDirectory + "/blocklist", ["load", second, "--store", store, "--only", "1"])
+            blocks: 256,
+            productsDirectory + "/blocklist",
+            ["load", second, "--store", store, "--only", "1"]
+        )
         #expect(result.status == 1)
         #expect(result.stdout.contains("failed: unknown (0)"), "\(result.stdout)")
         let reopened = try CallDirectoryStore(path: store)
@@ -104,7 +113,10 @@ import BlocklistSystem
             let results = [try a.wait(), try b.wait()]
             #expect(results.contains { $0.status == 0 }, "round \(round): one of them wins")
             for result in results where result.status != 0 {
-                #expect(result.stderr.contains("is busy: another process holds the lock"), "round \(round): \(result.stderr)")
+                #expect(
+                    result.stderr.contains("is busy: another process holds the lock"),
+                    "round \(round): \(result.stderr)"
+                )
             }
             #expect(ShardSet.verify(output).isValid, "round \(round)")
             #expect(try Self.leftovers(output).isEmpty)
@@ -153,7 +165,9 @@ import BlocklistSystem
         var numbersByChecksum: [String: [Int64]] = [:]
         for directory in versions {
             let manifest = try Manifest.load(from: directory)
-            for shard in manifest.shards { numbersByChecksum[shard.checksum] = try readNumbers(manifest.path(of: shard, in: directory)) }
+            for shard in manifest.shards {
+                numbersByChecksum[shard.checksum] = try readNumbers(manifest.path(of: shard, in: directory))
+            }
         }
         #expect(try runBlocklist(["enable", "all", versions[0], "--store", store]).status == 0)
         let started = Date()
@@ -179,7 +193,10 @@ import BlocklistSystem
             for row in try current.extensions() {
                 let entries = try current.entries(of: row.identifier)
                 let committed = row.loadedChecksum.flatMap { numbersByChecksum[$0] } ?? []
-                #expect(entries == committed, "trial \(trial): \(row.identifier) holds \(entries.count) entries, not its committed shard")
+                #expect(
+                    entries == committed,
+                    "trial \(trial): \(row.identifier) holds \(entries.count) entries, not its committed shard"
+                )
             }
         }
         #expect(interrupted >= 10, "the kills should interrupt loads (\(interrupted) did)")
@@ -189,8 +206,11 @@ import BlocklistSystem
         let converged = try CallDirectoryStore(path: store)
         for shard in manifest.shards {
             #expect(
-                try converged.entries(of: CallDirectoryStore.identifier(ofShard: shard.index, of: manifest.shards.count))
-                    == numbersByChecksum[shard.checksum])
+                try converged.entries(
+                    of: CallDirectoryStore.identifier(ofShard: shard.index, of: manifest.shards.count)
+                )
+                    == numbersByChecksum[shard.checksum]
+            )
         }
     }
 }

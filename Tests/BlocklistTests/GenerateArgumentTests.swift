@@ -1,7 +1,7 @@
+import BlocklistSet
 import Testing
 
 @testable import BlocklistCore
-import BlocklistSet
 @testable import CommandSupport
 
 /// generate's argument parser against a model of its grammar written apart from it: random
@@ -9,11 +9,15 @@ import BlocklistSet
 /// negative, empty and dash values, unknown options and stray words).
 @Suite struct GenerateArgumentTests {
     static let flags = ["no-exclusions", "skip-invalid", "no-sync", "json", "force"]
-    static let values = ["pattern", "exclude", "range-size", "capacity", "numbers", "allow", "allow-pattern", "labels", "list", "default-country", "layout", "output"]
+    static let values = [
+        "pattern", "exclude", "range-size", "capacity", "numbers", "allow", "allow-pattern", "labels", "list",
+        "default-country", "layout", "output",
+    ]
     static let numeric: Set = ["range-size", "capacity", "default-country"]
     static let files: Set = ["numbers", "allow", "labels", "list"]
     static let words = [
-        "+1###", "+2##", "1###", "+82x0###", "+0##", "000", "5", "-5", "0", "abc", "-", "", "x", "n.txt", "range", "packed", "--json",
+        "+1###", "+2##", "1###", "+82x0###", "+0##", "000", "5", "-5", "0", "abc", "-", "", "x", "n.txt", "range",
+        "packed", "--json",
         "99999999999999999999", "+33", "=", "-o",
     ]
 
@@ -55,10 +59,18 @@ import BlocklistSet
                 guard index < vector.count else { return .refused }
                 value = vector[index]
                 index += 1
-                if value.hasPrefix("-") && !numeric.contains(name) && !(files.contains(name) && value == "-") { return .refused }
+                if value.hasPrefix("-") && !numeric.contains(name) && !(files.contains(name) && value == "-") {
+                    return .refused
+                }
             }
-            if numeric.contains(name), Int64(value.hasPrefix("+") && name == "default-country" ? String(value.dropFirst()) : value) == nil { return .refused }
-            if name == "pattern" || name == "allow-pattern", (try? BlockPattern(parsing: value)) == nil { return .refused }
+            if numeric.contains(name),
+                Int64(value.hasPrefix("+") && name == "default-country" ? String(value.dropFirst()) : value) == nil
+            {
+                return .refused
+            }
+            if name == "pattern" || name == "allow-pattern", (try? BlockPattern(parsing: value)) == nil {
+                return .refused
+            }
             if name == "layout" && value != "range" && value != "packed" { return .refused }
         }
         return .parsed
@@ -73,8 +85,18 @@ import BlocklistSet
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0: vector.append("--" + Self.flags.randomElement(using: &random)!)
                 case 1...4: vector.append("--" + Self.values.randomElement(using: &random)!)
-                case 5: vector.append("--" + Self.values.randomElement(using: &random)! + "=" + Self.words.randomElement(using: &random)!)
-                case 6: vector.append(["--help", "-h", "--version", "--bogus", "-x", "-o", "--", "-o=x", "-o="].randomElement(using: &random)!)
+                case 5:
+                    vector.append(
+                        "--" + Self.values.randomElement(using: &random)! + "=" + Self.words.randomElement(
+                            using: &random
+                        )!
+                    )
+                case 6:
+                    vector.append(
+                        ["--help", "-h", "--version", "--bogus", "-x", "-o", "--", "-o=x", "-o="].randomElement(
+                            using: &random
+                        )!
+                    )
                 default: vector.append(Self.words.randomElement(using: &random)!)
                 }
             }
@@ -87,7 +109,9 @@ import BlocklistSet
                 // Rebuild the spec the independent way: only patterns and numbers matter to it.
                 func value(_ at: inout Int) -> String {
                     let argument = vector[at]
-                    if let equals = argument.firstIndex(of: "="), argument.hasPrefix("-") { return String(argument[argument.index(after: equals)...]) }
+                    if let equals = argument.firstIndex(of: "="), argument.hasPrefix("-") {
+                        return String(argument[argument.index(after: equals)...])
+                    }
                     at += 1
                     return vector[at]
                 }
@@ -95,7 +119,9 @@ import BlocklistSet
                 while index < vector.count {
                     let argument = vector[index]
                     if argument == "--" { break }
-                    let name = argument == "-o" || argument.hasPrefix("-o=") ? "output" : String(argument.dropFirst(2).prefix { $0 != "=" })
+                    let name =
+                        argument == "-o" || argument.hasPrefix("-o=")
+                        ? "output" : String(argument.dropFirst(2).prefix { $0 != "=" })
                     if Self.values.contains(name) {
                         let text = value(&index)
                         switch name {
@@ -104,7 +130,8 @@ import BlocklistSet
                         case "exclude": options.exclusions.append(text)
                         case "range-size": options.rangeSize = Int64(text)!
                         case "capacity": options.capacity = Int64(text)!
-                        case "default-country": options.defaultCountry = Int64(text.hasPrefix("+") ? String(text.dropFirst()) : text)!
+                        case "default-country":
+                            options.defaultCountry = Int64(text.hasPrefix("+") ? String(text.dropFirst()) : text)!
                         case "layout": options.layout = Manifest.Layout(rawValue: text)!
                         case "output": options.output = text
                         case "numbers": options.numbers.append(text)
@@ -123,7 +150,11 @@ import BlocklistSet
                     }
                     index += 1
                 }
-                if options.output.isEmpty || options.listPaths.filter({ $0 == "-" }).count > 1 || (try? options.spec()) == nil { valid = false }
+                if options.output.isEmpty || options.listPaths.filter({ $0 == "-" }).count > 1
+                    || (try? options.spec()) == nil
+                {
+                    valid = false
+                }
                 if !valid { expected = .refused }
                 if valid, case .success(.run(let parsed)) = result {
                     #expect(parsed == options, "\(vector)")
@@ -131,11 +162,15 @@ import BlocklistSet
             }
             counts[expected, default: 0] += 1
             switch (expected, result) {
-            case (.help, .success(.help)), (.version, .success(.version)), (.refused, .failure), (.parsed, .success(.run)): break
+            case (.help, .success(.help)), (.version, .success(.version)), (.refused, .failure),
+                (.parsed, .success(.run)):
+                break
             default: Issue.record("\(vector): the model says \(expected), the parser \(result)")
             }
         }
         // Every kind of outcome came up often enough to mean something.
-        for kind in [Expected.help, .version, .refused, .parsed] { #expect(counts[kind, default: 0] > 300, "\(kind): \(counts)") }
+        for kind in [Expected.help, .version, .refused, .parsed] {
+            #expect(counts[kind, default: 0] > 300, "\(kind): \(counts)")
+        }
     }
 }

@@ -55,17 +55,20 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
         let plan = try ShardPlan(.default)
         #expect(plan.shards[0].entryCount == independentDefaultCount(subscriberPrefix: [0, 1]))
         #expect(plan.shards[0].entryCount == 996_300)
-        #expect(plan.shards[1].entryCount == independentDefaultCount(subscriberPrefix: [0, 2]) + independentDefaultCount(subscriberPrefix: [0, 3]))
+        #expect(
+            plan.shards[1].entryCount == independentDefaultCount(subscriberPrefix: [0, 2])
+                + independentDefaultCount(subscriberPrefix: [0, 3])
+        )
     }
 
     @Test(arguments: [
-        (827000123456 as Int64, false),  // prefix's last 0 joins "00": "827000…"
-        (827001234567, true),  // "827001…" has only "00"
-        (827012345678, true),
-        (827012300045, false),
-        (827099999999, true),
-        (827010001000, false),
-        (827010010010, true),
+        (827_000_123_456 as Int64, false),  // prefix's last 0 joins "00": "827000…"
+        (827_001_234_567, true),  // "827001…" has only "00"
+        (827_012_345_678, true),
+        (827_012_300_045, false),
+        (827_099_999_999, true),
+        (827_010_001_000, false),
+        (827_010_010_010, true),
     ])
     func exclusionMatchesTheWholeDigitString(number: Int64, accepted: Bool) throws {
         let spec = CompiledSpec(.default)
@@ -94,16 +97,27 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
         for trial in 0..<60 {
             let length = Int.random(in: 2...6, using: &random)
             var text = "+" + String(Int.random(in: 1...9, using: &random))
-            for _ in 1..<length { text += Bool.random(using: &random) ? "#" : String(Int.random(in: 0...9, using: &random)) }
+            for _ in 1..<length {
+                text += Bool.random(using: &random) ? "#" : String(Int.random(in: 0...9, using: &random))
+            }
             var patterns = [text]
-            if trial % 3 == 0 { patterns.append("+9" + String(repeating: "#", count: Int.random(in: 1...4, using: &random))) }
+            if trial % 3 == 0 {
+                patterns.append("+9" + String(repeating: "#", count: Int.random(in: 1...4, using: &random)))
+            }
             if trial % 3 == 0, patterns[0].hasPrefix("+9") { patterns.removeLast() }
             let exclusions = (0..<Int.random(in: 0...3, using: &random)).map { _ in
-                String((0..<Int.random(in: 1...3, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+                String(
+                    (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                        Character(String(Int.random(in: 0...9, using: &random)))
+                    }
+                )
             }
             let spec = try BlockSpec(
-                patterns: patterns, exclusions: exclusions, rangeSize: Int64.random(in: 1...50, using: &random),
-                capacity: 1_000_000)
+                patterns: patterns,
+                exclusions: exclusions,
+                rangeSize: Int64.random(in: 1...50, using: &random),
+                capacity: 1_000_000
+            )
             let compiled = CompiledSpec(spec)
             let expected = bruteForce(spec)
             #expect(expand(compiled.runs()) == expected, "spec \(patterns) excluding \(exclusions)")
@@ -127,10 +141,18 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
         var random = SplitMix64(state: 0x5EED_0002)
         for _ in 0..<4 {
             var prefixes = Set<Int>()
-            while prefixes.count < Int.random(in: 130...300, using: &random) { prefixes.insert(Int.random(in: 1000...9999, using: &random)) }
-            let patterns = prefixes.map { "+\($0)" + String(repeating: "#", count: Int.random(in: 0...2, using: &random)) }
+            while prefixes.count < Int.random(in: 130...300, using: &random) {
+                prefixes.insert(Int.random(in: 1000...9999, using: &random))
+            }
+            let patterns = prefixes.map {
+                "+\($0)" + String(repeating: "#", count: Int.random(in: 0...2, using: &random))
+            }
             let spec = try BlockSpec(
-                patterns: patterns, exclusions: ["7"], rangeSize: Int64.random(in: 1...300, using: &random), capacity: 1_000_000)
+                patterns: patterns,
+                exclusions: ["7"],
+                rangeSize: Int64.random(in: 1...300, using: &random),
+                capacity: 1_000_000
+            )
             let compiled = CompiledSpec(spec)
             let expected = bruteForce(spec)
             #expect(expand(compiled.runs()) == expected)
@@ -161,7 +183,12 @@ private func expand(_ runs: some Sequence<NumberRun>) -> [Int64] {
     }
 
     @Test func capacityIsRefusedNamingTheShard() throws {
-        let spec = try BlockSpec(patterns: ["+8270########"], exclusions: ["000"], rangeSize: 2_000_000, capacity: 1_500_000)
+        let spec = try BlockSpec(
+            patterns: ["+8270########"],
+            exclusions: ["000"],
+            rangeSize: 2_000_000,
+            capacity: 1_500_000
+        )
         let error = #expect(throws: BlocklistError.self) { try ShardPlan(spec) }
         #expect(error?.code == .capacityExceeded)
         #expect(error?.message.contains("Shard 2 ") == true)

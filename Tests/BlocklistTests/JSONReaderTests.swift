@@ -78,21 +78,39 @@ import Testing
     /// A random document: mostly valid, with duplicate keys, deep nesting, odd numbers, escapes,
     /// raw UTF-8 and control bytes thrown in.
     static func document(_ random: inout SplitMix64, depth: Int = 0) -> String {
-        let strings = ["a", "", "é", "한국", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00x", "\\\"", "\\\\", "\\/", "\\x", "\u{1}", "tab\\t", "😀", "\\u12"]
-        let numbers = ["0", "-0", "12", "1e5", "0.5e-3", "-1.25E+2", "01", "1.", "-", "+1", ".5", "1e", "NaN", "Infinity", "-Infinity", "123456789012345678901234567890"]
-        func string() -> String { "\"" + (0..<Int.random(in: 0...3, using: &random)).map { _ in strings.randomElement(using: &random)! }.joined() + "\"" }
+        let strings = [
+            "a", "", "é", "한국", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00x", "\\\"", "\\\\", "\\/", "\\x",
+            "\u{1}", "tab\\t", "😀", "\\u12",
+        ]
+        let numbers = [
+            "0", "-0", "12", "1e5", "0.5e-3", "-1.25E+2", "01", "1.", "-", "+1", ".5", "1e", "NaN", "Infinity",
+            "-Infinity", "123456789012345678901234567890",
+        ]
+        func string() -> String {
+            "\""
+                + (0..<Int.random(in: 0...3, using: &random)).map { _ in strings.randomElement(using: &random)! }
+                .joined() + "\""
+        }
         let choice = depth > 5 ? Int.random(in: 2...6, using: &random) : Int.random(in: 0...7, using: &random)
         switch choice {
         case 0:
-            var keys = (0..<Int.random(in: 0...4, using: &random)).map { _ in ["\"k\"", "\"name\"", "\"é\"", string()].randomElement(using: &random)! }
+            var keys = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                ["\"k\"", "\"name\"", "\"é\"", string()].randomElement(using: &random)!
+            }
             if Int.random(in: 0..<5, using: &random) == 0, let first = keys.first { keys.append(first) }
             return "{" + keys.map { $0 + ":" + document(&random, depth: depth + 1) }.joined(separator: ",") + "}"
-        case 1: return "[" + (0..<Int.random(in: 0...4, using: &random)).map { _ in document(&random, depth: depth + 1) }.joined(separator: ", ") + "]"
+        case 1:
+            return "["
+                + (0..<Int.random(in: 0...4, using: &random)).map { _ in document(&random, depth: depth + 1) }.joined(
+                    separator: ", "
+                ) + "]"
         case 2: return string()
         case 3: return numbers.randomElement(using: &random)!
         case 4: return ["true", "false", "null", "nul", "True"].randomElement(using: &random)!
         case 5: return String(repeating: "[", count: 62) + "1" + String(repeating: "]", count: 62)
-        case 6: return String(repeating: "[", count: Int.random(in: 63...66, using: &random)) + String(repeating: "]", count: 65)
+        case 6:
+            return String(repeating: "[", count: Int.random(in: 63...66, using: &random))
+                + String(repeating: "]", count: 65)
         default: return " \t\r\n" + string()
         }
     }
@@ -113,10 +131,13 @@ import Testing
                 default: bytes.insert(byte, at: at)
                 }
             case 2: bytes = [0xEF, 0xBB, 0xBF] + bytes
-            case 3 where Int.random(in: 0..<4, using: &random) == 0: bytes += Array([" 1", "x", "{}", "\u{0}", "\u{FF}"].randomElement(using: &random)!.utf8)
+            case 3 where Int.random(in: 0..<4, using: &random) == 0:
+                bytes += Array([" 1", "x", "{}", "\u{0}", "\u{FF}"].randomElement(using: &random)!.utf8)
             default: break
             }
-            if Int.random(in: 0..<50, using: &random) == 0 { bytes.insert(UInt8.random(in: 0x80...0xFF, using: &random), at: bytes.count / 2) }
+            if Int.random(in: 0..<50, using: &random) == 0 {
+                bytes.insert(UInt8.random(in: 0x80...0xFF, using: &random), at: bytes.count / 2)
+            }
             documents.append(bytes)
         }
         let process = Process()
@@ -129,11 +150,15 @@ import Testing
         try process.run()
         let all = documents
         let writer = Thread {
-            for document in all { input.fileHandleForWriting.write(Data(Data(document).base64EncodedString().utf8) + Data("\n".utf8)) }
+            for document in all {
+                input.fileHandleForWriting.write(Data(Data(document).base64EncodedString().utf8) + Data("\n".utf8))
+            }
             try? input.fileHandleForWriting.close()
         }
         writer.start()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(
+            separator: "\n"
+        )
         process.waitUntilExit()
         try #require(lines.count == documents.count)
         var disagreements: [String] = []
@@ -143,17 +168,25 @@ import Testing
             let ours = Self.tokens(document)
             if ours != nil { accepted += 1 }
             if ours != theirs {
-                disagreements.append("\(String(decoding: document, as: UTF8.self).debugDescription): ours \(String(describing: ours)), Python's \(String(describing: theirs))")
+                disagreements.append(
+                    "\(String(decoding: document, as: UTF8.self).debugDescription): ours \(String(describing: ours)), Python's \(String(describing: theirs))"
+                )
             }
         }
-        #expect(disagreements.isEmpty, "\(disagreements.count) of \(documents.count):\n\(disagreements.prefix(8).joined(separator: "\n"))")
+        #expect(
+            disagreements.isEmpty,
+            "\(disagreements.count) of \(documents.count):\n\(disagreements.prefix(8).joined(separator: "\n"))"
+        )
         #expect(accepted > 1_000 && accepted < 3_500, "\(accepted) accepted: the documents should mix good and bad")
     }
 
     @Test func errorsNameTheLineColumnAndWhatIsWrong() throws {
         let cases: [(String, JSONError.Kind, String)] = [
             ("{\"a\": 1, \"a\": 2}", .duplicateKey, "line 1, column 10: the key \"a\" appears twice in one object"),
-            (String(repeating: "[", count: 65), .tooDeep, "line 1, column 65: the document nests arrays and objects more than 64 deep"),
+            (
+                String(repeating: "[", count: 65), .tooDeep,
+                "line 1, column 65: the document nests arrays and objects more than 64 deep"
+            ),
             ("{\n  \"a\": [1,]\n}", .syntax, "line 2, column 11: expected a value, found ']'"),
             ("[1 2]", .syntax, "line 1, column 4: expected ',' or ']' in the array, found '2'"),
             ("\"abc", .syntax, "line 1, column 1: the string starting here is never closed"),
@@ -180,13 +213,25 @@ import Testing
     @Test func listFilesRefuseDuplicateKeysAndDeepNestingByName() throws {
         let directory = try TemporaryDirectory()
         let cases: [(String, String)] = [
-            (#"{"patterns": [{"pattern": "33#", "action": "block", "action": "allow"}]}"#, "list.json gives a key twice: line 1, column 53: the key \"action\" appears twice in one object; give each key once."),
-            (#"{"patterns": [], "patterns": [{"pattern": "33#", "action": "block"}]}"#, "the key \"patterns\" appears twice"),
-            (#"{"x": "# + String(repeating: "[", count: 70) + "]}", "list.json is nested too deep: line 1, column 70: the document nests arrays and objects more than 64 deep."),
+            (
+                #"{"patterns": [{"pattern": "33#", "action": "block", "action": "allow"}]}"#,
+                "list.json gives a key twice: line 1, column 53: the key \"action\" appears twice in one object; give each key once."
+            ),
+            (
+                #"{"patterns": [], "patterns": [{"pattern": "33#", "action": "block"}]}"#,
+                "the key \"patterns\" appears twice"
+            ),
+            (
+                #"{"x": "# + String(repeating: "[", count: 70) + "]}",
+                "list.json is nested too deep: line 1, column 70: the document nests arrays and objects more than 64 deep."
+            ),
         ]
         for (text, message) in cases {
             try writeBytes(Array(text.utf8), to: directory.file("list.json"))
-            let generate = try runBlocklist(["generate", "--list", "list.json", "--no-sync", "-o", "out"], in: directory.path)
+            let generate = try runBlocklist(
+                ["generate", "--list", "list.json", "--no-sync", "-o", "out"],
+                in: directory.path
+            )
             #expect(generate.status == 1 && generate.stderr.contains(message), "\(generate.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.file("out")))
             let check = try runBlocklist(["list-file", "check", "list.json"], in: directory.path)

@@ -1,9 +1,9 @@
+import BlocklistSet
 import Foundation
 import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistLists
-import BlocklistSet
 
 /// The list inputs as users hand them over: gzip of any size and shape, CSV as RFC 4180 reads it,
 /// over-long lines, refused inputs, and allow patterns over vast ranges. Each parser is checked
@@ -11,7 +11,8 @@ import BlocklistSet
 @Suite struct ListInputTests {
     /// Runs `executable` with `arguments`, feeding `input` on standard input; returns its status
     /// and standard output.
-    func run(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (status: Int32, stdout: Data) {
+    func run(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (status: Int32, stdout: Data)
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -72,15 +73,25 @@ import BlocklistSet
 
         let zcat = try run("/usr/bin/env", ["zcat", directory.file("list.gz")])
         #expect(zcat.status == 0)
-        let expected = Set(String(decoding: zcat.stdout, as: UTF8.self).split(separator: "\n").map { Int64($0.dropFirst())! }).sorted()
+        let expected = Set(
+            String(decoding: zcat.stdout, as: UTF8.self).split(separator: "\n").map { Int64($0.dropFirst())! }
+        ).sorted()
         #expect(expected.count > 0)
 
-        let fromFile = try runBlocklist(["generate", "--numbers", "list.gz", "--no-sync", "-o", "file"], in: directory.path)
+        let fromFile = try runBlocklist(
+            ["generate", "--numbers", "list.gz", "--no-sync", "-o", "file"],
+            in: directory.path
+        )
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
         #expect(try blocked(directory.file("file")) == expected, "\(file.count) bytes in \(members) members")
 
         let fromPipe = try run(
-            "/bin/sh", ["-c", "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o pipe < list.gz"])
+            "/bin/sh",
+            [
+                "-c",
+                "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o pipe < list.gz",
+            ]
+        )
         #expect(fromPipe.status == 0)
         #expect(try blocked(directory.file("pipe")) == expected)
     }
@@ -89,7 +100,10 @@ import BlocklistSet
     @Test func aGzipOfZerosIsReadThrough() throws {
         let directory = try TemporaryDirectory()
         try writeBytes(try gzip([UInt8](repeating: 0, count: 8 << 20), level: 9), to: directory.file("zeros.gz"))
-        let result = try runBlocklist(["generate", "--numbers", "zeros.gz", "--no-sync", "-o", "out"], in: directory.path)
+        let result = try runBlocklist(
+            ["generate", "--numbers", "zeros.gz", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(result.status == 1)
         #expect(result.stderr.contains("zeros.gz:1: the line is 8388608 bytes, longer than 1024"), "\(result.stderr)")
     }
@@ -100,20 +114,34 @@ import BlocklistSet
         let directory = try TemporaryDirectory()
         let member = try gzip(Array((0..<5_000).map { "+3316212\($0 + 10_000)\n" }.joined().utf8), level: 6)
         let cases: [(name: String, bytes: [UInt8], says: String)] = [
-            ("garbage.gz", member + Array("garbage\n".utf8), "from byte \(member.count) on, that are not another gzip member"),
+            (
+                "garbage.gz", member + Array("garbage\n".utf8),
+                "from byte \(member.count) on, that are not another gzip member"
+            ),
             // gzip itself passes over trailing zeros (tape padding); this reader refuses them too.
             ("zeros.gz", member + member + [0, 0, 0, 0], "from byte \(2 * member.count) on"),
             ("onebyte.gz", member + [0x1F], "from byte \(member.count) on"),
-            ("truncated.gz", member + Array(member.prefix(member.count - 9)), "truncated gzip file: it ends at byte \(2 * member.count - 9) inside the gzip member that starts at byte \(member.count)"),
+            (
+                "truncated.gz", member + Array(member.prefix(member.count - 9)),
+                "truncated gzip file: it ends at byte \(2 * member.count - 9) inside the gzip member that starts at byte \(member.count)"
+            ),
             ("header.gz", Array(member.prefix(5)), "truncated gzip file"),
         ]
         for (name, bytes, says) in cases {
             try writeBytes(bytes, to: directory.file(name))
-            if name != "zeros.gz" { #expect(try run("/usr/bin/env", ["zcat", directory.file(name)]).status != 0, "zcat reads \(name)") }
-            let result = try runBlocklist(["generate", "--numbers", name, "--no-sync", "-o", "out-" + name], in: directory.path)
+            if name != "zeros.gz" {
+                #expect(try run("/usr/bin/env", ["zcat", directory.file(name)]).status != 0, "zcat reads \(name)")
+            }
+            let result = try runBlocklist(
+                ["generate", "--numbers", name, "--no-sync", "-o", "out-" + name],
+                in: directory.path
+            )
             #expect(result.status == 1)
             #expect(result.stderr.contains(name) && result.stderr.contains(says), "\(name): \(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: directory.file("out-" + name)), "\(name) left its output directory")
+            #expect(
+                !FileManager.default.fileExists(atPath: directory.file("out-" + name)),
+                "\(name) left its output directory"
+            )
         }
     }
 
@@ -123,14 +151,27 @@ import BlocklistSet
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+33162123456\nnot a number\n".utf8), to: directory.file("bad.txt"))
         for input in ["bad.txt", "missing.txt"] {
-            let result = try runBlocklist(["generate", "--numbers", input, "--no-sync", "-o", "new"], in: directory.path)
+            let result = try runBlocklist(
+                ["generate", "--numbers", input, "--no-sync", "-o", "new"],
+                in: directory.path
+            )
             #expect(result.status == 1, "\(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: directory.file("new")), "\(input) left the output directory")
+            #expect(
+                !FileManager.default.fileExists(atPath: directory.file("new")),
+                "\(input) left the output directory"
+            )
         }
         try FileManager.default.createDirectory(atPath: directory.file("kept"), withIntermediateDirectories: false)
         try writeBytes([1], to: directory.file("kept/.gitkeep"))
-        #expect(try runBlocklist(["generate", "--numbers", "bad.txt", "--no-sync", "-o", "kept"], in: directory.path).status == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("kept")).sorted() == [".blocklist.lock", ".gitkeep"])
+        #expect(
+            try runBlocklist(["generate", "--numbers", "bad.txt", "--no-sync", "-o", "kept"], in: directory.path).status
+                == 1
+        )
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.file("kept")).sorted() == [
+                ".blocklist.lock", ".gitkeep",
+            ]
+        )
     }
 
     /// Lines up to the limit are read; a longer one is named with its length, and `--skip-invalid`
@@ -144,12 +185,18 @@ import BlocklistSet
         // A byte-order mark is not counted (it is only one on line 1).
         let lines = ["\u{FEFF}" + padded, padded + "\r", padded, over, "+33162123457", over + "\r", "+33162123458"]
         try writeBytes(Array(lines.joined(separator: "\n").utf8), to: directory.file("long.txt"))
-        let refused = try runBlocklist(["generate", "--numbers", "long.txt", "--no-sync", "-o", "out"], in: directory.path)
+        let refused = try runBlocklist(
+            ["generate", "--numbers", "long.txt", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("long.txt has 2 invalid lines"), "\(refused.stderr)")
         #expect(refused.stderr.contains("long.txt:4: the line is 1025 bytes, longer than 1024"), "\(refused.stderr)")
         #expect(refused.stderr.contains("long.txt:6: the line is 1025 bytes"), "\(refused.stderr)")
-        let skipped = try runBlocklist(["generate", "--numbers", "long.txt", "--skip-invalid", "--no-sync", "-o", "out"], in: directory.path)
+        let skipped = try runBlocklist(
+            ["generate", "--numbers", "long.txt", "--skip-invalid", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stderr.contains("skipped 2 invalid lines of long.txt"), "\(skipped.stderr)")
         #expect(try blocked(directory.file("out")) == [33_162_123_456, 33_162_123_457, 33_162_123_458])
@@ -166,18 +213,44 @@ import BlocklistSet
             "\"+33 1 62 12 34 58\";Plain",
         ]
         try writeBytes(Array(lines.joined(separator: "\r\n").utf8), to: directory.file("labels.csv"))
-        let result = try runBlocklist(["generate", "--labels", "labels.csv", "--no-sync", "-o", "out"], in: directory.path)
+        let result = try runBlocklist(
+            ["generate", "--labels", "labels.csv", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("labels.csv:1 has no digits and a separator; read as a CSV header"), "\(result.stderr)")
-        let cat = try runBlocklist(["cat", "--labels"] + (try FileManager.default.contentsOfDirectory(atPath: directory.file("out")))
-            .filter { $0.hasPrefix("set-") }.map { directory.file("out/\($0)/shard-01.blk") })
-        #expect(cat.stdout == "33162123456\tHe said \"hi\"\n33162123457\tACME, Inc.; sales\n33162123458\tPlain\n", "\(cat.stdout)")
+        #expect(
+            result.stderr.contains("labels.csv:1 has no digits and a separator; read as a CSV header"),
+            "\(result.stderr)"
+        )
+        let cat = try runBlocklist(
+            ["cat", "--labels"]
+                + (try FileManager.default.contentsOfDirectory(atPath: directory.file("out")))
+                .filter { $0.hasPrefix("set-") }.map { directory.file("out/\($0)/shard-01.blk") }
+        )
+        #expect(
+            cat.stdout == "33162123456\tHe said \"hi\"\n33162123457\tACME, Inc.; sales\n33162123458\tPlain\n",
+            "\(cat.stdout)"
+        )
 
-        try writeBytes(Array("+33162123456,Spam\n+33162123457,ACME, Inc.\n+33162123458,\"x\"y\n".utf8), to: directory.file("three.csv"))
-        let three = try runBlocklist(["generate", "--labels", "three.csv", "--no-sync", "-o", "out3"], in: directory.path)
+        try writeBytes(
+            Array("+33162123456,Spam\n+33162123457,ACME, Inc.\n+33162123458,\"x\"y\n".utf8),
+            to: directory.file("three.csv")
+        )
+        let three = try runBlocklist(
+            ["generate", "--labels", "three.csv", "--no-sync", "-o", "out3"],
+            in: directory.path
+        )
         #expect(three.status == 1)
-        #expect(three.stderr.contains("three.csv:2: it has 3 fields; a labels file holds number,label (quote a label that holds ','"), "\(three.stderr)")
-        #expect(three.stderr.contains("three.csv:3: the quoted field 2 is followed by 'y' at column 17, not a separator"), "\(three.stderr)")
+        #expect(
+            three.stderr.contains(
+                "three.csv:2: it has 3 fields; a labels file holds number,label (quote a label that holds ','"
+            ),
+            "\(three.stderr)"
+        )
+        #expect(
+            three.stderr.contains("three.csv:3: the quoted field 2 is followed by 'y' at column 17, not a separator"),
+            "\(three.stderr)"
+        )
     }
 
     /// Seeded differential: random records over quotes, separators, digits and UTF-8 split as
@@ -195,7 +268,9 @@ import BlocklistSet
                 // Well-formed records: quoted and unquoted fields with one separator.
                 let separator = [",", ";", "\t"][Int.random(in: 0..<3, using: &random)]
                 let fields = (0..<Int.random(in: 1...4, using: &random)).map { _ -> String in
-                    let body = (0..<Int.random(in: 0...6, using: &random)).map { _ in ["a", "1", "é", " ", separator, "\"\""][Int.random(in: 0..<6, using: &random)] }.joined()
+                    let body = (0..<Int.random(in: 0...6, using: &random)).map { _ in
+                        ["a", "1", "é", " ", separator, "\"\""][Int.random(in: 0..<6, using: &random)]
+                    }.joined()
                     if Bool.random(using: &random) { return "\"" + body + "\"" }
                     return body.replacingOccurrences(of: "\"\"", with: "q").filter { !" ,;\t".contains($0) }
                 }
@@ -203,7 +278,8 @@ import BlocklistSet
             } else {
                 let separator = [",", ";", "\t"][Int.random(in: 0..<3, using: &random)]
                 line = (0..<Int.random(in: 1...12, using: &random)).map { _ in
-                    Int.random(in: 0..<4, using: &random) == 0 ? separator : alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                    Int.random(in: 0..<4, using: &random) == 0
+                        ? separator : alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
                 }.joined()
             }
             if line.isEmpty || line.first == " " || line.first == "\t" { line = "x" + line }
@@ -240,17 +316,25 @@ import BlocklistSet
             """
         var input = Data()
         for (line, mine) in zip(lines, ours) {
-            input += try JSONSerialization.data(withJSONObject: ["line": line, "sep": mine.separator]) + Data("\n".utf8)
+            input +=
+                try JSONSerialization.data(withJSONObject: ["line": line, "sep": mine.separator]) + Data("\n".utf8)
         }
         let python = try run("/usr/bin/env", ["python3", "-c", script], input: input)
         #expect(python.status == 0)
-        let theirs = String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").map { try? JSONDecoder().decode([String]?.self, from: Data($0.utf8)) }
+        let theirs = String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").map {
+            try? JSONDecoder().decode([String]?.self, from: Data($0.utf8))
+        }
         try #require(theirs.count == lines.count)
         var disagreements: [String] = []
         for (index, line) in lines.enumerated() where ours[index].fields != theirs[index] ?? nil {
-            disagreements.append("\(line.debugDescription): ours \(String(describing: ours[index].fields)), Python's \(String(describing: theirs[index] ?? nil))")
+            disagreements.append(
+                "\(line.debugDescription): ours \(String(describing: ours[index].fields)), Python's \(String(describing: theirs[index] ?? nil))"
+            )
         }
-        #expect(disagreements.isEmpty, "\(disagreements.count) of \(lines.count):\n\(disagreements.prefix(10).joined(separator: "\n"))")
+        #expect(
+            disagreements.isEmpty,
+            "\(disagreements.count) of \(lines.count):\n\(disagreements.prefix(10).joined(separator: "\n"))"
+        )
         #expect(ours.filter { $0.fields == nil }.count > 100, "the random records should include refused ones")
     }
 
@@ -260,12 +344,21 @@ import BlocklistSet
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+33162123456\n+12025550100\n+100000000000007\n".utf8), to: directory.file("n.txt"))
         let wide = try runBlocklist(
-            ["generate", "--numbers", "n.txt", "--allow-pattern", "+1##############", "--allow-pattern", "+1##########", "--no-sync", "-o", "a"],
-            in: directory.path)
+            [
+                "generate", "--numbers", "n.txt", "--allow-pattern", "+1##############", "--allow-pattern",
+                "+1##########", "--no-sync", "-o", "a",
+            ],
+            in: directory.path
+        )
         #expect(wide.status == 0, "\(wide.stderr)")
         #expect(try blocked(directory.file("a")) == [33_162_123_456])
         let both = try runBlocklist(
-            ["generate", "--pattern", "+1##########", "--pattern", "+33162123###", "--no-exclusions", "--allow-pattern", "+1##########", "--no-sync", "-o", "b"], in: directory.path)
+            [
+                "generate", "--pattern", "+1##########", "--pattern", "+33162123###", "--no-exclusions",
+                "--allow-pattern", "+1##########", "--no-sync", "-o", "b",
+            ],
+            in: directory.path
+        )
         #expect(both.status == 0, "\(both.stderr)")
         #expect(try blocked(directory.file("b")) == Array(33_162_123_000...33_162_123_999))
     }
@@ -275,24 +368,46 @@ import BlocklistSet
     @Test func lookupAcceptsTheFormsAListAccepts() throws {
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+827012345678\n".utf8), to: directory.file("n.txt"))
-        #expect(try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "out"], in: directory.path).status == 0)
+        #expect(
+            try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "out"], in: directory.path).status
+                == 0
+        )
         #expect(try runBlocklist(["enable", "all", "out", "--store", "s.db"], in: directory.path).status == 0)
         #expect(try runBlocklist(["load", "out", "--store", "s.db"], in: directory.path).status == 0)
         for form in ["+827012345678", "827012345678", "+82 70-1234-5678", "0082 (70) 1234 5678", "+82.70.1234.5678"] {
             let result = try runBlocklist(["lookup", form, "--store", "s.db"], in: directory.path)
-            #expect(result.status == 0 && result.stdout.contains("827012345678 is blocked"), "\(form): \(result.stdout)\(result.stderr)")
+            #expect(
+                result.status == 0 && result.stdout.contains("827012345678 is blocked"),
+                "\(form): \(result.stdout)\(result.stderr)"
+            )
         }
-        let national = try runBlocklist(["lookup", "070-1234-5678", "--default-country", "82", "--store", "s.db"], in: directory.path)
+        let national = try runBlocklist(
+            ["lookup", "070-1234-5678", "--default-country", "82", "--store", "s.db"],
+            in: directory.path
+        )
         #expect(national.status == 0, "\(national.stderr)")
         let noCountry = try runBlocklist(["lookup", "070-1234-5678", "--store", "s.db"], in: directory.path)
-        #expect(noCountry.status == 2 && noCountry.stderr.contains("has no country code; write it as +CC…, or give --default-country"), "\(noCountry.stderr)")
+        #expect(
+            noCountry.status == 2
+                && noCountry.stderr.contains("has no country code; write it as +CC…, or give --default-country"),
+            "\(noCountry.stderr)"
+        )
         let letters = try runBlocklist(["lookup", "+82 70 CALL ME", "--store", "s.db"], in: directory.path)
-        #expect(letters.status == 2 && letters.stderr.contains("is not a phone number: 'C' at column 8"), "\(letters.stderr)")
+        #expect(
+            letters.status == 2 && letters.stderr.contains("is not a phone number: 'C' at column 8"),
+            "\(letters.stderr)"
+        )
         // Text that is not ASCII is shown as written, the offending character named by its code point.
         let fullwidth = try runBlocklist(["lookup", "+82-70-１２34-5678", "--store", "s.db"], in: directory.path)
-        #expect(fullwidth.stderr == "Error: \"+82-70-１２34-5678\" is not a phone number: '１' (U+FF11) at column 8.\n", "\(fullwidth.stderr)")
+        #expect(
+            fullwidth.stderr == "Error: \"+82-70-１２34-5678\" is not a phone number: '１' (U+FF11) at column 8.\n",
+            "\(fullwidth.stderr)"
+        )
         let invisible = try runBlocklist(["lookup", "+8270\u{200B}12345678", "--store", "s.db"], in: directory.path)
-        #expect(invisible.stderr == "Error: \"+8270\\u{200B}12345678\" is not a phone number: U+200B at column 6.\n", "\(invisible.stderr)")
+        #expect(
+            invisible.stderr == "Error: \"+8270\\u{200B}12345678\" is not a phone number: U+200B at column 6.\n",
+            "\(invisible.stderr)"
+        )
     }
 
     /// What the attack on this work found: a FIFO whose writer comes late is waited for (never
@@ -302,11 +417,18 @@ import BlocklistSet
     @Test func fifosDevicesLabelsAndTrunkZerosAsUsersHandThemOver() throws {
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+33162123456\n".utf8), to: directory.file("n.txt"))
-        #expect(try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "keep"], in: directory.path).status == 0)
+        #expect(
+            try runBlocklist(["generate", "--numbers", "n.txt", "--no-sync", "-o", "keep"], in: directory.path).status
+                == 0
+        )
         #expect(mkfifo(directory.file("p"), 0o600) == 0)
         let late = try run(
             "/bin/sh",
-            ["-c", "cd '\(directory.path)' || exit 9; (sleep 1; timeout 30 sh -c \"printf '+33162123457\\\\n' > p\") & timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status"])
+            [
+                "-c",
+                "cd '\(directory.path)' || exit 9; (sleep 1; timeout 30 sh -c \"printf '+33162123457\\\\n' > p\") & timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status",
+            ]
+        )
         #expect(late.status == 0)
         #expect(try blocked(directory.file("keep")) == [33_162_123_457])
         // A writer already waiting writes and leaves the moment the list is opened: what it wrote
@@ -314,27 +436,54 @@ import BlocklistSet
         // timeout turns that hang into a failure).
         let early = try run(
             "/bin/sh",
-            ["-c", "cd '\(directory.path)' || exit 9; timeout 30 sh -c \"printf '+33162123458\\\\n' > p\" & sleep 0.5; timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status"])
+            [
+                "-c",
+                "cd '\(directory.path)' || exit 9; timeout 30 sh -c \"printf '+33162123458\\\\n' > p\" & sleep 0.5; timeout 30 '\(productsDirectory)/blocklist' generate --numbers p --no-sync -o keep; status=$?; wait; exit $status",
+            ]
+        )
         #expect(early.status == 0)
         #expect(try blocked(directory.file("keep")) == [33_162_123_458])
 
-        let device = try run("/bin/sh", ["-c", "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o dev < /dev/null"])
+        let device = try run(
+            "/bin/sh",
+            [
+                "-c",
+                "cd '\(directory.path)' && '\(productsDirectory)/blocklist' generate --numbers - --no-sync -o dev < /dev/null",
+            ]
+        )
         #expect(device.status == 1)
         #expect(!FileManager.default.fileExists(atPath: directory.file("dev")))
 
         try writeBytes(Array("+33162123456,\" x \"\n".utf8), to: directory.file("spaces.csv"))
-        #expect(try runBlocklist(["generate", "--labels", "spaces.csv", "--no-sync", "-o", "spaces"], in: directory.path).status == 0)
-        let set = try FileManager.default.contentsOfDirectory(atPath: directory.file("spaces")).first { $0.hasPrefix("set-") }!
-        #expect(try runBlocklist(["cat", "--labels", directory.file("spaces/\(set)/shard-01.blk")]).stdout == "33162123456\t x \n")
+        #expect(
+            try runBlocklist(["generate", "--labels", "spaces.csv", "--no-sync", "-o", "spaces"], in: directory.path)
+                .status == 0
+        )
+        let set = try FileManager.default.contentsOfDirectory(atPath: directory.file("spaces")).first {
+            $0.hasPrefix("set-")
+        }!
+        #expect(
+            try runBlocklist(["cat", "--labels", directory.file("spaces/\(set)/shard-01.blk")]).stdout
+                == "33162123456\t x \n"
+        )
 
         for (name, label) in [("bidi", "Bank\u{202E}evil"), ("separator", "a\u{2028}b"), ("zero width", "\u{200B}")] {
             try writeBytes(Array("+33162123456,\(label)\n".utf8), to: directory.file("l.csv"))
-            let result = try runBlocklist(["generate", "--labels", "l.csv", "--no-sync", "-o", "l"], in: directory.path)
-            #expect(result.status == 1 && result.stderr.contains("an invisible format or separator character"), "\(name): \(result.stderr)")
+            let result = try runBlocklist(
+                ["generate", "--labels", "l.csv", "--no-sync", "-o", "l"],
+                in: directory.path
+            )
+            #expect(
+                result.status == 1 && result.stderr.contains("an invisible format or separator character"),
+                "\(name): \(result.stderr)"
+            )
         }
 
         try writeBytes(Array("+33 (0) 1 62 12 34 58\n0033 (0)1 62 12 34 59\n".utf8), to: directory.file("trunk.txt"))
-        #expect(try runBlocklist(["generate", "--numbers", "trunk.txt", "--no-sync", "-o", "trunk"], in: directory.path).status == 0)
+        #expect(
+            try runBlocklist(["generate", "--numbers", "trunk.txt", "--no-sync", "-o", "trunk"], in: directory.path)
+                .status == 0
+        )
         #expect(try blocked(directory.file("trunk")) == [33_162_123_458, 33_162_123_459])
     }
 
@@ -344,12 +493,24 @@ import BlocklistSet
         var random = SplitMix64(state: 77)
         for _ in 0..<300 {
             let length = Int.random(in: 4...6, using: &random)
-            let pattern = "+" + String(Int.random(in: 1...8, using: &random)) + (1..<length).map { _ in Bool.random(using: &random) ? "#" : String(Int.random(in: 0...9, using: &random)) }.joined()
-            let exclusions = (0..<Int.random(in: 0...2, using: &random)).map { _ in (0..<Int.random(in: 1...2, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined() }
-            let spec = try BlockSpec(patterns: [pattern, "+9" + String(repeating: "#", count: length - 1)].sorted(), exclusions: exclusions, rangeSize: .max)
+            let pattern =
+                "+" + String(Int.random(in: 1...8, using: &random))
+                + (1..<length).map { _ in
+                    Bool.random(using: &random) ? "#" : String(Int.random(in: 0...9, using: &random))
+                }.joined()
+            let exclusions = (0..<Int.random(in: 0...2, using: &random)).map { _ in
+                (0..<Int.random(in: 1...2, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }
+                    .joined()
+            }
+            let spec = try BlockSpec(
+                patterns: [pattern, "+9" + String(repeating: "#", count: length - 1)].sorted(),
+                exclusions: exclusions,
+                rangeSize: .max
+            )
             let compiled = CompiledSpec(spec)
             let all = compiled.runs().flatMap { Array($0.start...$0.last) }
-            let points = (0..<3).map { _ in Int64.random(in: 0...Int64(pow(10, Double(length))) + 5, using: &random) }.sorted()
+            let points = (0..<3).map { _ in Int64.random(in: 0...Int64(pow(10, Double(length))) + 5, using: &random) }
+                .sorted()
             let takes = points.map { _ in Int.random(in: 0...2, using: &random) }
             // The generator under test, and the same calls replayed on a plain array: a skip drops
             // what is below its point; a take hands over the next maximal consecutive group.
@@ -411,13 +572,19 @@ import BlocklistSet
         let union = try LabelledUnion([], patterns: patterns, labels: [[]], origin: "")
         var runs: [NumberRun] = []
         while let next = try union.nextLabelled() { runs.append(next.run) }
-        #expect(runs == [NumberRun(first: 200_000, last: 200_099), NumberRun(first: 1_000_000_000, last: 1_999_999_999)])
+        #expect(
+            runs == [NumberRun(first: 200_000, last: 200_099), NumberRun(first: 1_000_000_000, last: 1_999_999_999)]
+        )
         #expect(union.startedPatterns <= 4, "\(union.startedPatterns) patterns started")
 
         // A different label inside a labelled run is still a conflict, not skipped.
         let labelled = try LabelledUnion(
-            [], patterns: [try BlockPattern(parsing: "+1####"), try BlockPattern(parsing: "+12###")], patternLabels: [0, 1],
-            labels: [Array("A".utf8), Array("B".utf8)], origin: "in test")
+            [],
+            patterns: [try BlockPattern(parsing: "+1####"), try BlockPattern(parsing: "+12###")],
+            patternLabels: [0, 1],
+            labels: [Array("A".utf8), Array("B".utf8)],
+            origin: "in test"
+        )
         #expect(throws: BlocklistError.self) { while try labelled.nextLabelled() != nil {} }
     }
 }

@@ -1,7 +1,8 @@
+import BlocklistSet
 import Foundation
 import Testing
+
 @testable import BlocklistCore
-import BlocklistSet
 
 /// Imported lists, labels and allow-lists, end to end through `blocklist generate`, checked
 /// against independent computations: GNU `sort -u` and a dictionary of labels.
@@ -50,7 +51,12 @@ import BlocklistSet
         try write(lines, to: directory.file("numbers.txt"))
         try write(normalized, to: directory.file("normalized.txt"))
         let result = try runBlocklist(
-            ["generate", "--numbers", "numbers.txt", "--default-country", "33", "--capacity", "40000", "--no-sync", "-o", "out"], in: directory.path)
+            [
+                "generate", "--numbers", "numbers.txt", "--default-country", "33", "--capacity", "40000", "--no-sync",
+                "-o", "out",
+            ],
+            in: directory.path
+        )
         #expect(result.status == 0, "\(result.stderr)")
 
         let sort = Process()
@@ -58,12 +64,17 @@ import BlocklistSet
         sort.arguments = ["sort", "-u", "-n", "-o", directory.file("expected.txt"), directory.file("normalized.txt")]
         try sort.run()
         sort.waitUntilExit()
-        let expected = String(decoding: try readBytes(directory.file("expected.txt")), as: UTF8.self).split(separator: "\n").map { Int64($0)! }
+        let expected = String(decoding: try readBytes(directory.file("expected.txt")), as: UTF8.self).split(
+            separator: "\n"
+        ).map { Int64($0)! }
         let (blocked, labels) = try contents(directory.file("out"))
         #expect(blocked.count == expected.count)
         #expect(blocked == expected)
         #expect(labels.isEmpty)
-        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(try readBytes(directory.file("out/manifest.json"))))
+        let manifest = try JSONDecoder().decode(
+            Manifest.self,
+            from: Data(try readBytes(directory.file("out/manifest.json")))
+        )
         #expect(manifest.shards.count >= 2)
         #expect(manifest.shards.allSatisfy { $0.count <= 40_000 })
         #expect(try runBlocklist(["verify", "out"], in: directory.path).status == 0)
@@ -102,9 +113,12 @@ import BlocklistSet
         // An allow pattern takes out a whole block too.
         let result = try runBlocklist(
             [
-                "generate", "--numbers", "block.txt", "--labels", "labels.csv", "--allow", "allow.txt", "--allow-pattern", "+4420000####",
+                "generate", "--numbers", "block.txt", "--labels", "labels.csv", "--allow", "allow.txt",
+                "--allow-pattern", "+4420000####",
                 "--capacity", "3000", "--no-sync", "-o", "out",
-            ], in: directory.path)
+            ],
+            in: directory.path
+        )
         #expect(result.status == 0, "\(result.stderr)")
         let allowedByPattern: (Int64) -> Bool = { $0 >= 44_200_000_000 && $0 < 44_200_010_000 }
         let wantBlocked = blocked.filter { !allowed.contains($0) && !allowedByPattern($0) }.sorted()
@@ -122,11 +136,17 @@ import BlocklistSet
             ("sixteen digits", Array("+1234567890123456\n".utf8), "more than 15 digits"),
             ("national without a country", Array("0162123456\n".utf8), "has no country code"),
             ("NUL byte", Array("+3316212\u{0}3456\n".utf8), "NUL byte"),
-            ("long line without newline", [UInt8](repeating: 0x35, count: 3 << 20), "numbers.txt:1: the line is 3145728 bytes, longer than 1024"),
+            (
+                "long line without newline", [UInt8](repeating: 0x35, count: 3 << 20),
+                "numbers.txt:1: the line is 3145728 bytes, longer than 1024"
+            ),
         ]
         for (name, bytes, message) in cases {
             try writeBytes(bytes, to: directory.file("numbers.txt"))
-            let result = try runBlocklist(["generate", "--numbers", "numbers.txt", "--no-sync", "-o", "out"], in: directory.path)
+            let result = try runBlocklist(
+                ["generate", "--numbers", "numbers.txt", "--no-sync", "-o", "out"],
+                in: directory.path
+            )
             #expect(result.status != 0, "\(name)")
             #expect(result.stderr.contains(message), "\(name): \(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.file("out/manifest.json")), "\(name)")
@@ -134,15 +154,27 @@ import BlocklistSet
             #expect(leftovers.allSatisfy { $0 == ShardSet.lockFileName }, "\(name): \(leftovers)")
         }
         // --skip-invalid goes on and says what it skipped; a BOM and CRLF endings are read.
-        try writeBytes([0xEF, 0xBB, 0xBF] + Array("+33162123456\r\nhello\r\n+33162123457\r\n".utf8), to: directory.file("numbers.txt"))
-        let skipped = try runBlocklist(["generate", "--numbers", "numbers.txt", "--skip-invalid", "--no-sync", "-o", "out"], in: directory.path)
+        try writeBytes(
+            [0xEF, 0xBB, 0xBF] + Array("+33162123456\r\nhello\r\n+33162123457\r\n".utf8),
+            to: directory.file("numbers.txt")
+        )
+        let skipped = try runBlocklist(
+            ["generate", "--numbers", "numbers.txt", "--skip-invalid", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stderr.contains("skipped 1 invalid line of numbers.txt"))
         #expect(try contents(directory.file("out")).blocked == [33_162_123_456, 33_162_123_457])
         // A bad label.
         try write(["+33162123456,\u{7}bell"], to: directory.file("labels.csv"))
-        let label = try runBlocklist(["generate", "--labels", "labels.csv", "--no-sync", "-o", "out2"], in: directory.path)
-        #expect(label.status != 0 && label.stderr.contains("labels.csv:1: the label holds the control character U+7"), "\(label.stderr)")
+        let label = try runBlocklist(
+            ["generate", "--labels", "labels.csv", "--no-sync", "-o", "out2"],
+            in: directory.path
+        )
+        #expect(
+            label.status != 0 && label.stderr.contains("labels.csv:1: the label holds the control character U+7"),
+            "\(label.stderr)"
+        )
     }
 
     @Test func gzipAndStandardInputAreRead() throws {
@@ -153,13 +185,19 @@ import BlocklistSet
         gzip.arguments = ["gzip", "-k", directory.file("a.txt")]
         try gzip.run()
         gzip.waitUntilExit()
-        let result = try runBlocklist(["generate", "--numbers", "a.txt.gz", "--no-sync", "-o", "out"], in: directory.path)
+        let result = try runBlocklist(
+            ["generate", "--numbers", "a.txt.gz", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try contents(directory.file("out")).blocked == [33_162_123_456, 33_162_123_458])
         // A truncated gzip file is refused.
         let bytes = try readBytes(directory.file("a.txt.gz"))
         try writeBytes(Array(bytes.prefix(bytes.count - 6)), to: directory.file("b.txt.gz"))
-        let truncated = try runBlocklist(["generate", "--numbers", "b.txt.gz", "--no-sync", "-o", "out"], in: directory.path)
+        let truncated = try runBlocklist(
+            ["generate", "--numbers", "b.txt.gz", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
         #expect(truncated.status != 0 && truncated.stderr.contains("b.txt.gz"), "\(truncated.stderr)")
     }
 
@@ -170,13 +208,22 @@ import BlocklistSet
         try write(numbers, to: directory.file("list.txt"))
         let arguments = ["generate", "--numbers", "list.txt", "--capacity", "10000", "--no-sync", "-o", "out"]
         #expect(try runBlocklist(arguments, in: directory.path).status == 0)
-        let before = try JSONDecoder().decode(Manifest.self, from: Data(try readBytes(directory.file("out/manifest.json"))))
+        let before = try JSONDecoder().decode(
+            Manifest.self,
+            from: Data(try readBytes(directory.file("out/manifest.json")))
+        )
         // 50 numbers in one narrow prefix: only the shard that covers it changes.
         numbers += (0..<50).map { "+33612345\(String(format: "%03d", $0))" }
         try write(numbers, to: directory.file("list.txt"))
         let again = try runBlocklist(arguments, in: directory.path)
-        #expect(again.status == 0 && again.stderr.contains("kept the previous generation's shard boundaries"), "\(again.stderr)")
-        let after = try JSONDecoder().decode(Manifest.self, from: Data(try readBytes(directory.file("out/manifest.json"))))
+        #expect(
+            again.status == 0 && again.stderr.contains("kept the previous generation's shard boundaries"),
+            "\(again.stderr)"
+        )
+        let after = try JSONDecoder().decode(
+            Manifest.self,
+            from: Data(try readBytes(directory.file("out/manifest.json")))
+        )
         #expect(after.shards.map(\.lowerBound) == before.shards.map(\.lowerBound))
         let changed = zip(before.shards, after.shards).filter { $0.checksum != $1.checksum }.count
         #expect(changed == 1, "\(changed) shards changed")
@@ -203,7 +250,9 @@ import BlocklistSet
         let writer = try ShardWriter(path: directory.file("v2.blk"), shardIndex: 4, version: 2, lowerBound: base)
         for number in blocked { try writer.append(number) }
         try writer.beginIdentification(labels: labels)
-        for (number, label) in identified { try writer.appendIdentification(NumberRun(start: number, count: 1), label: label) }
+        for (number, label) in identified {
+            try writer.appendIdentification(NumberRun(start: number, count: 1), label: label)
+        }
         let header = try writer.finish(sync: false)
         #expect(header.version == 2 && header.lowerBound == base && header.labelCount == 3)
 
@@ -219,12 +268,17 @@ import BlocklistSet
         #expect(gotIdentified.map(\.0) == identified.map(\.0) && gotIdentified.map(\.1) == identified.map(\.1))
 
         // The blocking entries' share of the file is within 15% of log2(C(candidates, count)).
-        func log2Binomial(_ n: Double, _ k: Double) -> Double { (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(2) }
+        func log2Binomial(_ n: Double, _ k: Double) -> Double {
+            (lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)) / log(2)
+        }
         let blockingOnly = try ShardWriter(path: directory.file("b.blk"), shardIndex: 1, version: 2)
         for number in blocked { try blockingOnly.append(number) }
         let bits = Double(try blockingOnly.finish(sync: false).fileSize * 8)
         let bound = log2Binomial(Double(candidates), Double(blocked.count))
-        #expect(bits <= bound * 1.15, "\(bits / Double(blocked.count)) bits per entry, bound \(bound / Double(blocked.count))")
+        #expect(
+            bits <= bound * 1.15,
+            "\(bits / Double(blocked.count)) bits per entry, bound \(bound / Double(blocked.count))"
+        )
 
         // Any damaged payload byte is refused before anything is read.
         var bytes = try readBytes(directory.file("v2.blk"))
@@ -276,7 +330,10 @@ import BlocklistSet
         let first = try runBlocklist(["lookup", "+33162123460", "--store", "s.db"], in: directory.path)
         #expect(first.status == 0 && first.stdout.contains("identified as \"Scam\" by extension-01"), "\(first.stdout)")
 
-        try writeBytes(Array("+33162123459,Telemarketing\n+33162123460,Fraud\n+33162123461,New\n".utf8), to: directory.file("labels.csv"))
+        try writeBytes(
+            Array("+33162123459,Telemarketing\n+33162123460,Fraud\n+33162123461,New\n".utf8),
+            to: directory.file("labels.csv")
+        )
         #expect(try runBlocklist(generate, in: directory.path).status == 0)
         let delta = try runBlocklist(["load", "out", "--store", "s.db", "--strategy", "delta"], in: directory.path)
         #expect(delta.status == 0 && delta.stdout.contains("incremental"), "\(delta.stdout)\(delta.stderr)")
@@ -285,7 +342,11 @@ import BlocklistSet
         let answer = try JSONSerialization.jsonObject(with: Data(changed.stdout.utf8)) as? [String: Any]
         let identifiedBy = answer?["identifiedBy"] as? [[String: String]]
         #expect(identifiedBy == [["extension": "extension-01", "label": "Fraud"]], "\(changed.stdout)")
-        #expect(try runBlocklist(["lookup", "33162123461", "--store", "s.db"], in: directory.path).stdout.contains("\"New\""))
+        #expect(
+            try runBlocklist(["lookup", "33162123461", "--store", "s.db"], in: directory.path).stdout.contains(
+                "\"New\""
+            )
+        )
         let neither = try runBlocklist(["lookup", "33162123462", "--store", "s.db"], in: directory.path)
         #expect(neither.status == 1 && neither.stdout.contains("neither blocked nor identified"))
     }

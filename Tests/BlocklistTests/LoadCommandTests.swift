@@ -34,8 +34,10 @@ import Testing
             for shard in manifest.shards {
                 let identifier = CallDirectoryStore.identifier(ofShard: shard.index, of: manifest.shards.count)
                 #expect(
-                    try store.entries(of: identifier) == readNumbers(manifest.path(of: shard, in: output)), "\(identifier)",
-                    sourceLocation: sourceLocation)
+                    try store.entries(of: identifier) == readNumbers(manifest.path(of: shard, in: output)),
+                    "\(identifier)",
+                    sourceLocation: sourceLocation
+                )
             }
             #expect(try store.integrityCheck() == "ok", sourceLocation: sourceLocation)
         }
@@ -63,7 +65,11 @@ import Testing
         let free = try workspace.blocklist("lookup", "82700045")  // contains "000"
         #expect(free.status == 1 && free.stdout.contains("is neither blocked nor identified"))
         let bad = try workspace.blocklist("lookup", "82-70")
-        #expect(bad.status == 2 && bad.stderr.contains("\"82-70\" has 4 digits; a number with its country code has at least 7"), "\(bad.stderr)")
+        #expect(
+            bad.status == 2
+                && bad.stderr.contains("\"82-70\" has 4 digits; a number with its country code has at least 7"),
+            "\(bad.stderr)"
+        )
 
         let rerun = try workspace.blocklist("load", workspace.output)
         #expect(rerun.status == 0)
@@ -90,9 +96,21 @@ import Testing
         }
         // A missing extension host fails the load with a hint, not a bare "No such file".
         #expect(try workspace.blocklist("enable", "1", workspace.output).status == 0)
-        let noHost = try workspace.blocklist("load", workspace.output, "--only", "1", "--extension-host", workspace.directory.file("no-host"))
+        let noHost = try workspace.blocklist(
+            "load",
+            workspace.output,
+            "--only",
+            "1",
+            "--extension-host",
+            workspace.directory.file("no-host")
+        )
         #expect(noHost.status == 1)
-        #expect(noHost.stderr.contains("--extension-host \(workspace.directory.file("no-host")) cannot be run: No such file or directory."), "\(noHost.stderr)")
+        #expect(
+            noHost.stderr.contains(
+                "--extension-host \(workspace.directory.file("no-host")) cannot be run: No such file or directory."
+            ),
+            "\(noHost.stderr)"
+        )
         #expect(!noHost.stderr.contains("loading"), "named before any extension starts: \(noHost.stderr)")
     }
 
@@ -104,17 +122,23 @@ import Testing
         // An extension host that stops before shard 3 until it is killed.
         let host = workspace.directory.file("slow-host")
         try """
-            #!/bin/sh
-            name=$(basename "$1")
-            echo $$ > "\(workspace.directory.path)/$name.pid"
-            [ "$name" = shard-03.blk ] && exec sleep 60
-            exec "\(productsDirectory)/blocklist-extension" "$@"
-            """.write(toFile: host, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        name=$(basename "$1")
+        echo $$ > "\(workspace.directory.path)/$name.pid"
+        [ "$name" = shard-03.blk ] && exec sleep 60
+        exec "\(productsDirectory)/blocklist-extension" "$@"
+        """.write(toFile: host, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: host)
 
-        let first = try RunningBlocklist(["load", workspace.output, "--store", workspace.store, "--extension-host", host])
+        let first = try RunningBlocklist([
+            "load", workspace.output, "--store", workspace.store, "--extension-host", host,
+        ])
         let marker = workspace.directory.file("shard-03.blk.pid")
-        try #require(waitUntil { FileManager.default.fileExists(atPath: marker) && (try? String(contentsOfFile: marker))?.last == "\n" })
+        try #require(
+            waitUntil {
+                FileManager.default.fileExists(atPath: marker) && (try? String(contentsOfFile: marker))?.last == "\n"
+            }
+        )
 
         let second = try workspace.blocklist("load", workspace.output, "--force")
         #expect(second.status == 1)
@@ -124,7 +148,11 @@ import Testing
         let system = CallDirectorySystem(store: store, hostPath: productsDirectory + "/blocklist-extension")
         let manifest = try Manifest.load(from: workspace.output)
         let refused = #expect(throws: CallDirectoryError.self) {
-            try system.reload("extension-04", shardPath: manifest.path(of: manifest.shards[3], in: workspace.output), checksum: manifest.shards[3].checksum)
+            try system.reload(
+                "extension-04",
+                shardPath: manifest.path(of: manifest.shards[3], in: workspace.output),
+                checksum: manifest.shards[3].checksum
+            )
         }
         #expect(refused?.code == .currentlyLoading)
 
@@ -135,14 +163,21 @@ import Testing
         #expect(try first.wait().status != 0)
 
         #expect(try store.integrityCheck() == "ok")
-        #expect(try store.entries(of: "extension-01") == readNumbers(manifest.path(of: manifest.shards[0], in: workspace.output)))
+        #expect(
+            try store.entries(of: "extension-01")
+                == readNumbers(manifest.path(of: manifest.shards[0], in: workspace.output))
+        )
         #expect(try store.entries(of: "extension-02").count == manifest.shards[1].count)
         #expect(try store.entries(of: "extension-03").isEmpty)
 
         let rerun = try workspace.blocklist("load", workspace.output)
         #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
         let lines = rerun.stdout.split(separator: "\n")
-        #expect(lines.filter { $0.contains("skipped (unchanged)") }.map { String($0.prefix(12)) } == ["extension-01", "extension-02"])
+        #expect(
+            lines.filter { $0.contains("skipped (unchanged)") }.map { String($0.prefix(12)) } == [
+                "extension-01", "extension-02",
+            ]
+        )
         #expect(lines.filter { $0.contains(" loaded ") }.count == 3)
         try workspace.expectStoreMatchesShards()
     }

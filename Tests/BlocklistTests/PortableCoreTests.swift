@@ -6,7 +6,8 @@ import Testing
 /// an unconditional Glibc import, Foundation, and calls or paths that exist only on Linux. The
 /// tools' own system calls (locks, /proc, child processes) live in BlocklistSystem instead.
 @Suite struct PortableCoreTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// Every Swift file of BlocklistCore, with its text.
     func coreSources() throws -> [(name: String, text: String)] {
@@ -25,13 +26,20 @@ import Testing
         #expect(files.count >= 10, "found \(files.map(\.name))")
         for (name, text) in files {
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            for (number, line) in lines.enumerated() where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
+            for (number, line) in lines.enumerated()
+            where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
                 let module = line.split(separator: " ").last.map(String.init) ?? ""
-                #expect(["Glibc", "Musl", "Darwin", "CZlib"].contains(module), "\(name):\(number + 1) imports \(module)")
+                #expect(
+                    ["Glibc", "Musl", "Darwin", "CZlib"].contains(module),
+                    "\(name):\(number + 1) imports \(module)"
+                )
                 if ["Glibc", "Musl", "Darwin"].contains(module) {
                     // Inside `#if canImport(...)`, with a Darwin branch in the same file.
                     let previous = number > 0 ? lines[number - 1] : ""
-                    #expect(previous.contains("canImport(\(module))"), "\(name):\(number + 1) imports \(module) outside #if canImport(\(module))")
+                    #expect(
+                        previous.contains("canImport(\(module))"),
+                        "\(name):\(number + 1) imports \(module) outside #if canImport(\(module))"
+                    )
                     #expect(text.contains("canImport(Darwin)"), "\(name) has no Darwin branch")
                 }
             }
@@ -41,7 +49,8 @@ import Testing
     @Test func theCoreCallsNothingLinuxOnly() throws {
         // Each of these builds on Linux only, or is a tool's business rather than an extension's.
         let forbidden = [
-            "/proc/", "Glibc.", "epoll", "inotify", "O_DIRECT", "sendfile", "prctl", "posix_spawn", "flock(", "SOCK_", "memfd", "pipe2",
+            "/proc/", "Glibc.", "epoll", "inotify", "O_DIRECT", "sendfile", "prctl", "posix_spawn", "flock(", "SOCK_",
+            "memfd", "pipe2",
             "ProcessMemory", "FileLock", "DirectoryHandle", "RequestWire",
         ]
         for (name, text) in try coreSources() {

@@ -72,17 +72,28 @@ final class RunningServer {
         #expect(compile.stdout.contains("Compiled 4 rules"))
         let verify = try runBlocklist(["sms", "verify", "out", "--rules", "rules.json"], in: directory.path)
         #expect(verify.status == 0 && verify.stdout.hasPrefix("OK:"), "\(verify.stderr)")
-        let check = try runBlocklist(["sms", "check", "--rules", "out", "--file", "messages.jsonl"], in: directory.path)
+        let check = try runBlocklist(
+            ["sms", "check", "--rules", "out", "--file", "messages.jsonl"],
+            in: directory.path
+        )
         #expect(check.status == 0, "\(check.stderr)")
-        let lines = check.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let lines = check.stdout.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
         #expect(lines.map { String($0[2]) } == ["junk", "junk", "allow", "none", "none"])
         #expect(check.stdout.contains("rule 2 \"Prize scam\""))
-        let one = try runBlocklist(["sms", "check", "--rules", "rules.json", "--sender", "+1", "--body", "code 654321"], in: directory.path)
+        let one = try runBlocklist(
+            ["sms", "check", "--rules", "rules.json", "--sender", "+1", "--body", "code 654321"],
+            in: directory.path
+        )
         #expect(one.stdout.hasPrefix("transaction") && one.stdout.contains("\"OTP\""))
     }
 
     @Test(arguments: [
-        (#"[{"name":"a","target":"body","match":"regex","value":"(a|)*","action":"junk"}]"#, "matches the empty string"),
+        (
+            #"[{"name":"a","target":"body","match":"regex","value":"(a|)*","action":"junk"}]"#,
+            "matches the empty string"
+        ),
         (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"block"}]"#, "\"block\" is not one of"),
         (#"[{"name":"a","target":"body","match":"contains","value":"","action":"junk"}]"#, "the value is empty"),
     ])
@@ -102,7 +113,10 @@ final class RunningServer {
         try writeBytes(bytes, to: directory.file("changed.blsms"))
         let verify = try runBlocklist(["sms", "verify", "changed.blsms"], in: directory.path)
         #expect(verify.status != 0 && verify.stderr.contains("damaged"), "\(verify.stderr)")
-        let check = try runBlocklist(["sms", "check", "--rules", "changed.blsms", "--sender", "+1", "--body", "x"], in: directory.path)
+        let check = try runBlocklist(
+            ["sms", "check", "--rules", "changed.blsms", "--sender", "+1", "--body", "x"],
+            in: directory.path
+        )
         #expect(check.status != 0 && check.stdout.isEmpty)
     }
 
@@ -116,7 +130,10 @@ final class RunningServer {
 
     @Test func badMessagesStopCheckBeforeAnyOutput() throws {
         let body = String(repeating: "a", count: 1 << 20)
-        try writeBytes(Array((#"{"sender":"+1","body":"fine"}"# + "\n" + #"{"sender":"+1","body":"\#(body)"}"# + "\n").utf8), to: directory.file("big.jsonl"))
+        try writeBytes(
+            Array((#"{"sender":"+1","body":"fine"}"# + "\n" + #"{"sender":"+1","body":"\#(body)"}"# + "\n").utf8),
+            to: directory.file("big.jsonl")
+        )
         try writeBytes(Array(#"{"sender":"","body":"x"}"#.utf8), to: directory.file("empty.jsonl"))
         try writeBytes([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x7D, 0x0A], to: directory.file("utf8.jsonl"))
         try writeBytes(Array(#"{"sender":"+1","body":"a","sender":"BANK"}"#.utf8), to: directory.file("twice.jsonl"))
@@ -124,7 +141,10 @@ final class RunningServer {
             ("big.jsonl", "line 2"), ("empty.jsonl", "sender is empty"), ("utf8.jsonl", "not valid UTF-8"),
             ("twice.jsonl", "line 1: it gives a key twice"),
         ] {
-            let result = try runBlocklist(["sms", "check", "--rules", "rules.json", "--file", file], in: directory.path)
+            let result = try runBlocklist(
+                ["sms", "check", "--rules", "rules.json", "--file", file],
+                in: directory.path
+            )
             #expect(result.status != 0)
             #expect(result.stdout.isEmpty)
             #expect(result.stderr.contains(expected), "\(file): \(result.stderr)")
@@ -134,7 +154,12 @@ final class RunningServer {
     @Test func simulateDefersToARealServerThatStopsCleanly() throws {
         let server = try RunningServer(["--rules", directory.file("server.json")])
         let result = try runBlocklist(
-            ["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--contacts", "contacts.txt", "--server", server.url], in: directory.path)
+            [
+                "sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--contacts", "contacts.txt",
+                "--server", server.url,
+            ],
+            in: directory.path
+        )
         let stopped = try server.stop()
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -154,7 +179,10 @@ final class RunningServer {
     @Test func anIPv6ServerAnnouncesAURLSimulateCanUse() throws {
         let server = try RunningServer(["--rules", directory.file("server.json"), "--host", "::1"])
         #expect(server.url.hasPrefix("http://[::1]:"), "\(server.url)")
-        let result = try runBlocklist(["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", server.url], in: directory.path)
+        let result = try runBlocklist(
+            ["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", server.url],
+            in: directory.path
+        )
         _ = try server.stop()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n")[3].hasSuffix("deferred"), "\(result.stdout)")
@@ -168,7 +196,12 @@ final class RunningServer {
     func everyServerFailureEndsInNoneWithItsReason(fault: [String], reason: String) throws {
         let server = try RunningServer(["--rules", directory.file("server.json")] + fault)
         let result = try runBlocklist(
-            ["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", server.url, "--timeout-ms", "300"], in: directory.path)
+            [
+                "sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", server.url,
+                "--timeout-ms", "300",
+            ],
+            in: directory.path
+        )
         _ = try server.stop()
         #expect(result.status == 0, "\(result.stderr)")
         let deferred = result.stdout.split(separator: "\n").filter { $0.contains("deferred") && $0.hasPrefix("#") }
@@ -179,13 +212,28 @@ final class RunningServer {
     @Test func aServerThatIsDownEndsInNone() throws {
         // A port nobody listens on: bind one, note it, close it.
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var address = sockaddr_in(
+            sin_family: sa_family_t(AF_INET),
+            sin_port: 0,
+            sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
+            sin_zero: (0, 0, 0, 0, 0, 0, 0, 0)
+        )
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(socket, $0, length); _ = getsockname(socket, $0, &length) } }
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(socket, $0, length)
+                _ = getsockname(socket, $0, &length)
+            }
+        }
         close(socket)
         let port = Int(UInt16(bigEndian: address.sin_port))
         let result = try runBlocklist(
-            ["sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server", "http://127.0.0.1:\(port)/"], in: directory.path)
+            [
+                "sms", "simulate", "--rules", "rules.json", "--file", "messages.jsonl", "--server",
+                "http://127.0.0.1:\(port)/",
+            ],
+            in: directory.path
+        )
         #expect(result.status == 0, "\(result.stderr)")
         let deferred = result.stdout.split(separator: "\n").filter { $0.hasPrefix("#") && $0.contains("deferred") }
         #expect(deferred.count == 2)
@@ -203,17 +251,28 @@ final class RunningServer {
         defer { _ = try? server.stop() }
         let log = directory.file("strace.log")
         let traced = try RunningBlocklist(
-            ["-f", "-e", "trace=execve,socket,connect", "-o", log, productsDirectory + "/blocklist", "sms", "simulate", "--rules", "rules.json",
-             "--file", "messages.jsonl", "--server", server.url],
-            in: directory.path, executable: "/usr/bin/strace"
+            [
+                "-f", "-e", "trace=execve,socket,connect", "-o", log, productsDirectory + "/blocklist", "sms",
+                "simulate", "--rules", "rules.json",
+                "--file", "messages.jsonl", "--server", server.url,
+            ],
+            in: directory.path,
+            executable: "/usr/bin/strace"
         ).wait()
         #expect(traced.status == 0, "\(traced.stderr)")
         #expect(traced.stdout.contains("junk") && traced.stdout.contains("server"))
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
-        let extensionPIDs = Set(lines.filter { $0.contains("execve(\"") && $0.contains("blocklist-message-filter\"") }.compactMap { $0.split(separator: " ").first })
+        let extensionPIDs = Set(
+            lines.filter { $0.contains("execve(\"") && $0.contains("blocklist-message-filter\"") }.compactMap {
+                $0.split(separator: " ").first
+            }
+        )
         #expect(extensionPIDs.count == 1)
         let socketCalls = lines.filter { $0.contains("socket(") || $0.contains("connect(") }
-        #expect(socketCalls.contains { !extensionPIDs.contains($0.split(separator: " ").first!) }, "the simulator's own calls are traced")
+        #expect(
+            socketCalls.contains { !extensionPIDs.contains($0.split(separator: " ").first!) },
+            "the simulator's own calls are traced"
+        )
         #expect(!socketCalls.contains { extensionPIDs.contains($0.split(separator: " ").first!) }, "\(socketCalls)")
     }
 }
@@ -221,7 +280,11 @@ final class RunningServer {
 extension RunningBlocklist {
     /// What the process wrote to standard output so far.
     func stdoutSoFar() -> String {
-        guard let handle = process.standardOutput as? FileHandle, let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(handle.fileDescriptor)") else { return "" }
+        guard let handle = process.standardOutput as? FileHandle,
+            let path = try? FileManager.default.destinationOfSymbolicLink(
+                atPath: "/proc/self/fd/\(handle.fileDescriptor)"
+            )
+        else { return "" }
         return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }

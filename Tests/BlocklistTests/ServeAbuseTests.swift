@@ -12,10 +12,15 @@ final class RawConnection {
         guard socket >= 0 else { throw POSIXError(.EMFILE) }
         if !blocking { _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK) }
         var address = sockaddr_in(
-            sin_family: sa_family_t(AF_INET), sin_port: UInt16(port).bigEndian, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
-            sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+            sin_family: sa_family_t(AF_INET),
+            sin_port: UInt16(port).bigEndian,
+            sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
+            sin_zero: (0, 0, 0, 0, 0, 0, 0, 0)
+        )
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 || (!blocking && errno == EINPROGRESS) else {
             close(socket)
@@ -59,7 +64,8 @@ func openDescriptors(_ pid: Int32) -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
 }
 
-private let query = #"{"_version":1,"app":{"version":"1"},"query":{"sender":"+15550101","message":{"text":"see you at 6"}}}"#
+private let query =
+    #"{"_version":1,"app":{"version":"1"},"query":{"sender":"+15550101","message":{"text":"see you at 6"}}}"#
 
 private func post(_ body: String, close: Bool = false) -> String {
     "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
@@ -74,8 +80,12 @@ private func post(_ body: String, close: Bool = false) -> String {
     init() throws {
         directory = try TemporaryDirectory()
         try writeBytes(
-            Array(#"[{"name": "Server: meetings", "target": "body", "match": "contains", "value": "see you", "action": "junk"}]"#.utf8),
-            to: directory.file("server.json"))
+            Array(
+                #"[{"name": "Server: meetings", "target": "body", "match": "contains", "value": "see you", "action": "junk"}]"#
+                    .utf8
+            ),
+            to: directory.file("server.json")
+        )
     }
 
     func start(_ options: [String]) throws -> RunningServer {
@@ -139,7 +149,9 @@ private func post(_ body: String, close: Bool = false) -> String {
         defer { _ = try? server.stop() }
         let text = String(repeating: "a", count: 2000)
         let client = try RawConnection(port: port(of: server.url))
-        client.send(post(#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"\#(text)"}}}"#))
+        client.send(
+            post(#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"\#(text)"}}}"#)
+        )
         let answer = client.read(seconds: 5, until: "}")
         #expect(answer.text.hasPrefix("HTTP/1.1 413"), "\(answer.text)")
         #expect(answer.text.contains(#"{"error":"#) && answer.text.contains("1024 bytes"), "\(answer.text)")
@@ -153,9 +165,18 @@ private func post(_ body: String, close: Bool = false) -> String {
 
     @Test(arguments: [
         (#"{"_version":1,"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"it has no \"app\" member"#),
-        (#"{"_version":1,"app":{},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"it has no \"app.version\" member"#),
-        (#"{"_version":"1","app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"\"_version\" has the wrong type"#),
-        (#"{"_version":1,"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"the member \"_version\" appears twice"#),
+        (
+            #"{"_version":1,"app":{},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
+            #"it has no \"app.version\" member"#
+        ),
+        (
+            #"{"_version":"1","app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
+            #"\"_version\" has the wrong type"#
+        ),
+        (
+            #"{"_version":1,"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
+            #"the member \"_version\" appears twice"#
+        ),
         (#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}},}"#, "not valid JSON"),
     ])
     func aBodyThatIsNotAQueryIsAnswered400SayingWhy(body: String, expected: String) throws {
@@ -244,16 +265,25 @@ private func post(_ body: String, close: Bool = false) -> String {
         (["simulate", "--file", "m.jsonl", "--timeout-ms", "-5"], "--timeout-ms must be"),
         (["simulate", "--file", "m.jsonl", "--timeout-ms", "99999999999999999999999"], "--timeout-ms must be"),
         (["simulate", "--file", "m.jsonl", "--concurrency", "-2"], "--concurrency must be"),
-        (["serve", "--path", "/a\r\nX-Injected: 1"], #"--path may hold only visible ASCII characters other than ? and #, as "/filter"; "/a\r\nX-Injected: 1" does not."#),
+        (
+            ["serve", "--path", "/a\r\nX-Injected: 1"],
+            #"--path may hold only visible ASCII characters other than ? and #, as "/filter"; "/a\r\nX-Injected: 1" does not."#
+        ),
         (["serve", "--path", "/a?b"], "--path may hold only"),
         (["serve", "--host", ""], "--host must be an address or a host name"),
         (["serve", "--host", "local host"], "--host must be an address or a host name"),
     ])
     func optionsOutsideTheirRangeGetTheToolsSentence(arguments: [String], expected: String) throws {
-        let result = try runBlocklist(["sms"] + arguments + ["--rules", directory.file("server.json")], in: directory.path)
+        let result = try runBlocklist(
+            ["sms"] + arguments + ["--rules", directory.file("server.json")],
+            in: directory.path
+        )
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(expected), "\(result.stderr)")
-        #expect(!result.stderr.contains("Missing value") && !result.stderr.contains("is invalid for"), "\(result.stderr)")
+        #expect(
+            !result.stderr.contains("Missing value") && !result.stderr.contains("is invalid for"),
+            "\(result.stderr)"
+        )
         #expect(result.stdout.isEmpty)
     }
 
@@ -261,12 +291,28 @@ private func post(_ body: String, close: Bool = false) -> String {
         let server = try start([])
         defer { _ = try? server.stop() }
         let taken = try runBlocklist(
-            ["sms", "serve", "--rules", directory.file("server.json"), "--port", "\(port(of: server.url))"], in: directory.path)
+            ["sms", "serve", "--rules", directory.file("server.json"), "--port", "\(port(of: server.url))"],
+            in: directory.path
+        )
         #expect(taken.status == 1)
-        #expect(taken.stderr == "Error: Listening on 127.0.0.1 port \(port(of: server.url)) failed: Address already in use (errno 98).\n", "\(taken.stderr)")
+        #expect(
+            taken.stderr
+                == "Error: Listening on 127.0.0.1 port \(port(of: server.url)) failed: Address already in use (errno 98).\n",
+            "\(taken.stderr)"
+        )
         let unknown = try runBlocklist(
-            ["sms", "serve", "--rules", directory.file("server.json"), "--host", "no-such-host.invalid", "--port", "0"], in: directory.path)
+            [
+                "sms", "serve", "--rules", directory.file("server.json"), "--host", "no-such-host.invalid", "--port",
+                "0",
+            ],
+            in: directory.path
+        )
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.contains(#"Listening on "no-such-host.invalid" failed: it is neither an IP address nor a host name"#), "\(unknown.stderr)")
+        #expect(
+            unknown.stderr.contains(
+                #"Listening on "no-such-host.invalid" failed: it is neither an IP address nor a host name"#
+            ),
+            "\(unknown.stderr)"
+        )
     }
 }

@@ -115,7 +115,9 @@ import Testing
         for length in 0..<bytes.count {
             let path = directory.file("t.blk")
             try writeBytes(Array(bytes[0..<length]), to: path)
-            let error = #expect(throws: BlocklistError.self, "truncated to \(length) bytes") { try ShardVerifier.verify(path) }
+            let error = #expect(throws: BlocklistError.self, "truncated to \(length) bytes") {
+                try ShardVerifier.verify(path)
+            }
             if length >= 8 { #expect(error?.code == .corruptShard) }
         }
         // And a byte appended.
@@ -155,7 +157,9 @@ import Testing
         try writeBytes(Array("827012345678\n".utf8), to: directory.file("text"))
         var random = SplitMix64(state: 7)
         try writeBytes((0..<4096).map { _ in UInt8.random(in: 0...255, using: &random) }, to: directory.file("noise"))
-        for (name, code) in [("empty", BlocklistError.Code.notAShard), ("text", .notAShard), ("noise", .notAShard), ("missing", .io)] {
+        for (name, code) in [
+            ("empty", BlocklistError.Code.notAShard), ("text", .notAShard), ("noise", .notAShard), ("missing", .io),
+        ] {
             let error = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file(name)) }
             #expect(error?.code == code, "\(name)")
             #expect(error?.message.contains(directory.file(name)) == true)
@@ -164,11 +168,24 @@ import Testing
         #expect(error?.message.contains("is a directory") == true)
 
         // A symlink loop, a gzip file and an SQLite database: each refused with its path.
-        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-a"), withDestinationPath: directory.file("loop-b"))
-        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-b"), withDestinationPath: directory.file("loop-a"))
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("loop-a"),
+            withDestinationPath: directory.file("loop-b")
+        )
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("loop-b"),
+            withDestinationPath: directory.file("loop-a")
+        )
         let loop = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file("loop-a")) }
-        #expect(loop?.message.contains(directory.file("loop-a")) == true && loop?.message.contains("symbolic links") == true, "\(loop?.message ?? "")")
-        try writeBytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3] + Array(repeating: 0, count: 60), to: directory.file("gzip"))
+        #expect(
+            loop?.message.contains(directory.file("loop-a")) == true
+                && loop?.message.contains("symbolic links") == true,
+            "\(loop?.message ?? "")"
+        )
+        try writeBytes(
+            [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3] + Array(repeating: 0, count: 60),
+            to: directory.file("gzip")
+        )
         try writeBytes(Array("SQLite format 3\0".utf8) + Array(repeating: 0, count: 84), to: directory.file("sqlite"))
         for name in ["gzip", "sqlite"] {
             let other = #expect(throws: BlocklistError.self) { try ShardReader(path: directory.file(name)) }
@@ -194,7 +211,10 @@ import Testing
         let context = Counting()
         let error = #expect(throws: BlocklistError.self) { try ShardLoader.load(shardAt: path, into: context) }
         #expect(error?.code == .capacityExceeded)
-        #expect(error?.message.contains("holds 2000000 entries, more than the 1999999") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains("holds 2000000 entries, more than the 1999999") == true,
+            "\(error?.message ?? "")"
+        )
         #expect(context.added == 0)
     }
 
@@ -204,11 +224,16 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("s.blk")
         try writeShard(Array(compiled.runs(shard: 3)), index: 3, to: path)
-        #expect(try ShardVerifier.verify(path, expectedIndex: 3, capacity: 1000, expected: compiled.runs(shard: 3)).header.entryCount == compiled.count(shard: 3))
+        #expect(
+            try ShardVerifier.verify(path, expectedIndex: 3, capacity: 1000, expected: compiled.runs(shard: 3)).header
+                .entryCount == compiled.count(shard: 3)
+        )
 
         let wrongIndex = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, expectedIndex: 4) }
         #expect(wrongIndex?.code == .manifestMismatch)
-        let otherShard = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, expected: compiled.runs(shard: 4)) }
+        let otherShard = #expect(throws: BlocklistError.self) {
+            try ShardVerifier.verify(path, expected: compiled.runs(shard: 4))
+        }
         #expect(otherShard?.code == .manifestMismatch)
         let capacity = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, capacity: 10) }
         #expect(capacity?.code == .capacityExceeded)
@@ -224,7 +249,9 @@ import Testing
             func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added.append(phoneNumber) }
             func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllBlockingEntries() { removedAll += 1 }
-            func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) { identified.append((phoneNumber, label)) }
+            func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) {
+                identified.append((phoneNumber, label))
+            }
             func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllIdentificationEntries() {}
             func completeRequest(completionHandler: ((Bool) -> Void)?) { completed += 1 }

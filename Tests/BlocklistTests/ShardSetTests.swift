@@ -1,13 +1,15 @@
+import BlocklistSystem
 import Foundation
 import Testing
 
 @testable import BlocklistCore
 @testable import BlocklistSet
 @testable import BlocklistSetReading
-import BlocklistSystem
 
 @Suite struct ShardSetTests {
-    static let smallSpec = { try! BlockSpec(patterns: ["+8270####"], exclusions: ["000"], rangeSize: 2000, capacity: 1999) }()
+    static let smallSpec = {
+        try! BlockSpec(patterns: ["+8270####"], exclusions: ["000"], rangeSize: 2000, capacity: 1999)
+    }()
 
     private func generate(_ spec: BlockSpec = smallSpec, into directory: String) throws -> Manifest {
         let generated = try ShardSet.generate(try ShardPlan(spec), into: directory, sync: false)
@@ -40,7 +42,10 @@ import BlocklistSystem
     @Test func aNewGenerationReplacesTheOldAndLeavesNoTrace() throws {
         let directory = try TemporaryDirectory()
         let first = try generate(into: directory.path)
-        let second = try generate(try BlockSpec(patterns: ["+8271####"], exclusions: ["11"], rangeSize: 5000), into: directory.path)
+        let second = try generate(
+            try BlockSpec(patterns: ["+8271####"], exclusions: ["11"], rangeSize: 5000),
+            into: directory.path
+        )
         #expect(first.directory != second.directory)
         #expect(try setFiles(directory.path) == [ShardSet.lockFileName, Manifest.fileName, second.directory].sorted())
         #expect(ShardSet.verify(directory.path).isValid)
@@ -53,7 +58,10 @@ import BlocklistSystem
         // A leftover of a killed run is cleaned (it carries its marker); a refused spec writes nothing.
         let leftover = directory.file(".staging-0123456789abcdef")
         try FileManager.default.createDirectory(atPath: leftover, withIntermediateDirectories: false)
-        try writeBytes(Array("blocklist generation 0123456789abcdef\n".utf8), to: leftover + "/" + OutputDirectory.markerName)
+        try writeBytes(
+            Array("blocklist generation 0123456789abcdef\n".utf8),
+            to: leftover + "/" + OutputDirectory.markerName
+        )
         try writeBytes([1, 2, 3], to: leftover + "/shard-01.blk")
         #expect(throws: BlocklistError.self) {
             try ShardPlan(try BlockSpec(patterns: ["+8270########"], capacity: 1000))
@@ -74,7 +82,9 @@ import BlocklistSystem
         let afterSecond = try Manifest.load(from: directory.path)
         #expect(afterSecond.directory != before.directory)
         let lock = try FileLock(path: directory.file(ShardSet.lockFileName), what: "test")
-        let busy = #expect(throws: BlocklistError.self) { try ShardSet.generate(plan, into: directory.path, sync: false) }
+        let busy = #expect(throws: BlocklistError.self) {
+            try ShardSet.generate(plan, into: directory.path, sync: false)
+        }
         #expect(busy?.code == .busy)
         lock.unlock()
         #expect(try Manifest.load(from: directory.path) == afterSecond)
@@ -91,7 +101,9 @@ import BlocklistSystem
     }
 
     /// Edits a generated set and expects verify to report a problem naming `expectedFragment`.
-    private func expectProblem(_ expectedFragment: String, after damage: (TemporaryDirectory, Manifest) throws -> Void) throws {
+    private func expectProblem(_ expectedFragment: String, after damage: (TemporaryDirectory, Manifest) throws -> Void)
+        throws
+    {
         let directory = try TemporaryDirectory()
         let manifest = try generate(into: directory.path)
         try damage(directory, manifest)
@@ -99,7 +111,8 @@ import BlocklistSystem
         #expect(!result.isValid)
         #expect(
             result.problems.contains { $0.message.contains(expectedFragment) },
-            "expected a problem with \"\(expectedFragment)\", got \(result.problems.map(\.message))")
+            "expected a problem with \"\(expectedFragment)\", got \(result.problems.map(\.message))"
+        )
     }
 
     private func editManifest(_ directory: TemporaryDirectory, _ edit: (inout Manifest) -> Void) throws {
@@ -110,7 +123,9 @@ import BlocklistSystem
 
     @Test func verifyReportsManifestMismatches() throws {
         try expectProblem("count") { directory, _ in try editManifest(directory) { $0.shards[1].count += 1 } }
-        try expectProblem("checksum") { directory, _ in try editManifest(directory) { $0.shards[2].checksum = "00000000" } }
+        try expectProblem("checksum") { directory, _ in
+            try editManifest(directory) { $0.shards[2].checksum = "00000000" }
+        }
         try expectProblem("entries in all") { directory, _ in try editManifest(directory) { $0.totalEntries += 1 } }
         try expectProblem("shard-03.blk") { directory, manifest in
             try FileManager.default.removeItem(atPath: manifest.path(of: manifest.shards[2], in: directory.path))
@@ -126,16 +141,33 @@ import BlocklistSystem
             try FileManager.default.moveItem(atPath: b, toPath: a)
             try FileManager.default.moveItem(atPath: a + ".tmp", toPath: b)
         }
-        try expectProblem("makes") { directory, _ in try editManifest(directory) { $0.spec.rangeSize = 1000; $0.spec.capacity = 999 } }
-        try expectProblem("the spec generates") { directory, _ in try editManifest(directory) { $0.spec.exclusions = ["0000"]; $0.spec.capacity = 2000 } }
-        try expectProblem("not a valid manifest") { directory, _ in try writeBytes(Array("{".utf8), to: directory.file(Manifest.fileName)) }
-        try expectProblem("has no manifest.json") { directory, _ in try FileManager.default.removeItem(atPath: directory.file(Manifest.fileName)) }
+        try expectProblem("makes") { directory, _ in
+            try editManifest(directory) {
+                $0.spec.rangeSize = 1000
+                $0.spec.capacity = 999
+            }
+        }
+        try expectProblem("the spec generates") { directory, _ in
+            try editManifest(directory) {
+                $0.spec.exclusions = ["0000"]
+                $0.spec.capacity = 2000
+            }
+        }
+        try expectProblem("not a valid manifest") { directory, _ in
+            try writeBytes(Array("{".utf8), to: directory.file(Manifest.fileName))
+        }
+        try expectProblem("has no manifest.json") { directory, _ in
+            try FileManager.default.removeItem(atPath: directory.file(Manifest.fileName))
+        }
     }
 
     @Test(arguments: ["../etc", "/etc", ".hidden", "a/b"])
     func manifestPathsOutsideTheSetAreRefused(name: String) throws {
-        try expectProblem("refusing to follow it") { directory, _ in try editManifest(directory) { $0.shards[0].file = name } }
-        try expectProblem("refusing to follow it") { directory, _ in try editManifest(directory) { $0.directory = name } }
+        try expectProblem("refusing to follow it") { directory, _ in
+            try editManifest(directory) { $0.shards[0].file = name }
+        }
+        try expectProblem("refusing to follow it") { directory, _ in try editManifest(directory) { $0.directory = name }
+        }
     }
 
     @Test func newerManifestVersionIsRefused() throws {

@@ -1,3 +1,4 @@
+import BlocklistSystem
 import Foundation
 import Testing
 
@@ -5,7 +6,6 @@ import Testing
 @testable import BlocklistSet
 @testable import BlocklistSetReading
 @testable import CallDirectorySimulator
-import BlocklistSystem
 
 /// A generated set, a store and a system in a temporary directory.
 private final class Fixture {
@@ -18,8 +18,14 @@ private final class Fixture {
         directory = try TemporaryDirectory()
         output = directory.file("out")
         _ = try ShardSet.generate(
-            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)), into: output, sync: false)
-        system = CallDirectorySystem(store: try CallDirectoryStore(path: directory.file("store.sqlite")), hostPath: hostPath)
+            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)),
+            into: output,
+            sync: false
+        )
+        system = CallDirectorySystem(
+            store: try CallDirectoryStore(path: directory.file("store.sqlite")),
+            hostPath: hostPath
+        )
         loader = try SetLoader(system: system, directory: output)
         try system.store.setEnabled(true, identifiers: try loader.identifiers().map(\.identifier))
     }
@@ -29,7 +35,10 @@ private final class Fixture {
     /// Generates a new set with other exclusions into the same directory and reloads the manifest.
     func regenerate(exclusions: [String]) throws {
         _ = try ShardSet.generate(
-            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)), into: output, sync: false)
+            try ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000)),
+            into: output,
+            sync: false
+        )
         loader = try SetLoader(system: system, directory: output)
     }
 
@@ -40,8 +49,11 @@ private final class Fixture {
     func reload(_ index: Int, _ options: ReloadOptions = ReloadOptions()) throws(CallDirectoryError) -> ReloadResult {
         let shard = loader.manifest.shards[index - 1]
         return try system.reload(
-            CallDirectoryStore.identifier(ofShard: index, of: 5), shardPath: loader.manifest.path(of: shard, in: output),
-            checksum: shard.checksum, options: options)
+            CallDirectoryStore.identifier(ofShard: index, of: 5),
+            shardPath: loader.manifest.path(of: shard, in: output),
+            checksum: shard.checksum,
+            options: options
+        )
     }
 }
 
@@ -161,13 +173,15 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         // 100 of each kind fit a capacity of 100: the limit is per kind, as is the order (the
         // identification entries start again below the last blocking one).
         let both = try fakeHost(
-            in: scratch, name: "both",
+            in: scratch,
+            name: "both",
             records: """
                 if not incremental:
                     add(*range(82700000, 82700100)); label('Scam'); add_id(*range(82700000, 82700100)); complete()
                 else:
                     remove_id(82700005); label('Other'); remove_id(82700006); add_id(82700006); complete()
-                """)
+                """
+        )
         let fixture = try Fixture(hostPath: both)
         let loaded = try fixture.reload(2, options)
         #expect(loaded.entries == 200, "the entries a load reports count both kinds")
@@ -183,7 +197,11 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         #expect(entries.first { $0.number == 82_700_007 }?.label == "Scam")
 
         // 101 identification entries do not.
-        let over = try fakeHost(in: scratch, name: "over", records: "label('Scam'); add_id(*range(82700000, 82700101)); complete()")
+        let over = try fakeHost(
+            in: scratch,
+            name: "over",
+            records: "label('Scam'); add_id(*range(82700000, 82700101)); complete()"
+        )
         let second = try Fixture(hostPath: over)
         let error = #expect(throws: CallDirectoryError.self) { try second.reload(2, options) }
         #expect(error?.code == .maximumEntriesExceeded, "\(error?.description ?? "")")
@@ -218,10 +236,17 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         ("remove_id(82702001); complete()", .unexpectedIncrementalRemoval, false),
         ("remove_all_id(); complete()", .unexpectedIncrementalRemoval, false),
         ("add_id(82702001); complete()", .unknown, false),
-        ("label('Scam'); add_id(82702001) if not incremental else remove_id(82702002); complete()", .unexpectedIncrementalRemoval, true),
-        ("label('Scam'); add_id(82702001) if not incremental else add_id(82702001); complete()", .duplicateEntries, true),
+        (
+            "label('Scam'); add_id(82702001) if not incremental else remove_id(82702002); complete()",
+            .unexpectedIncrementalRemoval, true
+        ),
+        (
+            "label('Scam'); add_id(82702001) if not incremental else add_id(82702001); complete()", .duplicateEntries,
+            true
+        ),
     ])
-    func misbehavingExtensionsGetCallKitsErrors(records: String, code: CallDirectoryError.Code, secondLoad: Bool) throws {
+    func misbehavingExtensionsGetCallKitsErrors(records: String, code: CallDirectoryError.Code, secondLoad: Bool) throws
+    {
         let scratch = try TemporaryDirectory()
         let fixture = try Fixture(hostPath: try fakeHost(in: scratch, name: "host", records: records))
         var options = ReloadOptions()
@@ -247,7 +272,10 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             return
         }
         #expect(code == .unknown)
-        #expect(message.contains("but the manifest says \(swapped.shards[1].checksum); refusing to load it"), "\(message)")
+        #expect(
+            message.contains("but the manifest says \(swapped.shards[1].checksum); refusing to load it"),
+            "\(message)"
+        )
         #expect(try fixture.store.entries(of: "extension-02") == before)
     }
 
@@ -257,9 +285,14 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         let other = try SQLiteDatabase(path: fixture.store.path)
         try other.execute("BEGIN IMMEDIATE")
         let impatient = try CallDirectoryStore(path: fixture.store.path, busyTimeoutMilliseconds: 200)
-        let busy = #expect(throws: BlocklistError.self) { try impatient.setEnabled(false, identifiers: ["extension-01"]) }
+        let busy = #expect(throws: BlocklistError.self) {
+            try impatient.setEnabled(false, identifiers: ["extension-01"])
+        }
         #expect(busy?.code == .busy)
-        #expect(busy?.message.contains("another process has been writing to it for 200 ms (a load in progress?)") == true, "\(busy?.message ?? "")")
+        #expect(
+            busy?.message.contains("another process has been writing to it for 200 ms (a load in progress?)") == true,
+            "\(busy?.message ?? "")"
+        )
         #expect(try impatient.extensions().count == 5, "readers are not blocked")
         try other.execute("COMMIT")
         try impatient.setEnabled(false, identifiers: ["extension-01"])
@@ -275,7 +308,10 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             try fixture.system.reload("extension-02", shardPath: big, checksum: header.checksum)
         }
         #expect(error?.code == .unknown)
-        #expect(error?.message.contains("holds 2000000 entries, more than the 1999999") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains("holds 2000000 entries, more than the 1999999") == true,
+            "\(error?.message ?? "")"
+        )
         #expect(try fixture.store.entries(of: "extension-02").isEmpty)
     }
 
@@ -303,14 +339,23 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         _ = try fixture.loader.load(options: options)
         for _ in 0..<4 {
             let exclusions = (0..<Int.random(in: 1...3, using: &random)).map { _ in
-                String((0..<Int.random(in: 2...3, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+                String(
+                    (0..<Int.random(in: 2...3, using: &random)).map { _ in
+                        Character(String(Int.random(in: 0...9, using: &random)))
+                    }
+                )
             }
             // An exclusion such as "27" leaves no +8270#### number at all, which generate refuses.
-            guard (try? ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000))) != nil else { continue }
+            guard
+                (try? ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: exclusions, rangeSize: 2000))) != nil
+            else { continue }
             try fixture.regenerate(exclusions: exclusions)
             for (index, (_, outcome)) in try fixture.loader.load(options: options).enumerated() {
                 if case .failed(let code, let message) = outcome { Issue.record("\(code): \(message)") }
-                #expect(try fixture.store.entries(of: CallDirectoryStore.identifier(ofShard: index + 1, of: 5)) == fixture.shardNumbers(index + 1))
+                #expect(
+                    try fixture.store.entries(of: CallDirectoryStore.identifier(ofShard: index + 1, of: 5))
+                        == fixture.shardNumbers(index + 1)
+                )
             }
         }
         #expect(try fixture.store.integrityCheck() == "ok")
@@ -322,7 +367,8 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             Issue.record("not loaded")
             return
         }
-        #expect(result.incremental && result.removed == 1 && result.added == 0 && result.calls == 1)  // only 82702345 went
+        // Only 82702345 went.
+        #expect(result.incremental && result.removed == 1 && result.added == 0 && result.calls == 1)
     }
 
     /// Random host kills, memory kills, Settings switches, spec edits and both strategies, in the
@@ -335,7 +381,9 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
         var exclusions = ["000"]
         var shardsByChecksum: [String: [Int64]] = [:]
         func rememberShards() throws {
-            for shard in fixture.loader.manifest.shards { shardsByChecksum[shard.checksum] = try fixture.shardNumbers(shard.index) }
+            for shard in fixture.loader.manifest.shards {
+                shardsByChecksum[shard.checksum] = try fixture.shardNumbers(shard.index)
+            }
         }
         try rememberShards()
         let identifiers = (1...5).map { CallDirectoryStore.identifier(ofShard: $0, of: 5) }
@@ -355,10 +403,17 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             switch Int.random(in: 0..<6, using: &random) {
             case 0:
                 let candidate = (0..<Int.random(in: 1...3, using: &random)).map { _ in
-                    String((0..<Int.random(in: 2...4, using: &random)).map { _ in Character(String(Int.random(in: 0...9, using: &random))) })
+                    String(
+                        (0..<Int.random(in: 2...4, using: &random)).map { _ in
+                            Character(String(Int.random(in: 0...9, using: &random)))
+                        }
+                    )
                 }
                 // Exclusions that leave no number (such as "27" in 8270…) are refused by generate.
-                guard (try? ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: candidate, rangeSize: 2000))) != nil else { continue }
+                guard
+                    (try? ShardPlan(try BlockSpec(patterns: ["+8270####"], exclusions: candidate, rangeSize: 2000)))
+                        != nil
+                else { continue }
                 exclusions = candidate
                 try fixture.regenerate(exclusions: exclusions)
                 try rememberShards()
@@ -371,7 +426,10 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
                 options.memoryBudgetKiB = 64
                 reloadExpectingFailure(index, options)
             default:
-                for (identifier, outcome) in try fixture.loader.load(options: options, force: Bool.random(using: &random)) {
+                for (identifier, outcome) in try fixture.loader.load(
+                    options: options,
+                    force: Bool.random(using: &random)
+                ) {
                     if case .failed(let code, let message) = outcome, code != .extensionDisabled {
                         Issue.record("step \(step), \(identifier): \(code): \(message)")
                     }
@@ -379,7 +437,10 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             }
             for row in try fixture.store.extensions() {
                 let expected = row.loadedChecksum.map { shardsByChecksum[$0] ?? [-1] } ?? []
-                #expect(try fixture.store.entries(of: row.identifier) == expected, "step \(step): \(row.identifier) (\(row.state))")
+                #expect(
+                    try fixture.store.entries(of: row.identifier) == expected,
+                    "step \(step): \(row.identifier) (\(row.state))"
+                )
             }
         }
 
@@ -388,7 +449,9 @@ private func fakeHost(in directory: TemporaryDirectory, name: String, records: S
             if case .failed(let code, let message) = outcome { Issue.record("\(identifier): \(code): \(message)") }
         }
         let stored = try identifiers.flatMap { try fixture.store.entries(of: $0) }
-        let spec = (0..<10_000).map { 82_700_000 + Int64($0) }.filter { number in !exclusions.contains { String(number).contains($0) } }
+        let spec = (0..<10_000).map { 82_700_000 + Int64($0) }.filter { number in
+            !exclusions.contains { String(number).contains($0) }
+        }
         #expect(stored == spec)  // ascending across extensions, so once each
         #expect(interrupted > 3, "the run killed hosts")
         #expect(try fixture.store.integrityCheck() == "ok")

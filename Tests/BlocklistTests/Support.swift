@@ -63,7 +63,8 @@ struct CommandResult {
 
 /// The directory holding the products `swift build` made, next to this test bundle.
 let productsDirectory: String = {
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let executable =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     return URL(fileURLWithPath: executable).deletingLastPathComponent().path
 }()
 
@@ -74,7 +75,10 @@ final class RunningBlocklist {
     private let scratch: TemporaryDirectory
 
     init(
-        _ arguments: [String], in directory: String? = nil, executable: String = productsDirectory + "/blocklist", environment: [String: String] = [:]
+        _ arguments: [String],
+        in directory: String? = nil,
+        executable: String = productsDirectory + "/blocklist",
+        environment: [String: String] = [:]
     ) throws {
         scratch = try TemporaryDirectory()
         FileManager.default.createFile(atPath: scratch.file("out"), contents: nil)
@@ -82,7 +86,9 @@ final class RunningBlocklist {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = FileHandle(forWritingAtPath: scratch.file("out"))
         process.standardError = FileHandle(forWritingAtPath: scratch.file("err"))
         try process.run()
@@ -94,12 +100,15 @@ final class RunningBlocklist {
         return CommandResult(
             status: process.terminationStatus,
             stdout: String(decoding: try readBytes(scratch.file("out")), as: UTF8.self),
-            stderr: String(decoding: try readBytes(scratch.file("err")), as: UTF8.self))
+            stderr: String(decoding: try readBytes(scratch.file("err")), as: UTF8.self)
+        )
     }
 }
 
 /// Runs `blocklist` with `arguments` in `directory` and waits for it.
-func runBlocklist(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws -> CommandResult {
+func runBlocklist(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:]) throws
+    -> CommandResult
+{
     try RunningBlocklist(arguments, in: directory, environment: environment).wait()
 }
 
@@ -115,7 +124,9 @@ func waitUntil(seconds: Double = 60, _ condition: () throws -> Bool) rethrows ->
 
 /// Whether process `pid` still runs (a zombie or a vanished process does not).
 func isRunning(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
+        return false
+    }
     return !stat[close...].hasPrefix(") Z")
 }
 

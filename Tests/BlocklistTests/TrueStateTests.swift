@@ -21,7 +21,10 @@ import Testing
             scratch = try TemporaryDirectory()
             let generate = try runBlocklist(["generate", "--output", scratch.file("out")] + spec)
             #expect(generate.status == 0, "\(generate.stderr)")
-            #expect(try runBlocklist(["enable", "all", scratch.file("out"), "--store", scratch.file("store.sqlite")]).status == 0)
+            #expect(
+                try runBlocklist(["enable", "all", scratch.file("out"), "--store", scratch.file("store.sqlite")]).status
+                    == 0
+            )
         }
 
         func run(_ arguments: [String]) throws -> CommandResult { try runBlocklist(arguments + ["--store", store]) }
@@ -50,13 +53,18 @@ import Testing
         #expect(try workspace.run(["enable", "1", workspace.output]).status == 0)
         let load = try workspace.run(["load", workspace.output])
         #expect(load.status == 0, "\(load.stdout)\(load.stderr)")
-        #expect(load.stdout.contains("extension-05     removed (not in this set; 1,998 entries cleared)"), "\(load.stdout)")
+        #expect(
+            load.stdout.contains("extension-05     removed (not in this set; 1,998 entries cleared)"),
+            "\(load.stdout)"
+        )
         #expect(load.stdout.contains("1 extension: 1 loaded, 0 skipped, 0 failed, 4 removed"), "\(load.stdout)")
         let store = try CallDirectoryStore(path: workspace.store, readOnly: true)
         #expect(try store.extensions().map(\.identifier) == ["extension-01"])
         #expect(try store.integrityCheck() == "ok")
         #expect(try workspace.run(["lookup", "82709999"]).status == 1)
-        let count = try SQLiteDatabase(path: workspace.store, readOnly: true).prepare("SELECT count(*) FROM blocking_entries")
+        let count = try SQLiteDatabase(path: workspace.store, readOnly: true).prepare(
+            "SELECT count(*) FROM blocking_entries"
+        )
         _ = try count.step()
         #expect(count.integer(0) == (try Manifest.load(from: workspace.output)).totalEntries)
     }
@@ -65,7 +73,8 @@ import Testing
         let workspace = try Workspace()
         #expect(try workspace.run(["load", workspace.output]).status == 0)
         let shard = try Manifest.load(from: workspace.output).shards[0]
-        let shardPath = workspace.output + "/" + (try Manifest.load(from: workspace.output).directory) + "/" + shard.file
+        let shardPath =
+            workspace.output + "/" + (try Manifest.load(from: workspace.output).directory) + "/" + shard.file
         func state() throws -> [String: String] {
             var result: [String: String] = [:]
             for name in try FileManager.default.subpathsOfDirectory(atPath: workspace.scratch.path) {
@@ -88,31 +97,41 @@ import Testing
         _ = try runBlocklist(["inspect", shardPath])
         _ = try runBlocklist(["cat", shardPath])
         let after = try state()
-        for (name, value) in after where before[name] != value { Issue.record("\(name) changed: \(before[name] ?? "absent") → \(value)") }
+        for (name, value) in after where before[name] != value {
+            Issue.record("\(name) changed: \(before[name] ?? "absent") → \(value)")
+        }
         #expect(after.count == before.count)
 
         // A typo in --store: a sentence saying how to make one, exit 2, and no file.
         let typo = workspace.scratch.file("typo.sqlite")
         let lookup = try runBlocklist(["lookup", "82701001", "--store", typo])
         #expect(lookup.status == 2)
-        #expect(lookup.stderr.contains("There is no store at \(typo); `blocklist enable all --store \(typo)` makes one"), "\(lookup.stderr)")
+        #expect(
+            lookup.stderr.contains("There is no store at \(typo); `blocklist enable all --store \(typo)` makes one"),
+            "\(lookup.stderr)"
+        )
         let status = try runBlocklist(["status", "--store", typo])
         #expect(status.status != 0 && status.stderr.contains("There is no store"))
         #expect(!FileManager.default.fileExists(atPath: typo))
     }
 
     @Test(arguments: [
-        ["verify", "OUT"], ["verify", "OUT", "--json"], ["inspect", "SHARD"], ["inspect", "SHARD", "--json"], ["cat", "SHARD"],
-        ["status", "--store", "STORE"], ["status", "--json", "--store", "STORE"], ["enable", "1", "OUT", "--store", "STORE"],
+        ["verify", "OUT"], ["verify", "OUT", "--json"], ["inspect", "SHARD"], ["inspect", "SHARD", "--json"],
+        ["cat", "SHARD"],
+        ["status", "--store", "STORE"], ["status", "--json", "--store", "STORE"],
+        ["enable", "1", "OUT", "--store", "STORE"],
         ["load", "OUT", "--store", "STORE", "--force"], ["lookup", "82701001", "--store", "STORE"],
-        ["generate", "--output", "OUT"] + TrueStateTests.small, ["generate", "--json", "--output", "OUT"] + TrueStateTests.small,
+        ["generate", "--output", "OUT"] + TrueStateTests.small,
+        ["generate", "--json", "--output", "OUT"] + TrueStateTests.small,
         ["--help"], ["generate", "--help"], ["sms", "serve", "--help"], ["sms", "simulate", "--help"],
     ])
     func aFullStandardOutputIsAFailure(arguments: [String]) throws {
         let workspace = try Workspace()
         let manifest = try Manifest.load(from: workspace.output)
         let shard = workspace.output + "/" + manifest.directory + "/" + manifest.shards[0].file
-        let resolved = arguments.map { $0 == "OUT" ? workspace.output : $0 == "SHARD" ? shard : $0 == "STORE" ? workspace.store : $0 }
+        let resolved = arguments.map {
+            $0 == "OUT" ? workspace.output : $0 == "SHARD" ? shard : $0 == "STORE" ? workspace.store : $0
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: productsDirectory + "/blocklist")
         process.arguments = resolved
@@ -142,7 +161,10 @@ import Testing
         try writeShard([NumberRun(start: 5, count: 2), NumberRun(start: Int64.max - 9, count: 10)], to: path)
         #expect(try readNumbers(path).last == Int64.max)
         #expect(try ShardVerifier.verify(path).header.last == Int64.max)
-        var diff = RunDiff(old: [NumberRun(start: Int64.max - 3, count: 4)].makeIterator(), new: [NumberRun(start: Int64.max - 1, count: 2)].makeIterator())
+        var diff = RunDiff(
+            old: [NumberRun(start: Int64.max - 3, count: 4)].makeIterator(),
+            new: [NumberRun(start: Int64.max - 1, count: 2)].makeIterator()
+        )
         #expect(diff.next() == .remove(NumberRun(start: Int64.max - 3, count: 2)))
         #expect(diff.next() == nil)
         for arguments in [["inspect", path], ["cat", path]] {
@@ -165,7 +187,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let fifo = directory.file("fifo")
         #expect(mkfifo(fifo, 0o644) == 0)
-        for (file, type) in [(fifo, "a FIFO"), ("/dev/zero", "a character device"), ("/dev/null", "a character device"), (directory.path, "a directory")] {
+        for (file, type) in [
+            (fifo, "a FIFO"), ("/dev/zero", "a character device"), ("/dev/null", "a character device"),
+            (directory.path, "a directory"),
+        ] {
             for command in ["inspect", "cat"] {
                 let started = Date()
                 let result = try runBlocklist([command, file])
@@ -195,7 +220,10 @@ import Testing
     ])
     func hostileArgumentsGetTheToolsOwnSentence(arguments: [String], fragment: String) throws {
         let scratch = try TemporaryDirectory()
-        let result = try runBlocklist(arguments + (arguments[0] == "generate" ? ["--output", scratch.file("out")] : []), in: scratch.path)
+        let result = try runBlocklist(
+            arguments + (arguments[0] == "generate" ? ["--output", scratch.file("out")] : []),
+            in: scratch.path
+        )
         #expect(result.status != 0)
         #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out/manifest.json")))
@@ -205,7 +233,10 @@ import Testing
         let workspace = try Workspace()
         let enable = try workspace.run(["enable", "2,2,1-3,3", workspace.output])
         #expect(enable.stdout.contains("Enabled 3 extensions"), "\(enable.stdout)")
-        let note = try runBlocklist(["generate", "--output", workspace.scratch.file("n"), "--pattern", "8270###", "--exclude", "123456789", "--no-sync"])
+        let note = try runBlocklist([
+            "generate", "--output", workspace.scratch.file("n"), "--pattern", "8270###", "--exclude", "123456789",
+            "--no-sync",
+        ])
         #expect(note.status == 0)
         #expect(note.stderr.contains("note: pattern 8270### has no +"))
         #expect(note.stderr.contains("note: exclusion 123456789 has 9 digits, more than the 7 of the longest pattern"))
@@ -213,7 +244,9 @@ import Testing
         // Many patterns without their + get one note, not one each.
         let patterns = (0..<300).flatMap { ["--pattern", "82\(1000 + $0)##"] }
         do {
-            let many = try runBlocklist(["generate", "--output", workspace.scratch.file("m"), "--no-sync", "--no-exclusions"] + patterns)
+            let many = try runBlocklist(
+                ["generate", "--output", workspace.scratch.file("m"), "--no-sync", "--no-exclusions"] + patterns
+            )
             #expect(many.status == 0, "\(many.stderr)")
             #expect(many.stderr.components(separatedBy: "note:").count == 2, "\(many.stderr)")
             #expect(many.stderr.contains("note: 300 patterns have no +, such as 821000##"), "\(many.stderr)")
@@ -227,11 +260,14 @@ import Testing
         let scratch = try TemporaryDirectory()
         for (executable, arguments) in [
             ("blocklist", #"generate -o "$(printf 'o\377')""#), ("blocklist-generate", #"-o "$(printf 'o\377')""#),
-            ("blocklist", #"verify "$(printf 'o\377')""#), ("blocklist", #"sms check --rules x --sender "$(printf 'BANK\377')" --body hi"#),
+            ("blocklist", #"verify "$(printf 'o\377')""#),
+            ("blocklist", #"sms check --rules x --sender "$(printf 'BANK\377')" --body hi"#),
             ("blocklist-sms", #"serve --rules "$(printf 'r\377')""#),
         ] {
             let result = try RunningBlocklist(
-                ["-c", #"exec "$0" "# + arguments, productsDirectory + "/" + executable], in: scratch.path, executable: "/bin/sh"
+                ["-c", #"exec "$0" "# + arguments, productsDirectory + "/" + executable],
+                in: scratch.path,
+                executable: "/bin/sh"
             ).wait()
             #expect(result.status == 64, "\(executable) \(arguments): \(result.stderr)")
             #expect(result.stderr.contains("is not valid UTF-8") && result.stderr.contains("\\xFF"), "\(result.stderr)")
@@ -260,7 +296,9 @@ import Testing
     @Test func aClosedStandardInputIsNamed() throws {
         let scratch = try TemporaryDirectory()
         let result = try RunningBlocklist(
-            ["-c", #"exec "$0" generate --numbers - --no-sync -o out <&-"#, productsDirectory + "/blocklist"], in: scratch.path, executable: "/bin/sh"
+            ["-c", #"exec "$0" generate --numbers - --no-sync -o out <&-"#, productsDirectory + "/blocklist"],
+            in: scratch.path,
+            executable: "/bin/sh"
         ).wait()
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("Standard input is closed"), "\(result.stderr)")

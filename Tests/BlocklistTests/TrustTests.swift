@@ -19,7 +19,9 @@ import Testing
             let full = path + "/" + relative
             if let target = try? manager.destinationOfSymbolicLink(atPath: full) {
                 result[relative] = Array(("-> " + target).utf8)
-            } else if let attributes = try? manager.attributesOfItem(atPath: full), attributes[.type] as? FileAttributeType == .typeRegular {
+            } else if let attributes = try? manager.attributesOfItem(atPath: full),
+                attributes[.type] as? FileAttributeType == .typeRegular
+            {
                 result[relative] = try readBytes(full)
             } else {
                 result[relative] = []
@@ -68,7 +70,10 @@ import Testing
             try FileManager.default.createSymbolicLink(atPath: output + "/" + name, withDestinationPath: outside)
         }
         // A real set- directory without blocklist's marker, holding a user's file.
-        try FileManager.default.createDirectory(atPath: output + "/set-fedcba9876543210", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: output + "/set-fedcba9876543210",
+            withIntermediateDirectories: false
+        )
         try writeBytes(Array("keep me".utf8), to: output + "/set-fedcba9876543210/keep.txt")
         let outsideBefore = try snapshot(outside)
 
@@ -97,7 +102,10 @@ import Testing
         // A manifest.json that is a symlink to a user's file is refused too, and not followed.
         let linked = scratch.file("linked")
         try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: false)
-        try FileManager.default.createSymbolicLink(atPath: linked + "/manifest.json", withDestinationPath: output + "/manifest.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: linked + "/manifest.json",
+            withDestinationPath: output + "/manifest.json"
+        )
         #expect(try runBlocklist(["generate", "--output", linked, "--force"] + Self.small).status == 1)
         #expect(try readBytes(output + "/manifest.json") == webManifest)
     }
@@ -125,11 +133,23 @@ import Testing
         // A set written before markers existed: only shard files.
         let legacy = output + "/set-00000000000000aa"
         try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: false)
-        try FileManager.default.copyItem(atPath: output + "/" + current + "/shard-01.blk", toPath: legacy + "/shard-01.blk")
+        try FileManager.default.copyItem(
+            atPath: output + "/" + current + "/shard-01.blk",
+            toPath: legacy + "/shard-01.blk"
+        )
         // A staging directory a run left empty, and one whose marker was cut short by a kill.
-        try FileManager.default.createDirectory(atPath: output + "/.staging-00000000000000bb", withIntermediateDirectories: false)
-        try FileManager.default.createDirectory(atPath: output + "/.staging-00000000000000cc", withIntermediateDirectories: false)
-        try writeBytes(Array("blocklist gen".utf8), to: output + "/.staging-00000000000000cc/" + OutputDirectory.markerName)
+        try FileManager.default.createDirectory(
+            atPath: output + "/.staging-00000000000000bb",
+            withIntermediateDirectories: false
+        )
+        try FileManager.default.createDirectory(
+            atPath: output + "/.staging-00000000000000cc",
+            withIntermediateDirectories: false
+        )
+        try writeBytes(
+            Array("blocklist gen".utf8),
+            to: output + "/.staging-00000000000000cc/" + OutputDirectory.markerName
+        )
         // A legacy set with a user's file in it stays.
         let mixed = output + "/set-00000000000000dd"
         try FileManager.default.createDirectory(atPath: mixed, withIntermediateDirectories: false)
@@ -151,7 +171,9 @@ import Testing
         let held = reading.manifest.directory
         let second = try ShardSet.generate(try ShardPlan(spec), into: directory.path, sync: false)
         #expect(second.notes.contains { $0.contains("a reader (load or verify) is using it") })
-        for shard in reading.manifest.shards { #expect(FileManager.default.fileExists(atPath: reading.path(of: shard))) }
+        for shard in reading.manifest.shards {
+            #expect(FileManager.default.fileExists(atPath: reading.path(of: shard)))
+        }
         reading.close()
         let third = try ShardSet.generate(try ShardPlan(spec), into: directory.path, sync: false)
         #expect(third.notes.isEmpty)
@@ -168,7 +190,14 @@ import Testing
         #expect(try runBlocklist(["enable", "all", output, "--store", store]).status == 0)
         let load = try RunningBlocklist(["load", output, "--store", store])
         // Commit the new sets while the load is under way: after its first extension, before its last.
-        #expect(try waitUntil { try FileManager.default.fileExists(atPath: store) && (try? CallDirectoryStore(path: store, readOnly: true).extensions().contains { $0.state == .loaded }) == true })
+        #expect(
+            try waitUntil {
+                try FileManager.default.fileExists(atPath: store)
+                    && (try? CallDirectoryStore(path: store, readOnly: true).extensions().contains {
+                        $0.state == .loaded
+                    }) == true
+            }
+        )
         var commits = 0
         for exclusion in ["0000", "1111", "2222", "3333", "4444"] {
             let result = try runBlocklist(["generate", "--output", output, "--exclude", exclusion] + spec)

@@ -27,7 +27,12 @@ func referenceDecision(_ rules: [MessageRule], sender: String, body: String) -> 
                 switch rule.match {
                 case .prefix: matched = haystack.starts(with: needle)
                 case .suffix: matched = haystack.reversed().starts(with: needle.reversed())
-                default: matched = haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+                default:
+                    matched =
+                        haystack.count >= needle.count
+                        && (0...(haystack.count - needle.count)).contains {
+                            Array(haystack[$0..<($0 + needle.count)]) == needle
+                        }
                 }
             }
             if matched { break }
@@ -76,7 +81,14 @@ struct SeededGenerator: RandomNumberGenerator {
         (.contains, .any, "lottery", "+1", "the lottery", true),
         (.contains, .sender, "lottery", "+1", "the lottery", false),
     ])
-    func matchesEachKind(match: MatchKind, target: RuleTarget, value: String, sender: String, body: String, matches: Bool) throws {
+    func matchesEachKind(
+        match: MatchKind,
+        target: RuleTarget,
+        value: String,
+        sender: String,
+        body: String,
+        matches: Bool
+    ) throws {
         let rule = MessageRule(name: "r", target: target, match: match, value: value, action: .junk)
         let decision = try compiled([rule]).classify(sender: sender, body: body)
         #expect(decision == (matches ? .init(action: .junk, rule: 0) : .noMatch))
@@ -102,7 +114,15 @@ struct SeededGenerator: RandomNumberGenerator {
 
     @Test func caseAndNormalizationOptions() throws {
         let rules = [
-            MessageRule(name: "exact", target: .body, match: .contains, value: "ACME", action: .junk, caseSensitive: true, normalize: false),
+            MessageRule(
+                name: "exact",
+                target: .body,
+                match: .contains,
+                value: "ACME",
+                action: .junk,
+                caseSensitive: true,
+                normalize: false
+            ),
             MessageRule(name: "folded", target: .body, match: .contains, value: "claim now", action: .junk),
         ]
         let classifier = try compiled(rules)
@@ -112,12 +132,16 @@ struct SeededGenerator: RandomNumberGenerator {
         // Fullwidth letters, a zero-width space and a right-to-left override are folded away.
         #expect(classifier.classify(sender: "+1", body: "ＣＬＡＩＭ n\u{200B}ow\u{202E}") == .init(action: .junk, rule: 1))
         // Composed and decomposed é agree.
-        let accent = try compiled([MessageRule(name: "e", target: .body, match: .contains, value: "caf\u{E9}", action: .junk)])
+        let accent = try compiled([
+            MessageRule(name: "e", target: .body, match: .contains, value: "caf\u{E9}", action: .junk)
+        ])
         #expect(accent.classify(sender: "+1", body: "CAFE\u{301}") == .init(action: .junk, rule: 0))
     }
 
     @Test func messagesWithNULAndBidiControlsClassify() throws {
-        let classifier = try compiled([MessageRule(name: "x", target: .body, match: .contains, value: "prize", action: .junk)])
+        let classifier = try compiled([
+            MessageRule(name: "x", target: .body, match: .contains, value: "prize", action: .junk)
+        ])
         #expect(classifier.classify(sender: "+1", body: "a\u{0}prize\u{202E}") == .init(action: .junk, rule: 0))
         #expect(classifier.classify(sender: "\u{202E}+1", body: "\u{0}\u{0}") == .noMatch)
     }
@@ -134,14 +158,22 @@ struct SeededGenerator: RandomNumberGenerator {
                 let match = MatchKind.allCases.randomElement(using: &random)!
                 var value = word(Int.random(in: 1...4, using: &random))
                 if match == .regex {
-                    value = ["a[bc]", "b+a", "c.?a", "1\\d", "(?:ab|ba)c", "^a", "b$", "A{2}"].randomElement(using: &random)!
+                    value = ["a[bc]", "b+a", "c.?a", "1\\d", "(?:ab|ba)c", "^a", "b$", "A{2}"].randomElement(
+                        using: &random
+                    )!
                 }
                 if value.unicodeScalars.allSatisfy({ $0 == "\u{200B}" }) { value = "a" }
                 rules.append(
                     MessageRule(
-                        name: "rule \(index)", target: RuleTarget.allCases.randomElement(using: &random)!, match: match, value: value,
+                        name: "rule \(index)",
+                        target: RuleTarget.allCases.randomElement(using: &random)!,
+                        match: match,
+                        value: value,
                         action: [MessageAction.allow, .junk, .promotion, .transaction].randomElement(using: &random)!,
-                        caseSensitive: Bool.random(using: &random), normalize: Bool.random(using: &random)))
+                        caseSensitive: Bool.random(using: &random),
+                        normalize: Bool.random(using: &random)
+                    )
+                )
             }
             let classifier = try compiled(rules, denseTableBudget: denseTableBudget)
             #expect(classifier.rules.denseAutomata == (denseTableBudget == 0 ? 0 : classifier.rules.automatonCount))
@@ -150,7 +182,10 @@ struct SeededGenerator: RandomNumberGenerator {
                 let body = word(Int.random(in: 0...30, using: &random))
                 let expected = referenceDecision(rules, sender: sender, body: body)
                 let actual = classifier.classify(sender: sender, body: body)
-                #expect(actual == expected, "round \(round): sender \(sender.debugDescription) body \(body.debugDescription)")
+                #expect(
+                    actual == expected,
+                    "round \(round): sender \(sender.debugDescription) body \(body.debugDescription)"
+                )
                 if actual != expected { return }
             }
         }

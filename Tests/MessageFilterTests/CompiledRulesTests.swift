@@ -20,10 +20,14 @@ let sampleRules = [
         for index in bytes.indices {
             var changed = bytes
             changed[index] ^= 0x01
-            #expect(throws: MessageFilterError.self, "byte \(index)") { try CompiledRules(bytes: changed, name: "changed") }
+            #expect(throws: MessageFilterError.self, "byte \(index)") {
+                try CompiledRules(bytes: changed, name: "changed")
+            }
         }
         for length in [0, 7, 31, bytes.count - 1] {
-            #expect(throws: MessageFilterError.self) { try CompiledRules(bytes: Array(bytes.prefix(length)), name: "cut") }
+            #expect(throws: MessageFilterError.self) {
+                try CompiledRules(bytes: Array(bytes.prefix(length)), name: "cut")
+            }
         }
         #expect(throws: MessageFilterError.self) { try CompiledRules(bytes: bytes + [0], name: "longer") }
     }
@@ -32,10 +36,18 @@ let sampleRules = [
         let directory = try TemporaryFiles()
         let path = try CompiledRulesFile.write(RulesCompiler.compile(sampleRules), toDirectory: directory.path + "/out")
         let full = MessageClassifier(rules: try CompiledRules(contentsOf: path))
-        let lean = MessageClassifier(rules: try CompiledRules(contentsOf: path, denseTableBudget: 0, keepingNames: false))
+        let lean = MessageClassifier(
+            rules: try CompiledRules(contentsOf: path, denseTableBudget: 0, keepingNames: false)
+        )
         #expect(lean.rules.byteCount < full.rules.byteCount)
-        for (sender, body) in [("BANK", "x"), ("+1", "YOU HAVE WON"), ("+1", "go https://bit.ly/abc"), ("555-1234", "hi"), ("+1", "STOP"), ("+1", "stop")] {
-            #expect(lean.classify(sender: sender, body: body) == full.classify(sender: sender, body: body), "\(sender) \(body)")
+        for (sender, body) in [
+            ("BANK", "x"), ("+1", "YOU HAVE WON"), ("+1", "go https://bit.ly/abc"), ("555-1234", "hi"), ("+1", "STOP"),
+            ("+1", "stop"),
+        ] {
+            #expect(
+                lean.classify(sender: sender, body: body) == full.classify(sender: sender, body: body),
+                "\(sender) \(body)"
+            )
         }
     }
 
@@ -52,7 +64,10 @@ let sampleRules = [
         #expect(try String(contentsOfFile: foreign + "/" + CompiledRulesFile.name, encoding: .utf8) == "not mine")
         let linked = directory.path + "/linked"
         try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: false)
-        try FileManager.default.createSymbolicLink(atPath: linked + "/" + CompiledRulesFile.name, withDestinationPath: foreign + "/" + CompiledRulesFile.name)
+        try FileManager.default.createSymbolicLink(
+            atPath: linked + "/" + CompiledRulesFile.name,
+            withDestinationPath: foreign + "/" + CompiledRulesFile.name
+        )
         #expect(throws: (any Error).self) { try CompiledRulesFile.write(bytes, toDirectory: linked) }
         #expect(try String(contentsOfFile: foreign + "/" + CompiledRulesFile.name, encoding: .utf8) == "not mine")
         // Nothing temporary is left behind.
@@ -84,7 +99,8 @@ let sampleRules = [
 
     @Test(arguments: [
         "(ab)*", "\\1", "(?=a)b", "(?<name>a)", "(?i)a", "\\p{L}", "[[a]]", "a{1001}",
-        "a{3,1}", "[a-z", "[a\\", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", "(a{100}){101}", String(repeating: "a", count: 257),
+        "a{3,1}", "[a-z", "[a\\", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", "(a{100}){101}",
+        String(repeating: "a", count: 257),
     ])
     func refusesWhatIsNotInTheSubsetOrTooLargeOrMatchesEverything(pattern: String) {
         #expect(throws: RegexSubsetError.self) { try RegexSubset.analyze(pattern, caseInsensitive: false) }
@@ -109,10 +125,12 @@ let sampleRules = [
         "", "null", "[]", "{", #"{"action":"junk""#, #"{"action":"spam"}"#, #"{"rule":"x"}"#, #"{"action":junk}"#,
         #"{"action":"junk"} x"#, #"{"action":"promotion","subAction":"transactionalFinance"}"#, #"{"action":"\ud800"}"#,
         #"{"a":01,"action":"junk"}"#, "{\"action\":\"ju\u{1}nk\"}", String(repeating: "[", count: 40),
-        #"{"x":"#+String(repeating: "[", count: 40)+#"}"#,
+        #"{"x":"# + String(repeating: "[", count: 40) + #"}"#,
     ])
     func refuses(json: String) {
-        #expect(throws: MessageFilterError.self) { try Array(json.utf8).withUnsafeBytes { try DeferralResponse.parse($0) } }
+        #expect(throws: MessageFilterError.self) {
+            try Array(json.utf8).withUnsafeBytes { try DeferralResponse.parse($0) }
+        }
     }
 }
 
@@ -128,10 +146,15 @@ let sampleRules = [
         (#"[{"name":"a","target":"body","match":"contains","value":"\u200B","action":"junk"}]"#, "only invisible"),
         (#"{"rules": []}"#, "JSON array"),
         ("[1]", "rule 1 should be an object"), ("[null]", "rule 1 is null; it should be an object"),
-        (#"[{"name":1,"target":"body","match":"contains","value":"x","action":"junk"}]"#, "field \"name\" should be a string"),
+        (
+            #"[{"name":1,"target":"body","match":"contains","value":"x","action":"junk"}]"#,
+            "field \"name\" should be a string"
+        ),
         ("[", "not valid JSON"),
-        (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","action":"allow"}]"#,
-         "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"),
+        (
+            #"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","action":"allow"}]"#,
+            "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"
+        ),
         ("[" + String(repeating: "[", count: 70) + "]]", "rules.json is nested too deep: line 1, column 65"),
     ])
     func refusesWithASentenceNamingTheField(json: String, expected: String) {
@@ -154,13 +177,16 @@ let sampleRules = [
         #expect(file.warnings.count == 2)
         #expect(file.warnings[0].contains("junk wins by precedence"))
         #expect(file.warnings[1].contains("repeats rule 1"))
-        let classifier = MessageClassifier(rules: try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: "r"))
+        let classifier = MessageClassifier(
+            rules: try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: "r")
+        )
         #expect(classifier.classify(sender: "+1", body: "big sale") == .init(action: .junk, rule: 1))
     }
 
     @Test func refusesMessagesOutsideTheLimits() throws {
         let lines = [
-            #"{"sender":"","body":"x"}"#, #"{"sender":"+1"}"#, "{\"sender\":\"+1\",\"body\":\"" + String(repeating: "a", count: 70_000) + "\"}",
+            #"{"sender":"","body":"x"}"#, #"{"sender":"+1"}"#,
+            "{\"sender\":\"+1\",\"body\":\"" + String(repeating: "a", count: 70_000) + "\"}",
         ]
         for line in lines {
             #expect(throws: MessageFilterError.self) { try TestMessage.load(Array(line.utf8), source: "m.jsonl") }

@@ -31,13 +31,18 @@ import Testing
             let swift: Verdict = kind == "query" ? Verdict(query: bytes) : Verdict(response: bytes)
             if swift.ok { if kind == "query" { accepted.query += 1 } else { accepted.response += 1 } }
             if swift != python, disagreements.count < 10 {
-                disagreements.append("\(kind) \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription): Swift \(swift), Python \(python)")
+                disagreements.append(
+                    "\(kind) \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription): Swift \(swift), Python \(python)"
+                )
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.joined(separator: "\n"))")
         // The generators reach both outcomes often enough for the comparison to mean something.
         #expect(accepted.query > Self.casesPerKind / 10 && accepted.query < Self.casesPerKind * 9 / 10, "\(accepted)")
-        #expect(accepted.response > Self.casesPerKind / 10 && accepted.response < Self.casesPerKind * 9 / 10, "\(accepted)")
+        #expect(
+            accepted.response > Self.casesPerKind / 10 && accepted.response < Self.casesPerKind * 9 / 10,
+            "\(accepted)"
+        )
     }
 }
 
@@ -77,21 +82,30 @@ struct Verdict: Decodable, Equatable, CustomStringConvertible {
     }
 
     static func == (a: Verdict, b: Verdict) -> Bool {
-        func same(_ x: String?, _ y: String?) -> Bool { x.map { Array($0.unicodeScalars) } == y.map { Array($0.unicodeScalars) } }
-        return a.ok == b.ok && same(a.action, b.action) && same(a.subAction, b.subAction) && a.version == b.version && same(a.app, b.app)
+        func same(_ x: String?, _ y: String?) -> Bool {
+            x.map { Array($0.unicodeScalars) } == y.map { Array($0.unicodeScalars) }
+        }
+        return a.ok == b.ok && same(a.action, b.action) && same(a.subAction, b.subAction) && a.version == b.version
+            && same(a.app, b.app)
             && same(a.sender, b.sender) && same(a.text, b.text)
     }
 
     var description: String {
-        ok ? "accepted \([action, subAction, version.map(String.init), app, sender, text].compactMap { $0?.debugDescription })" : "refused"
+        ok
+            ? "accepted \([action, subAction, version.map(String.init), app, sender, text].compactMap { $0?.debugDescription })"
+            : "refused"
     }
 }
 
 /// Runs Scripts/deferral-oracle.py once over a whole batch.
 enum Oracle {
     static func run(_ cases: [(kind: String, bytes: [UInt8])]) throws -> [Verdict] {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Scripts/deferral-oracle.py").standardized
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent("deferral-oracle-\(UUID().uuidString).jsonl")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../Scripts/deferral-oracle.py"
+        ).standardized
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "deferral-oracle-\(UUID().uuidString).jsonl"
+        )
         defer { try? FileManager.default.removeItem(at: input) }
         let hex = Array("0123456789abcdef".utf8)
         var lines: [UInt8] = []
@@ -119,19 +133,25 @@ enum Oracle {
 /// Seeded generators of deferral documents and of mutations of them.
 enum Documents {
     static let pieces = [
-        "a", "Z", "0", " ", "é", "e\u{301}", "€", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\u0000", "\\ud83d\\ude00",
+        "a", "Z", "0", " ", "é", "e\u{301}", "€", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\u0000",
+        "\\ud83d\\ude00",
         "\u{7F}", "+33612345678", "see you", "BANK", "\u{FEFF}", "\u{200B}",
     ]
     /// Pieces that make a string invalid, rarely: a lone surrogate, an unknown escape, raw control characters.
     static let badPieces = ["\\ud800", "\\udc00x", "\\x", "\u{1F}", "\t", "\\u12"]
     static let actions = ["allow", "junk", "filter", "promotion", "transaction", "none", "block", "Junk", ""]
     static let subActions =
-        DeferralResponse.subActions.values.flatMap { $0 } + ["promotionalOthers", "transactionalFinance", "other", "promotional"]
+        DeferralResponse.subActions.values.flatMap { $0 } + [
+            "promotionalOthers", "transactionalFinance", "other", "promotional",
+        ]
 
     static func string(_ random: inout SeededGenerator) -> String {
         var text = ""
         for _ in 0..<(random.next() % 6) {
-            text += random.next() % 40 == 0 ? badPieces[Int(random.next() % UInt64(badPieces.count))] : pieces[Int(random.next() % UInt64(pieces.count))]
+            text +=
+                random.next() % 40 == 0
+                ? badPieces[Int(random.next() % UInt64(badPieces.count))]
+                : pieces[Int(random.next() % UInt64(pieces.count))]
         }
         return "\"" + text + "\""
     }
@@ -144,25 +164,38 @@ enum Documents {
     static func value(_ random: inout SeededGenerator, depth: Int) -> String {
         switch random.next() % (depth > 0 ? 9 : 7) {
         case 0: return string(&random)
-        case 1: return ["0", "-1", "1.5", "1e3", "-0.0", "123456789012345678901234567890", "1E-2"][Int(random.next() % 7)]
+        case 1:
+            return ["0", "-1", "1.5", "1e3", "-0.0", "123456789012345678901234567890", "1E-2"][Int(random.next() % 7)]
         case 2: return ["true", "false", "null"][Int(random.next() % 3)]
         case 3: return string(&random)
         case 4: return "1"
         case 5: return "\"x\""
         case 6: return "[]"
-        case 7: return "[" + (0..<Int(random.next() % 3)).map { _ in value(&random, depth: depth - 1) }.joined(separator: ",") + "]"
-        default: return object((0..<Int(random.next() % 3)).map { _ in (string(&random), value(&random, depth: depth - 1)) }, &random)
+        case 7:
+            return "["
+                + (0..<Int(random.next() % 3)).map { _ in value(&random, depth: depth - 1) }.joined(separator: ",")
+                + "]"
+        default:
+            return object(
+                (0..<Int(random.next() % 3)).map { _ in (string(&random), value(&random, depth: depth - 1)) },
+                &random
+            )
         }
     }
 
     static func object(_ members: [(String, String)], _ random: inout SeededGenerator) -> String {
-        "{" + space(&random) + members.map { "\($0.0)\(space(&random)):\(space(&random))\($0.1)" }.joined(separator: "," + space(&random))
+        "{" + space(&random)
+            + members.map { "\($0.0)\(space(&random)):\(space(&random))\($0.1)" }.joined(
+                separator: "," + space(&random)
+            )
             + space(&random) + "}"
     }
 
     static func shuffled(_ members: [(String, String)], _ random: inout SeededGenerator) -> [(String, String)] {
         var members = members
-        for index in members.indices.reversed() where index > 0 { members.swapAt(index, Int(random.next() % UInt64(index + 1))) }
+        for index in members.indices.reversed() where index > 0 {
+            members.swapAt(index, Int(random.next() % UInt64(index + 1)))
+        }
         return members
     }
 
@@ -171,11 +204,21 @@ enum Documents {
     }
 
     static func query(_ random: inout SeededGenerator) -> String {
-        let version = ["1", "1", "2", "0", "-7", "1.0", "1e0", "1.5", "\"1\"", "true", "null", "9223372036854775807", "9223372036854775808"][
-            Int(random.next() % 13)]
+        let version = [
+            "1", "1", "2", "0", "-7", "1.0", "1e0", "1.5", "\"1\"", "true", "null", "9223372036854775807",
+            "9223372036854775808",
+        ][
+            Int(random.next() % 13)
+        ]
         let message = object(shuffled([("\"text\"", string(&random))] + extras(&random), &random), &random)
-        let query = object(shuffled([("\"sender\"", string(&random)), ("\"message\"", message)] + extras(&random), &random), &random)
-        let app = object(shuffled([("\"version\"", random.next() % 8 == 0 ? "1" : string(&random))] + extras(&random), &random), &random)
+        let query = object(
+            shuffled([("\"sender\"", string(&random)), ("\"message\"", message)] + extras(&random), &random),
+            &random
+        )
+        let app = object(
+            shuffled([("\"version\"", random.next() % 8 == 0 ? "1" : string(&random))] + extras(&random), &random),
+            &random
+        )
         var members = [("\"_version\"", version), ("\"app\"", app), ("\"query\"", query)]
         if random.next() % 6 == 0 { members.remove(at: Int(random.next() % 3)) }
         return space(&random) + object(shuffled(members + extras(&random), &random), &random) + space(&random)
@@ -183,13 +226,18 @@ enum Documents {
 
     static func response(_ random: inout SeededGenerator) -> String {
         var members: [(String, String)] = []
-        if random.next() % 8 != 0 { members.append(("\"action\"", "\"" + actions[Int(random.next() % UInt64(actions.count))] + "\"")) }
-        if random.next() % 2 == 0 { members.append(("\"subAction\"", "\"" + subActions[Int(random.next() % UInt64(subActions.count))] + "\"")) }
+        if random.next() % 8 != 0 {
+            members.append(("\"action\"", "\"" + actions[Int(random.next() % UInt64(actions.count))] + "\""))
+        }
+        if random.next() % 2 == 0 {
+            members.append(("\"subAction\"", "\"" + subActions[Int(random.next() % UInt64(subActions.count))] + "\""))
+        }
         if random.next() % 10 == 0 { members.append(("\"action\"", value(&random, depth: 1))) }
         return space(&random) + object(shuffled(members + extras(&random), &random), &random) + space(&random)
     }
 
-    static let interesting: [UInt8] = Array("{}[]\",:\\ \n0-.eEtfnu".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
+    static let interesting: [UInt8] =
+        Array("{}[]\",:\\ \n0-.eEtfnu".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
 
     /// One to three byte-level changes: deletions, insertions, replacements, truncation, duplication.
     static func mutate(_ bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
@@ -212,7 +260,9 @@ enum Documents {
     /// Fixed cases at the edges: nesting at and past the limits, size past 64 KiB, a BOM,
     /// NaN, duplicate members, UTF-8 that is not valid.
     static let edgeCases: [(kind: String, bytes: [UInt8])] = {
-        func nested(_ levels: Int) -> String { String(repeating: "[", count: levels) + String(repeating: "]", count: levels) }
+        func nested(_ levels: Int) -> String {
+            String(repeating: "[", count: levels) + String(repeating: "]", count: levels)
+        }
         var cases: [(String, String)] = [
             ("response", #"{"action":"junk","x":"# + nested(32) + "}"),
             ("response", #"{"action":"junk","x":"# + nested(33) + "}"),
@@ -225,14 +275,29 @@ enum Documents {
             ("response", #"{"action":"junk","subAction":"promotionalOffers"}"#),
             ("query", #"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#),
             ("query", #"{"_version":1,"query":{"sender":"+1","message":{"text":"hi"}}}"#),
-            ("query", #"{"_version":1,"_version":2,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#),
+            (
+                "query",
+                #"{"_version":1,"_version":2,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#
+            ),
             ("query", #"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"\ud800"}}}"#),
             ("query", #"{"_version":Infinity,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#),
         ]
-        cases.append(("query", #"{"_version":1,"app":{"version":"1"},"x":"# + nested(100) + #","query":{"sender":"+1","message":{"text":"hi"}}}"#))
+        cases.append(
+            (
+                "query",
+                #"{"_version":1,"app":{"version":"1"},"x":"# + nested(100)
+                    + #","query":{"sender":"+1","message":{"text":"hi"}}}"#
+            )
+        )
         var result = cases.map { ($0.0, Array($0.1.utf8)) }
         result.append(("response", Array(#"{"action":"junk","x":""#.utf8) + [0xC3, 0x28] + Array("\"}".utf8)))
-        result.append(("query", Array(#"{"_version":1,"app":{"version":"1"},"query":{"sender":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#"","message":{"text":"hi"}}}"#.utf8)))
+        result.append(
+            (
+                "query",
+                Array(#"{"_version":1,"app":{"version":"1"},"query":{"sender":""#.utf8) + [0xED, 0xA0, 0x80]
+                    + Array(#"","message":{"text":"hi"}}}"#.utf8)
+            )
+        )
         return result
     }()
 }

@@ -13,7 +13,9 @@ import Foundation
 private let workspace: (directory: String, set: String, plan: ShardPlan, manifest: Manifest) = {
     let directory = NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())"
     try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let plan = try! ShardPlan(try! BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions))
+    let plan = try! ShardPlan(
+        try! BlockSpec(patterns: BlockSpec.defaultPatterns, exclusions: BlockSpec.defaultExclusions)
+    )
     _ = try! ShardSet.generate(plan, into: directory + "/set", sync: false)
     let manifest = try! Manifest.load(from: directory + "/set")
     atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "blocklist-benchmarks-\(getpid())") }
@@ -33,7 +35,9 @@ private let numbersFile: String = {
     for line in 0..<1_000_000 {
         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         let random = state >> 16
-        let number = line > 0 && random % 10 == 0 ? recent[Int(random >> 8) % 4096] : 33_600_000_000 + Int64(random % 100_000_000)
+        let number =
+            line > 0 && random % 10 == 0
+            ? recent[Int(random >> 8) % 4096] : 33_600_000_000 + Int64(random % 100_000_000)
         recent[line % 4096] = number
         text += "+\(number)\n"
     }
@@ -49,7 +53,9 @@ private let extensionHost: String = {
     if !FileManager.default.isExecutableFile(atPath: host) {
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "-c", "release", "--product", "blocklist-extension", "--package-path", root]
+        build.arguments = [
+            "swift", "build", "-c", "release", "--product", "blocklist-extension", "--package-path", root,
+        ]
         try! build.run()
         build.waitUntilExit()
     }
@@ -74,7 +80,8 @@ let benchmarks: @Sendable () -> Void = {
             // A few dozen allocations, give or take the runtime's own (seen: ±8); none per entry.
             .mallocCountTotal: .init(absolute: [.p90: 12]),
             .peakMemoryResident: .init(relative: [.p90: 15]),
-        ])
+        ]
+    )
 
     // The generator emits runs; its allocations are its tables, not its entries: the default set
     // (98,552,781 entries) and +8270####### (a tenth of them) should allocate about the same.
@@ -124,7 +131,9 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Verifier.fullShard") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(try ShardVerifier.verify(fullShard, expectedIndex: 2, expected: workspace.plan.compiled.runs(shard: 2)))
+            blackHole(
+                try ShardVerifier.verify(fullShard, expectedIndex: 2, expected: workspace.plan.compiled.runs(shard: 2))
+            )
         }
     }
 
@@ -133,11 +142,15 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Import.oneMillionNumbers",
         configuration: .init(
-            metrics: Benchmark.defaultConfiguration.metrics, timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 5,
+            metrics: Benchmark.defaultConfiguration.metrics,
+            timeUnits: .milliseconds,
+            maxDuration: .seconds(10),
+            maxIterations: 5,
             thresholds: [
                 .mallocCountTotal: .init(relative: [.p90: 10]),
                 .peakMemoryResident: .init(relative: [.p90: 15]),
-            ])
+            ]
+        )
     ) { benchmark in
         var list = ListSpec()
         list.numbers = [numbersFile]
@@ -150,12 +163,16 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark(
         "Load.fullShard",
         configuration: .init(
-            metrics: Benchmark.defaultConfiguration.metrics, timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 5,
+            metrics: Benchmark.defaultConfiguration.metrics,
+            timeUnits: .milliseconds,
+            maxDuration: .seconds(10),
+            maxIterations: 5,
             thresholds: [
                 // SQLite allocates per page, so about 140,000 here; a few percent either way is noise.
                 .mallocCountTotal: .init(relative: [.p90: 5]),
                 .peakMemoryResident: .init(relative: [.p90: 15]),
-            ])
+            ]
+        )
     ) { benchmark in
         let shard = workspace.manifest.shards[1]
         let store = try CallDirectoryStore(path: workspace.directory + "/store-\(UUID().uuidString).sqlite")

@@ -27,7 +27,10 @@ package struct FileDescriptor: ~Copyable {
         guard fstat(fd, &info) == 0 else { throw _ioError("Reading the status of", path) }
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
-            throw BlocklistError(.notAShard, "\(path) is \(_fileTypeName(type)), not a regular file; refusing to read it.")
+            throw BlocklistError(
+                .notAShard,
+                "\(path) is \(_fileTypeName(type)), not a regular file; refusing to read it."
+            )
         }
         // Reads of a regular file never block; clear the flag so they behave as usual.
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)

@@ -39,8 +39,14 @@ package final class Deflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         let code = deflateInit2_(
-            stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY,
-            zlibVersion(), Int32(MemoryLayout<z_stream>.size)
+            stream,
+            level,
+            Z_DEFLATED,
+            windowBits,
+            memLevel,
+            Z_DEFAULT_STRATEGY,
+            zlibVersion(),
+            Int32(MemoryLayout<z_stream>.size)
         )
         guard code == Z_OK else {
             let message = zlibMessage(stream, code)
@@ -61,7 +67,10 @@ package final class Deflater {
         self.context = context
         let code = deflateReset(stream)
         guard code == Z_OK else {
-            throw BlocklistError(.compression, "Resetting zlib compression for \(context) failed: \(zlibMessage(stream, code)).")
+            throw BlocklistError(
+                .compression,
+                "Resetting zlib compression for \(context) failed: \(zlibMessage(stream, code))."
+            )
         }
     }
 
@@ -82,7 +91,10 @@ package final class Deflater {
             stream.pointee.avail_out = UInt32(output.count)
             let code = deflate(stream, flush)
             guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                throw BlocklistError(.compression, "zlib compression of \(context) failed: \(zlibMessage(stream, code)).")
+                throw BlocklistError(
+                    .compression,
+                    "zlib compression of \(context) failed: \(zlibMessage(stream, code))."
+                )
             }
             let produced = output.count - Int(stream.pointee.avail_out)
             if produced > 0 { try sink(UnsafeRawBufferPointer(rebasing: output[..<produced])) }
@@ -147,7 +159,10 @@ package final class Inflater {
     package func reset(payloadOffset: Int64) throws(BlocklistError) {
         let code = inflateReset(stream)
         guard code == Z_OK else {
-            throw BlocklistError(.compression, "Restarting zlib decompression for \(context) failed: \(zlibMessage(stream, code)).")
+            throw BlocklistError(
+                .compression,
+                "Restarting zlib decompression for \(context) failed: \(zlibMessage(stream, code))."
+            )
         }
         self.payloadOffset = payloadOffset
     }
@@ -174,7 +189,8 @@ package final class Inflater {
         default:
             throw BlocklistError(
                 .corruptShard,
-                "\(context): the compressed payload is damaged near byte \(payloadOffset + totalIn) (zlib: \(zlibMessage(stream, code))).")
+                "\(context): the compressed payload is damaged near byte \(payloadOffset + totalIn) (zlib: \(zlibMessage(stream, code)))."
+            )
         }
     }
 }

@@ -48,9 +48,13 @@ final class SQLiteDatabase {
     /// SQLITE_BUSY after the busy timeout means another process holds the store's write lock.
     private func error(_ what: String, _ code: Int32, message: String) -> BlocklistError {
         if code & 0xFF == SQLITE_BUSY {
-            let waited = busyTimeoutMilliseconds % 1000 == 0 ? "\(busyTimeoutMilliseconds / 1000) s" : "\(busyTimeoutMilliseconds) ms"
+            let waited =
+                busyTimeoutMilliseconds % 1000 == 0
+                ? "\(busyTimeoutMilliseconds / 1000) s" : "\(busyTimeoutMilliseconds) ms"
             return BlocklistError(
-                .busy, "\(what) in the store \(path) failed: another process has been writing to it for \(waited) (a load in progress?); try again when it finishes.")
+                .busy,
+                "\(what) in the store \(path) failed: another process has been writing to it for \(waited) (a load in progress?); try again when it finishes."
+            )
         }
         return BlocklistError(.io, "\(what) in the store \(path) failed: \(message) (SQLite code \(code)).")
     }
