@@ -35,6 +35,10 @@ let staticFoundationLibraries: [LinkerSetting] = [
 
 let package = Package(
     name: "blocklist",
+    // iOS: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no Swift
+    // `Regex`, clocks or newer API there (PortableModuleTests holds them to this floor). macOS: the
+    // publisher's tools, which use the Swift 6 standard library's `String(validating:as:)`.
+    platforms: [.iOS(.v16), .macOS(.v15)],
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "BlocklistSet", targets: ["BlocklistSet"]),

@@ -155,11 +155,9 @@ struct JSONScanner {
         var scalars = String.UnicodeScalarView()
         var run = index
         func flush(_ end: Int) throws(MessageFilterError) {
-            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[run..<end]), as: UTF8.self)
-            else {
-                throw error("a string is not valid UTF-8")
-            }
-            scalars.append(contentsOf: text.unicodeScalars)
+            let run = bytes[run..<end]
+            guard isValidUTF8(run) else { throw error("a string is not valid UTF-8") }
+            scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
         }
         while true {
             guard let byte = peek() else { throw error("a string is never closed") }

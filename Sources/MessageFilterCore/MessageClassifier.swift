@@ -75,10 +75,10 @@ public final class MessageClassifier {
                 "The body has \(body.count) bytes; at most \(maximumBodyBytes) (64 KiB) are accepted."
             )
         }
-        if String(validating: sender, as: UTF8.self) == nil {
+        if !isValidUTF8(sender) {
             throw MessageFilterError(.invalidMessage, "The sender is not valid UTF-8.")
         }
-        if String(validating: body, as: UTF8.self) == nil {
+        if !isValidUTF8(body) {
             throw MessageFilterError(.invalidMessage, "The body is not valid UTF-8.")
         }
     }

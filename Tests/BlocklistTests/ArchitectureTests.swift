@@ -4,7 +4,7 @@ import Testing
 /// docs/ARCHITECTURE.md's module table is the module graph: every library target of Package.swift
 /// has a row, and each row's imports name exactly the target's dependencies within the package.
 @Suite struct ArchitectureTests {
-    static let root = PortableCoreTests.packageRoot
+    static let root = PortableModuleTests.packageRoot
 
     /// Each library target of Package.swift and the package targets it depends on.
     static func packageGraph() throws -> [String: Set<String>] {

@@ -281,7 +281,7 @@ import Testing
         )
         #expect(report?["name"] as? String == "FR" && report?["version"] as? String == "12")
 
-        let rules = PortableCoreTests.packageRoot.appendingPathComponent("docs/examples/sms-rules.json").path
+        let rules = PortableModuleTests.packageRoot.appendingPathComponent("docs/examples/sms-rules.json").path
         let compile = try runBlocklist(["sms", "compile", rules, "--output", scratch.file("sms")])
         #expect(compile.status == 0, "\(compile.stderr)")
         let verify = try runBlocklist(["sms", "verify", scratch.file("sms"), "--rules", rules, "--json"])

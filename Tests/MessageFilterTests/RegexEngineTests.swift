@@ -471,3 +471,32 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(classifier.classify(sender: "+1", body: "a pr\u{061C}ize") == .init(action: .junk, rule: 0))
     }
 }
+
+/// MessageFilterCore checks UTF-8 with the standard library's forward parser (every iOS has it)
+/// instead of `String(validating:as:)` (iOS 18); both must accept and refuse the same bytes.
+@Suite struct UTF8ValidationTests {
+    @Test func agreesWithStringValidatingOnSeededBytes() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        // Bytes drawn mostly from UTF-8's lead and continuation ranges, so that near-valid
+        // sequences (overlong, surrogate, truncated, out of range) are common.
+        let alphabet: [UInt8] = [
+            0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+            0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF,
+        ]
+        var refused = 0
+        for _ in 0..<50_000 {
+            let bytes = (0..<Int(next() % 6)).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            let expected = String(validating: bytes, as: UTF8.self) != nil
+            #expect(isValidUTF8(bytes) == expected, "\(bytes)")
+            if !expected { refused += 1 }
+        }
+        #expect(refused > 10_000 && refused < 49_000)
+        #expect(isValidUTF8(Array("대출 ß ✓ 👍🏽".utf8)))
+        #expect(!isValidUTF8([0xED, 0xA0, 0x80]))  // a surrogate
+        #expect(!isValidUTF8([0xC0, 0xAF]))  // an overlong "/"
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// The portable modules are what an iOS extension links: BlocklistCore (the Call Directory
+/// extension) and MessageFilterCore (the Message Filter extension). They must build for Darwin
+/// too, at the iOS version Package.swift declares. This machine has no iOS SDK, so the test reads
+/// their sources and refuses what would not build there: an unconditional Glibc import,
+/// Foundation, calls or paths that exist only on Linux, and standard-library API newer than the
+/// declared floor. The tools' own system calls (locks, /proc, child processes) live in
+/// BlocklistSystem instead.
+@Suite struct PortableModuleTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let portableModules = ["BlocklistCore", "MessageFilterCore"]
+
+    /// Every Swift file of `module`, with its text.
+    static func sources(of module: String) throws -> [(name: String, text: String)] {
+        let directory = packageRoot.appendingPathComponent("Sources/\(module)")
+        let enumerator = try #require(FileManager.default.enumerator(atPath: directory.path))
+        var files: [(String, String)] = []
+        while let name = enumerator.nextObject() as? String {
+            guard name.hasSuffix(".swift") else { continue }
+            files.append((name, try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)))
+        }
+        return files
+    }
+
+    /// A source's lines without `//` comments, so that prose naming an API does not count as a use.
+    static func code(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard let comment = line.range(of: "//") else { return String(line) }
+            return String(line[..<comment.lowerBound])
+        }
+    }
+
+    @Test(arguments: portableModules)
+    func importsOnlyWhatAnExtensionHas(module: String) throws {
+        let files = try Self.sources(of: module)
+        #expect(files.count >= 8, "found \(files.map(\.name))")
+        for (name, text) in files {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (number, line) in lines.enumerated()
+            where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
+                let imported = line.split(separator: " ").last.map(String.init) ?? ""
+                #expect(
+                    ["Glibc", "Musl", "Darwin", "CZlib"].contains(imported),
+                    "\(module)/\(name):\(number + 1) imports \(imported)"
+                )
+                if ["Glibc", "Musl", "Darwin"].contains(imported) {
+                    // Inside `#if canImport(...)`, with a Darwin branch in the same file.
+                    let previous = number > 0 ? lines[number - 1] : ""
+                    #expect(
+                        previous.contains("canImport(\(imported))"),
+                        "\(module)/\(name):\(number + 1) imports \(imported) outside #if canImport(\(imported))"
+                    )
+                    #expect(text.contains("canImport(Darwin)"), "\(module)/\(name) has no Darwin branch")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: portableModules)
+    func callsNothingLinuxOnly(module: String) throws {
+        // Each of these builds on Linux only, or is a tool's business rather than an extension's.
+        let forbidden = [
+            "/proc/", "Glibc.", "epoll", "inotify", "O_DIRECT", "sendfile", "prctl", "posix_spawn", "flock(", "SOCK_",
+            "memfd", "pipe2",
+            "ProcessMemory", "FileLock", "DirectoryHandle", "RequestWire",
+        ]
+        for (name, text) in try Self.sources(of: module) {
+            for word in forbidden {
+                #expect(!text.contains(word), "\(module)/\(name) uses \(word)")
+            }
+        }
+    }
+
+    /// Standard-library API that arrived after iOS 15, with the iOS version that brought it. Swift
+    /// marks these `@available`, and a use below the deployment target does not compile on Darwin;
+    /// Linux has no deployment target, so only this list catches it here.
+    static let newerAPI: [(use: String, iOS: Int)] = [
+        ("Regex<", 16), ("try Regex(", 16), ("#/", 16), ("firstMatch(of:", 16), ("wholeMatch(of:", 16),
+        ("ContinuousClock", 16), ("SuspendingClock", 16), ("Duration", 16),
+        ("String(validating:", 18), ("Mutex<", 18), ("Atomic<", 18), ("Int128", 18), ("UInt128", 18),
+        ("InlineArray", 26), ("Span<", 26), ("RawSpan", 26), ("UTF8Span", 26),
+    ]
+
+    /// The iOS version in Package.swift's `platforms:`.
+    static func declaredIOSFloor() throws -> Int {
+        let manifest = try String(
+            contentsOf: packageRoot.appendingPathComponent("Package.swift"),
+            encoding: .utf8
+        )
+        let match = try #require(manifest.firstMatch(of: /\.iOS\(\.v(\d+)\)/), "Package.swift declares no iOS floor")
+        return try #require(Int(match.1))
+    }
+
+    @Test(arguments: portableModules)
+    func usesNoAPINewerThanTheDeclaredIOSFloor(module: String) throws {
+        let floor = try Self.declaredIOSFloor()
+        #expect((15...26).contains(floor))
+        for (name, text) in try Self.sources(of: module) {
+            let lines = Self.code(text)
+            for (number, line) in lines.enumerated() {
+                for (use, version) in Self.newerAPI where version > floor && line.contains(use) {
+                    Issue.record(
+                        "\(module)/\(name):\(number + 1) uses \(use), which needs iOS \(version); the floor is \(floor)"
+                    )
+                }
+                #expect(!line.contains("@available"), "\(module)/\(name):\(number + 1) narrows availability")
+            }
+        }
+    }
+
+    /// The list above must catch what it lists: a line that uses each API is found, and one that
+    /// only names it in a comment is not.
+    @Test func theAvailabilityCheckFindsWhatItLists() {
+        for (use, _) in Self.newerAPI {
+            #expect(Self.code("let x = \(use)").joined().contains(use))
+            #expect(!Self.code("let x = 1  // \(use)").joined().contains(use))
+        }
+    }
+}
