@@ -85,12 +85,14 @@ let package = Package(
             dependencies: ["CZlib"]
         ),
         /// What the tools need of the system and an extension never does: directory handles that
-        /// never follow symlinks, file locks, /proc memory figures, child processes, and the pipe
-        /// format between the simulator and the extension host.
+        /// never follow symlinks, file locks, /proc memory figures, child processes.
         .target(
             name: "BlocklistSystem",
             dependencies: ["BlocklistCore"]
         ),
+        /// The records a Call Directory extension's host streams to the simulator: the host's
+        /// side of the CallKit stand-in, as MessageFilterHosting is the message filter's.
+        .target(name: "CallDirectoryHosting"),
         /// Shard sets on disk: the manifest model and its streaming writer, the atomic commit of a
         /// generation, and what blocklist may touch in an output directory. No Foundation, so the
         /// generate executable stays small.
@@ -120,7 +122,9 @@ let package = Package(
         /// error codes, enforced on requests streamed from an extension-host process.
         .target(
             name: "CallDirectorySimulator",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistSystem", "CSQLite"]
+            dependencies: [
+                "BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
+            ]
         ),
 
         /// The message filter's portable core: compiled rules (format, reader, automata), the
@@ -172,7 +176,7 @@ let package = Package(
         /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-extension",
-            dependencies: ["BlocklistCore", "BlocklistSystem"],
+            dependencies: ["BlocklistCore", "CallDirectoryHosting"],
             linkerSettings: staticExecutable
         ),
         /// `blocklist generate` in a process of its own, which `blocklist` execs before it parses

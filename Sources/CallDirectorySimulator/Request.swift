@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import CSQLite
+import CallDirectoryHosting
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
