@@ -94,7 +94,7 @@ struct SMSVerify: ParsableCommand {
         abstract:
             "Check a compiled rules file completely: magic, version, checksums, structure, and that every regex compiles.",
         discussion:
-            "With --rules, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds."
+            "With --source, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds."
     )
 
     @Argument(
@@ -102,8 +102,10 @@ struct SMSVerify: ParsableCommand {
     )
     var file: String
 
+    /// Named `--source`, not `--rules`: elsewhere `--rules` names the rules a command works with,
+    /// and here that is the compiled file, the argument.
     @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
-    var rules: String?
+    var source: String?
 
     @Flag(help: "Print the result as JSON.")
     var json = false
@@ -133,15 +135,15 @@ struct SMSVerify: ParsableCommand {
                 )
             }
         }
-        if let rules {
-            let source = try RulesFile.load(
-                bytes: try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes),
-                source: rules
+        if let source {
+            let file = try RulesFile.load(
+                bytes: try RulesLoader.readInput(source, limit: RulesFile.maximumBytes),
+                source: source
             )
-            guard RulesCompiler.compile(source.rules) == bytes else {
+            guard RulesCompiler.compile(file.rules) == bytes else {
                 throw MessageFilterError(
                     .corruptRules,
-                    "\(path) is sound but is not what \(rules) compiles to; run blocklist sms compile again."
+                    "\(path) is sound but is not what \(source) compiles to; run blocklist sms compile again."
                 )
             }
         }
@@ -152,14 +154,14 @@ struct SMSVerify: ParsableCommand {
                     rules: compiled.rules.count,
                     states: compiled.stateCount,
                     bytes: compiled.byteCount,
-                    source: rules
+                    source: source
                 )
             )
             return
         }
         print(
             "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rules, \(Terminal.grouped(Int64(compiled.stateCount))) states, "
-                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(rules.map { ", matches \($0)" } ?? "")"
+                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(source.map { ", matches \($0)" } ?? "")"
         )
     }
 }

@@ -284,7 +284,7 @@ import Testing
         let rules = PortableModuleTests.packageRoot.appendingPathComponent("docs/examples/sms-rules.json").path
         let compile = try runBlocklist(["sms", "compile", rules, "--output", scratch.file("sms")])
         #expect(compile.status == 0, "\(compile.stderr)")
-        let verify = try runBlocklist(["sms", "verify", scratch.file("sms"), "--rules", rules, "--json"])
+        let verify = try runBlocklist(["sms", "verify", scratch.file("sms"), "--source", rules, "--json"])
         #expect(verify.status == 0, "\(verify.stderr)")
         let verified = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
         #expect((verified?["rules"] as? Int ?? 0) > 0 && verified?["source"] as? String == rules, "\(verify.stdout)")

@@ -70,7 +70,7 @@ final class RunningServer {
         let compile = try runBlocklist(["sms", "compile", "rules.json", "--output", "out"], in: directory.path)
         #expect(compile.status == 0, "\(compile.stderr)")
         #expect(compile.stdout.contains("Compiled 4 rules"))
-        let verify = try runBlocklist(["sms", "verify", "out", "--rules", "rules.json"], in: directory.path)
+        let verify = try runBlocklist(["sms", "verify", "out", "--source", "rules.json"], in: directory.path)
         #expect(verify.status == 0 && verify.stdout.hasPrefix("OK:"), "\(verify.stderr)")
         let check = try runBlocklist(
             ["sms", "check", "--rules", "out", "--file", "messages.jsonl"],
@@ -122,7 +122,7 @@ final class RunningServer {
 
     @Test func verifySaysWhenTheCompiledFileIsNotWhatTheRulesCompileTo() throws {
         #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "out"], in: directory.path).status == 0)
-        let other = try runBlocklist(["sms", "verify", "out", "--rules", "server.json"], in: directory.path)
+        let other = try runBlocklist(["sms", "verify", "out", "--source", "server.json"], in: directory.path)
         #expect(other.status != 0)
         #expect(other.stderr.contains("is not what server.json compiles to"), "\(other.stderr)")
         #expect(other.stdout.isEmpty)
