@@ -5,61 +5,39 @@
 /// and what was expected there, so a user can act on it without a debugger.
 public struct BlocklistError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Codes can grow without breaking exhaustive switches.
+    ///
+    /// The core declares only what a Call Directory extension can meet: a bad spec, a shard that
+    /// is damaged, newer, too full or not the one it was given, and failed system calls. The
+    /// tools' layers declare their own beside their code (`busy` in BlocklistSystem, where locks
+    /// are; `manifestMismatch` in BlocklistSet, where manifests are), through `init(named:)`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: Hashable, Sendable {
-            case invalidSpec
-            case capacityExceeded
-            case limitExceeded
-            case notAShard
-            case unsupportedVersion
-            case corruptShard
-            case invalidInput
-            case io
-            case compression
-            case busy
-            case manifestMismatch
-        }
+        /// The code's name as users read it, e.g. "corrupt shard"; codes are equal when names are.
+        public let description: String
 
-        let base: Base
+        /// A code of this package's own; a layer declares each of its codes once, as a static.
+        package init(named name: String) { description = name }
 
         /// A pattern, exclusion or size in a block spec is malformed.
-        public static let invalidSpec = Code(base: .invalidSpec)
+        public static let invalidSpec = Code(named: "invalid spec")
         /// A shard would hold more entries than one Call Directory extension accepts.
-        public static let capacityExceeded = Code(base: .capacityExceeded)
+        public static let capacityExceeded = Code(named: "capacity exceeded")
         /// A spec or file asks for more than the format or this tool can hold.
-        public static let limitExceeded = Code(base: .limitExceeded)
+        public static let limitExceeded = Code(named: "limit exceeded")
         /// The file is not a shard file at all (wrong magic, too short, a directory).
-        public static let notAShard = Code(base: .notAShard)
+        public static let notAShard = Code(named: "not a shard")
         /// The shard was written by a newer format version than this reader knows.
-        public static let unsupportedVersion = Code(base: .unsupportedVersion)
+        public static let unsupportedVersion = Code(named: "unsupported version")
         /// The shard is damaged: a checksum, count, order or encoding check failed.
-        public static let corruptShard = Code(base: .corruptShard)
+        public static let corruptShard = Code(named: "corrupt shard")
+        /// The shard is sound but not the one expected: another extension's index, or other runs
+        /// than its spec gives.
+        public static let wrongShard = Code(named: "wrong shard")
         /// A caller handed the writer or a context numbers that break its rules.
-        public static let invalidInput = Code(base: .invalidInput)
+        public static let invalidInput = Code(named: "invalid input")
         /// A file system call failed.
-        public static let io = Code(base: .io)
+        public static let io = Code(named: "I/O error")
         /// zlib reported an error.
-        public static let compression = Code(base: .compression)
-        /// Another process holds the lock this operation needs.
-        public static let busy = Code(base: .busy)
-        /// A shard set disagrees with its manifest or with the spec that made it.
-        public static let manifestMismatch = Code(base: .manifestMismatch)
-
-        public var description: String {
-            switch base {
-            case .invalidSpec: "invalid spec"
-            case .capacityExceeded: "capacity exceeded"
-            case .limitExceeded: "limit exceeded"
-            case .notAShard: "not a shard"
-            case .unsupportedVersion: "unsupported version"
-            case .corruptShard: "corrupt shard"
-            case .invalidInput: "invalid input"
-            case .io: "I/O error"
-            case .compression: "compression error"
-            case .busy: "busy"
-            case .manifestMismatch: "manifest mismatch"
-            }
-        }
+        public static let compression = Code(named: "compression error")
     }
 
     /// The kind of failure.

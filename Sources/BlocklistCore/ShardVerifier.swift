@@ -32,7 +32,7 @@ public enum ShardVerifier {
         let header = reader.header
         if let expectedIndex, Int(header.shardIndex) != expectedIndex {
             throw BlocklistError(
-                .manifestMismatch,
+                .wrongShard,
                 "\(path) carries shard index \(header.shardIndex), expected \(expectedIndex)."
             )
         }
@@ -56,7 +56,7 @@ public enum ShardVerifier {
                 let want = expected.next()
                 guard want == run else {
                     throw BlocklistError(
-                        .manifestMismatch,
+                        .wrongShard,
                         "\(path): entry \(entries) starts run \(run), but the spec generates \(want.map { "\($0)" } ?? "nothing more") there."
                     )
                 }
@@ -66,7 +66,7 @@ public enum ShardVerifier {
         }
         if let expected, let want = expected.next() {
             throw BlocklistError(
-                .manifestMismatch,
+                .wrongShard,
                 "\(path) ends after \(entries) entries, but the spec also generates \(want)."
             )
         }
@@ -79,7 +79,7 @@ public enum ShardVerifier {
                     let wanted =
                         want.map { "\($0.run) as \"\(String(decoding: $0.label, as: UTF8.self))\"" } ?? "nothing more"
                     throw BlocklistError(
-                        .manifestMismatch,
+                        .wrongShard,
                         "\(path): identification entry \(identified) is \(run) as \"\(String(decoding: labels[label], as: UTF8.self))\", but the inputs give \(wanted) there."
                     )
                 }
@@ -88,7 +88,7 @@ public enum ShardVerifier {
         }
         if let expectedIdentification, let want = try expectedIdentification.nextLabelledRun() {
             throw BlocklistError(
-                .manifestMismatch,
+                .wrongShard,
                 "\(path) ends after \(identified) identification entries, but the inputs also give \(want.run)."
             )
         }

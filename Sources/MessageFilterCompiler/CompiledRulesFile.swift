@@ -21,7 +21,18 @@ public enum CompiledRulesFile {
     /// compiled rules magic; anything else there (a symlink, a directory, another file) is
     /// refused and left alone. The new file is written to a temporary name, synced, and renamed;
     /// on any failure the temporary file is removed and the old file stays.
-    public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(BlocklistError) -> String {
+    ///
+    /// - Throws: `MessageFilterError` (`.io`), whose sentence names the directory or file; the
+    ///   file system's own errors are carried over in its words.
+    public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(MessageFilterError) -> String {
+        do {
+            return try writeAside(bytes, toDirectory: directory)
+        } catch {
+            throw MessageFilterError(.io, error.message)
+        }
+    }
+
+    private static func writeAside(_ bytes: [UInt8], toDirectory directory: String) throws(BlocklistError) -> String {
         guard !directory.isEmpty else {
             throw BlocklistError(.invalidInput, "The output directory is empty; give a directory such as Output.")
         }

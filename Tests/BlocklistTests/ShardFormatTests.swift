@@ -230,11 +230,11 @@ import Testing
         )
 
         let wrongIndex = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, expectedIndex: 4) }
-        #expect(wrongIndex?.code == .manifestMismatch)
+        #expect(wrongIndex?.code == .wrongShard)
         let otherShard = #expect(throws: BlocklistError.self) {
             try ShardVerifier.verify(path, expected: compiled.runs(shard: 4))
         }
-        #expect(otherShard?.code == .manifestMismatch)
+        #expect(otherShard?.code == .wrongShard)
         let capacity = #expect(throws: BlocklistError.self) { try ShardVerifier.verify(path, capacity: 10) }
         #expect(capacity?.code == .capacityExceeded)
     }
