@@ -41,9 +41,9 @@ let package = Package(
     platforms: [.iOS(.v16), .macOS(.v15)],
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
-        .library(name: "BlocklistSet", targets: ["BlocklistSet"]),
-        .library(name: "BlocklistLists", targets: ["BlocklistLists"]),
-        .library(name: "BlocklistSetReading", targets: ["BlocklistSetReading"]),
+        .library(name: "SetStorage", targets: ["SetStorage"]),
+        .library(name: "ListImport", targets: ["ListImport"]),
+        .library(name: "SetReading", targets: ["SetReading"]),
         .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
@@ -97,7 +97,7 @@ let package = Package(
         /// generation, and what blocklist may touch in an output directory. No Foundation, so the
         /// generate executable stays small.
         .target(
-            name: "BlocklistSet",
+            name: "SetStorage",
             dependencies: ["BlocklistCore", "BlocklistSystem"]
         ),
         /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
@@ -108,14 +108,14 @@ let package = Package(
         /// merge sort in the staging directory, cut into shards at stable boundaries. No
         /// Foundation: its memory stays flat in the size of the lists.
         .target(
-            name: "BlocklistLists",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem", "JSONStream"]
+            name: "ListImport",
+            dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"]
         ),
         /// Reading sets: the manifest through JSONDecoder, generations held against removal while
         /// they are read, and the set verifier.
         .target(
-            name: "BlocklistSetReading",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSystem", "BlocklistLists"]
+            name: "SetReading",
+            dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"]
         ),
 
         /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "CallDirectorySimulator",
             dependencies: [
-                "BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
+                "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
             ]
         ),
 
@@ -166,7 +166,7 @@ let package = Package(
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
             name: "CommandSupport",
-            dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistLists", "BlocklistSystem"],
+            dependencies: ["BlocklistCore", "SetStorage", "ListImport", "BlocklistSystem"],
             // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
@@ -184,7 +184,7 @@ let package = Package(
         /// budget. Statically linked (a function order bought nothing measurable here: README, Memory).
         .executableTarget(
             name: "blocklist-generate",
-            dependencies: ["BlocklistCore", "BlocklistSet", "CommandSupport"],
+            dependencies: ["BlocklistCore", "SetStorage", "CommandSupport"],
             linkerSettings: staticExecutable
         ),
         /// Plays the Message Filter extension: loads compiled rules and answers queries and server
@@ -224,10 +224,10 @@ let package = Package(
             name: "blocklist",
             dependencies: [
                 "BlocklistCore",
-                "BlocklistSet",
-                "BlocklistSetReading",
+                "SetStorage",
+                "SetReading",
                 "BlocklistSystem",
-                "BlocklistLists",
+                "ListImport",
                 "CallDirectorySimulator",
                 "CommandSupport",
                 "MessageFilterCore",
@@ -246,7 +246,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "BlocklistSet", "BlocklistSetReading", "BlocklistLists", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol"]),
     ],

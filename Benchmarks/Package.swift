@@ -17,9 +17,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "BlocklistCore", package: "blocklist"),
-                .product(name: "BlocklistSet", package: "blocklist"),
-                .product(name: "BlocklistLists", package: "blocklist"),
-                .product(name: "BlocklistSetReading", package: "blocklist"),
+                .product(name: "SetStorage", package: "blocklist"),
+                .product(name: "ListImport", package: "blocklist"),
+                .product(name: "SetReading", package: "blocklist"),
                 .product(name: "CallDirectorySimulator", package: "blocklist"),
             ],
             path: "Benchmarks/BlocklistBenchmarks",

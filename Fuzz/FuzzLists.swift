@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistLists
+import ListImport
 import JSONStream
 
 // A libFuzzer target for every parser of list input: the JSON reader, list files, CSV records and

@@ -9,7 +9,7 @@ public struct BlocklistError: Error, Sendable, CustomStringConvertible {
     /// The core declares only what a Call Directory extension can meet: a bad spec, a shard that
     /// is damaged, newer, too full or not the one it was given, and failed system calls. The
     /// tools' layers declare their own beside their code (`busy` in BlocklistSystem, where locks
-    /// are; `manifestMismatch` in BlocklistSet, where manifests are), through `init(named:)`.
+    /// are; `manifestMismatch` in SetStorage, where manifests are), through `init(named:)`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name as users read it, e.g. "corrupt shard"; codes are equal when names are.
         public let description: String

@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistSet
+import SetStorage
 
 /// The version every blocklist command prints for `--version`.
 public let blocklistVersion = "0.1.0"

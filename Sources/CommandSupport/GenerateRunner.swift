@@ -1,6 +1,6 @@
 import BlocklistCore
-import BlocklistLists
-import BlocklistSet
+import ListImport
+import SetStorage
 import BlocklistSystem
 
 /// `blocklist generate`'s options (read by `GenerateCommand`) and its work, shared by the CLI and

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BlocklistCore
-import BlocklistLists
+import ListImport
 import BlocklistSystem
 import CommandSupport
 

@@ -1,9 +1,9 @@
 import ArgumentParser
 import ArgumentTypes
 import BlocklistCore
-import BlocklistLists
-import BlocklistSet
-import BlocklistSetReading
+import ListImport
+import SetStorage
+import SetReading
 import CallDirectorySimulator
 import CommandSupport
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BlocklistCore
-import BlocklistSet
-import BlocklistSetReading
+import SetStorage
+import SetReading
 import CommandSupport
 
 struct Verify: ParsableCommand {

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// docs/ARCHITECTURE.md's module table is the module graph: every library target of Package.swift
-/// has a row, and each row's imports name exactly the target's dependencies within the package.
+/// has a row, each row's imports name exactly the target's dependencies within the package, and
+/// each row says which extension (or the tools) it serves.
 @Suite struct ArchitectureTests {
     static let root = PortableModuleTests.packageRoot
 
@@ -29,14 +30,22 @@ import Testing
     /// The module table's rows: module name and the package modules its imports column names.
     static func documentedGraph(known: Set<String>) throws -> [String: Set<String>] {
         let page = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
-        let table = page.components(separatedBy: "| module | its one job | imports |")[1].components(
+        let table = page.components(separatedBy: "| serves | module | its one job | imports |")[1].components(
             separatedBy: "\n\n"
         )[0]
         var graph: [String: Set<String>] = [:]
-        for line in table.split(separator: "\n") where line.hasPrefix("| `") {
+        for line in table.split(separator: "\n") where !line.hasPrefix("|---") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            let name = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            let name = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             let imports = cells.last!.components(separatedBy: ", ").filter { known.contains($0) }
+            #expect(
+                [
+                    "Call Directory", "set storage", "Message Filter", "Notification Service", "distribution",
+                    "the tools",
+                ]
+                .contains(cells[0]),
+                "\(name) serves \(cells[0])"
+            )
             graph[name] = Set(imports)
         }
         return graph

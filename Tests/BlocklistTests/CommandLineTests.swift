@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 
 /// Runs the built `blocklist` binary and checks stdout, stderr and the exit status.
 @Suite struct CommandLineTests {

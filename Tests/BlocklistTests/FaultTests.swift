@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 @testable import CallDirectorySimulator
 
 /// Faults injected into the real binaries: SIGKILL at random moments, a full disk, two writers.

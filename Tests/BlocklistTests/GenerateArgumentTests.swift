@@ -1,4 +1,4 @@
-import BlocklistSet
+import SetStorage
 import Testing
 
 @testable import BlocklistCore

@@ -3,7 +3,7 @@ import JSONStream
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistLists
+@testable import ListImport
 
 /// The streaming JSON reader, against Python's `json` module on random and mutated documents, and
 /// list files read through it: duplicate keys and deep nesting named, memory flat.

@@ -1,9 +1,9 @@
-import BlocklistSet
+import SetStorage
 import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistLists
+@testable import ListImport
 
 /// The list inputs as users hand them over: gzip of any size and shape, CSV as RFC 4180 reads it,
 /// over-long lines, refused inputs, and allow patterns over vast ranges. Each parser is checked

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 @testable import CallDirectorySimulator
 
 /// The simulator's commands run end to end through the built binaries, as the README shows them.

@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 
 @Suite struct ShardSetTests {
     static let smallSpec = {

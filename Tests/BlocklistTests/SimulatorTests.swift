@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 @testable import CallDirectorySimulator
 
 /// A generated set, a store and a system in a temporary directory.

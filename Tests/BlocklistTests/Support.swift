@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
+@testable import SetStorage
 
 /// A small deterministic generator for property-style tests.
 struct SplitMix64: RandomNumberGenerator {

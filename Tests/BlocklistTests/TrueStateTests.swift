@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 @testable import CallDirectorySimulator
 
 /// Issue 9: every state blocklist reports is true, output failures are failures, and hostile files

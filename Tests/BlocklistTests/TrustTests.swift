@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import BlocklistSet
-@testable import BlocklistSetReading
+@testable import SetStorage
+@testable import SetReading
 @testable import CallDirectorySimulator
 
 /// Issue 9: blocklist never touches what it did not make, and every state it reports is true.

@@ -1,8 +1,8 @@
 import Benchmark
 import BlocklistCore
-import BlocklistLists
-import BlocklistSet
-import BlocklistSetReading
+import ListImport
+import SetStorage
+import SetReading
 import CallDirectorySimulator
 import Foundation
 

@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistSet
+import SetStorage
 import BlocklistSystem
 
 extension ShardSet {

@@ -1,6 +1,6 @@
 import BlocklistCore
-import BlocklistLists
-import BlocklistSet
+import ListImport
+import SetStorage
 import BlocklistSystem
 
 extension ShardSet {

@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistSet
+import SetStorage
 import BlocklistSystem
 
 /// A committed generation held open for reading: its manifest, and a shared lock on its marker

@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistSet
+import SetStorage
 import BlocklistSystem
 
 /// Everything a packed `generate` combines: patterns (with their exclusions), number lists,

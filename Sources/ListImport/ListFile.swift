@@ -1,5 +1,5 @@
 import BlocklistCore
-import BlocklistSet
+import SetStorage
 import JSONStream
 
 /// A list file in the shape of Saracroche's: a name, a version, and patterns each with an action.
