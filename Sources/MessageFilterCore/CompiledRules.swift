@@ -584,19 +584,6 @@ public final class CompiledRules: @unchecked Sendable {
     }
 }
 
-/// Whether `bytes` are well-formed UTF-8, without making a string.
-func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    var parser = Unicode.UTF8.ForwardParser()
-    var iterator = bytes.makeIterator()
-    while true {
-        switch parser.parseScalar(from: &iterator) {
-        case .valid: continue
-        case .emptyInput: return true
-        case .error: return false
-        }
-    }
-}
-
 // MARK: - Little-endian loads and CRC-32
 
 extension UnsafeRawBufferPointer {
