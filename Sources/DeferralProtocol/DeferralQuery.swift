@@ -22,6 +22,27 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
     public var app: App
     public var query: Query
 
+    private enum CodingKeys: String, CodingKey { case _version, app, query }
+
+    /// Reads `_version` so that 1.5 or 1e30 is refused by name: Foundation's decoder on Linux calls
+    /// such a body "not valid JSON". A whole number that fits is an `Int`; anything else that is
+    /// a number is named here, and anything that is not a number is a type mismatch as before.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let whole = try? container.decode(Int.self, forKey: ._version) {
+            _version = whole
+        } else {
+            _ = try container.decode(Double.self, forKey: ._version)
+            throw DecodingError.dataCorruptedError(
+                forKey: ._version,
+                in: container,
+                debugDescription: "not a whole number that fits"
+            )
+        }
+        app = try container.decode(App.self, forKey: .app)
+        query = try container.decode(Query.self, forKey: .query)
+    }
+
     public init(sender: String, body: String) {
         _version = 1
         app = App(version: "1")
@@ -46,6 +67,10 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
                 "The body is not a deferred query: it has no \"\(path(context.codingPath + [key]))\" member; \(expected)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             return "The body is not a deferred query: \"\(path(context.codingPath))\" has the wrong type; \(expected)"
+        case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty:
+            // A number of the right type but not a whole one that fits (1.5, 1e30).
+            return
+                "The body is not a deferred query: \"\(path(context.codingPath))\" is not a whole number that fits; \(expected)"
         default:
             return shapeSentence
         }

@@ -174,6 +174,14 @@ private func post(_ body: String, close: Bool = false) -> String {
             #"\"_version\" has the wrong type"#
         ),
         (
+            #"{"_version":1.5,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
+            #"\"_version\" is not a whole number that fits"#
+        ),
+        (
+            #"{"_version":1e30,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
+            #"\"_version\" is not a whole number that fits"#
+        ),
+        (
             #"{"_version":1,"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
             #"the member \"_version\" appears twice"#
         ),
