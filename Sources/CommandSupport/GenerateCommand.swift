@@ -151,7 +151,7 @@ public enum GenerateCommand {
         ),
         Option(
             long: "layout",
-            kind: .value("layout", dashValues: .refused) { options, text throws(UsageError) in
+            kind: .value("range|packed", dashValues: .refused) { options, text throws(UsageError) in
                 guard let layout = Manifest.Layout(rawValue: text) else {
                     throw UsageError(message: "--layout is \"\(text)\"; give range or packed.")
                 }

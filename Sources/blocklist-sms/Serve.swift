@@ -46,40 +46,57 @@ struct Serve: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "For testing deferral failures: answer every query with HTTP 500 (status500), with broken JSON (malformed), or late by --delay-ms (slow).",
-            valueName: "fault"
+            valueName: "status500|malformed|slow"
         )
     )
     var fault: Fault?
 
-    @Option(parsing: .unconditional, help: "With --fault slow: how long to wait before answering, in milliseconds.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("With --fault slow: how long to wait before answering, in milliseconds.", valueName: "ms")
+    )
     var delayMs: WholeNumber = 5000
 
     @Option(
         parsing: .unconditional,
-        help:
-            "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds."
+        help: ArgumentHelp(
+            "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds.",
+            valueName: "ms"
+        )
     )
     var headerTimeoutMs: WholeNumber = 10_000
 
     @Option(
         parsing: .unconditional,
-        help: "How long a request's body may take to arrive after its head, in milliseconds."
+        help: ArgumentHelp(
+            "How long a request's body may take to arrive after its head, in milliseconds.",
+            valueName: "ms"
+        )
     )
     var bodyTimeoutMs: WholeNumber = 10_000
 
     @Option(
         parsing: .unconditional,
-        help: "How long a kept-alive connection may wait for its next request, in milliseconds."
+        help: ArgumentHelp(
+            "How long a kept-alive connection may wait for its next request, in milliseconds.",
+            valueName: "ms"
+        )
     )
     var idleTimeoutMs: WholeNumber = 30_000
 
     @Option(
         parsing: .unconditional,
-        help: "How many connections are served at once; more wait in the kernel's queue until one closes."
+        help: ArgumentHelp(
+            "How many connections are served at once; more wait in the kernel's queue until one closes.",
+            valueName: "N"
+        )
     )
     var maxConnections: WholeNumber = 1024
 
-    @Option(parsing: .unconditional, help: "The largest request body, in bytes; a larger one is answered 413.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The largest request body, in bytes; a larger one is answered 413.", valueName: "bytes")
+    )
     var maxBodyBytes: WholeNumber = 409_600
 
     enum Fault: String, ExpressibleByArgument, CaseIterable {

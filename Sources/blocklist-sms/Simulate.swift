@@ -54,10 +54,16 @@ struct Simulate: AsyncParsableCommand {
     )
     var server: String?
 
-    @Option(parsing: .unconditional, help: "How long to wait for the server, in milliseconds.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("How long to wait for the server, in milliseconds.", valueName: "ms")
+    )
     var timeoutMs: WholeNumber = 2000
 
-    @Option(parsing: .unconditional, help: "How many deferred queries may be in flight at once.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("How many deferred queries may be in flight at once.", valueName: "N")
+    )
     var concurrency: WholeNumber = 8
 
     @Flag(help: "Print only the summary, not a line per message.")
