@@ -76,7 +76,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
 
-        // MARK: - Libraries
+        // MARK: - The Call Directory extension: its portable core, its host's wire, the CallKit stand-in
 
         /// The portable core: block specs, the run generator, the shard planner and the shard format.
         /// Swift standard library and zlib only, so it can run inside an iOS Call Directory extension.
@@ -84,15 +84,20 @@ let package = Package(
             name: "BlocklistCore",
             dependencies: ["CZlib"]
         ),
-        /// What the tools need of the system and an extension never does: directory handles that
-        /// never follow symlinks, file locks, /proc memory figures, child processes.
-        .target(
-            name: "BlocklistSystem",
-            dependencies: ["BlocklistCore"]
-        ),
         /// The records a Call Directory extension's host streams to the simulator: the host's
         /// side of the CallKit stand-in, as MessageFilterHosting is the message filter's.
         .target(name: "CallDirectoryHosting"),
+        /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
+        /// error codes, enforced on requests streamed from an extension-host process.
+        .target(
+            name: "CallDirectorySimulator",
+            dependencies: [
+                "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
+            ]
+        ),
+
+        // MARK: - Set storage: shard sets on disk and the lists they are made from
+
         /// Shard sets on disk: the manifest model and its streaming writer, the atomic commit of a
         /// generation, and what blocklist may touch in an output directory. No Foundation, so the
         /// generate executable stays small.
@@ -118,14 +123,7 @@ let package = Package(
             dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"]
         ),
 
-        /// The Call Directory simulator: a SQLite store, one reload at a time, CallKit's rules and
-        /// error codes, enforced on requests streamed from an extension-host process.
-        .target(
-            name: "CallDirectorySimulator",
-            dependencies: [
-                "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
-            ]
-        ),
+        // MARK: - The Message Filter extension: its portable core, its host's wire, the compiler, the deferral request
 
         /// The message filter's portable core: compiled rules (format, reader, automata), the
         /// classifier, and the deferral response reader. Standard library and zlib only, so it
@@ -134,17 +132,16 @@ let package = Package(
             name: "MessageFilterCore",
             dependencies: ["CZlib"]
         ),
-        /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
-        .target(
-            name: "MessageFilterCompiler",
-            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
-        ),
         /// The frames between the Messages simulator and the message filter extension's host.
         .target(
             name: "MessageFilterHosting",
             dependencies: ["MessageFilterCore"]
         ),
-
+        /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
+        .target(
+            name: "MessageFilterCompiler",
+            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
+        ),
         /// The deferral request the system posts to a Message Filter extension's server, checked
         /// by MessageFilterCore's strict JSON scanner, read through JSONDecoder; the server's, and the
         /// differential tests'. Foundation, no network.
@@ -153,15 +150,14 @@ let package = Package(
             dependencies: ["MessageFilterCore"]
         ),
 
-        // MARK: - Executables
+        // MARK: - The tools: system calls, what the CLIs share, argument types
 
-        /// Argument types the commands share through swift-argument-parser (`WholeNumber`,
-        /// `ExtensionList`, `MemorySize`), each with the tool's own sentence for a bad value.
+        /// What the tools need of the system and an extension never does: directory handles that
+        /// never follow symlinks, file locks, /proc memory figures, child processes.
         .target(
-            name: "ArgumentTypes",
-            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+            name: "BlocklistSystem",
+            dependencies: ["BlocklistCore"]
         ),
-
         /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
@@ -171,6 +167,14 @@ let package = Package(
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        /// Argument types the commands share through swift-argument-parser (`WholeNumber`,
+        /// `ExtensionList`, `MemorySize`), each with the tool's own sentence for a bad value.
+        .target(
+            name: "ArgumentTypes",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // MARK: - Executables
 
         /// Plays the app extension: streams one shard into a context whose calls go to the
         /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
