@@ -2,7 +2,7 @@ public import Foundation
 import MessageFilterCore
 
 /// The JSON body the system posts to a Message Filter extension's server for a deferred query
-/// (the shape in ../shared/seeds/002): `{"_version": 1, "app": {"version": "1"},
+/// (the shape Apple documents for ILMessageFilterExtension deferrals): `{"_version": 1, "app": {"version": "1"},
 /// "query": {"sender": "+8615312345678", "message": {"text": "…"}}}`.
 ///
 /// The server requires every member shown: `_version` a whole number, `app.version`,
