@@ -174,6 +174,18 @@ let package = Package(
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        /// The bench's workloads, each run in a child process, its harness (memory sampled by
+        /// process id, "key value" reports), the seed's approach, the import against GNU sort,
+        /// and the message filter's synthetic corpus and linear-scan baseline. For `blocklist
+        /// bench`, the Benchmarks package and the tests; the programs it starts come from its caller.
+        .target(
+            name: "BenchWorkloads",
+            dependencies: [
+                "BlocklistCore", "BlocklistSystem", "CallDirectorySimulator", "CommandSupport", "MessageFilterCompiler",
+                "MessageFilterCore", "MessageFilterHosting", "SetReading", "SetStorage",
+            ]
+        ),
+
         // MARK: - Executables
 
         /// Plays the app extension: streams one shard into a context whose calls go to the
@@ -240,6 +252,7 @@ let package = Package(
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 "blocklist-generate",  // built with it: `generate` execs it from the same directory
                 "ArgumentTypes",
+                "BenchWorkloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],
@@ -250,9 +263,9 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads"]),
         .testTarget(
-            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol"]),
+            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -297,7 +297,6 @@ func micro(_ value: Double?) -> String {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
     var microseconds: Double { seconds * 1e6 }
 }
 

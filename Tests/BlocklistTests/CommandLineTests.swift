@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
 @testable import SetReading
+@testable import SetStorage
 
 /// Runs the built `blocklist` binary and checks stdout, stderr and the exit status.
 @Suite struct CommandLineTests {
@@ -139,7 +139,7 @@ import Testing
         #expect((summary?["peakResidentKiB"] as? Int ?? 0) > 0)
     }
 
-    @Test func benchQuickMeasuresEveryWorkloadInAChildProcess() throws {
+    @Test func benchMeasuresEveryWorkloadInAChildProcess() throws {
         struct Report: Decodable {
             struct Row: Decodable {
                 var workload: String
@@ -148,22 +148,29 @@ import Testing
                 var peakResidentKiB: Int
                 var extrapolated: Bool
             }
+            struct MessageRow: Decodable {
+                var workload: String
+                var messages: Int64
+                var seconds: Double
+            }
             var rows: [Row]
             var generatorSpeedupOverSeed: Double
+            var messageFilter: [MessageRow]
         }
-        let result = try runBlocklist(["bench", "--quick", "--json"])
+        // --smoke: every workload on a little work (the full measurement is `bench`'s own).
+        let result = try runBlocklist(["bench", "--smoke", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
         let rows = Dictionary(uniqueKeysWithValues: report.rows.map { ($0.workload, $0) })
         for workload in ["generate (50 shards)", "verify (50 shards)", "read + order check (50 shards)"] {
             #expect(rows[workload]?.entries == 98_552_781, "\(workload)")
         }
-        // Extension 26's range: the candidates 50,000,001 to 50,199,999 without "000".
-        let seedEntries = (50_000_001..<50_200_000).filter { !("8270" + String($0)).contains("000") }.count
-        #expect(rows["seed approach, 200,000 candidates"]?.entries == Int64(seedEntries))
+        // Extension 26's range: the candidates 50,000,001 to 50,019,999 without "000".
+        let seedEntries = (50_000_001..<50_020_000).filter { !("8270" + String($0)).contains("000") }.count
+        #expect(rows["seed approach, 20,000 candidates"]?.entries == Int64(seedEntries))
         #expect(rows["seed approach, 50 ranges (extrapolated)"]?.extrapolated == true)
-        let loaded: Int64 = 996_300 + 2 * 1_992_600  // shards 1–3
-        #expect(rows["load 3 shards into a fresh store"]?.entries == loaded)
+        #expect(rows["load 1 shard into a fresh store"]?.entries == 996_300)  // shard 1
+        #expect(rows["import 50,000 unsorted numbers"]?.entries == 50_000)
         #expect(
             rows["  extension host during that load"].map { $0.peakResidentKiB > 0 && $0.peakResidentKiB < 7 * 1024 }
                 == true
@@ -172,6 +179,12 @@ import Testing
             #expect(row.seconds > 0 && row.peakResidentKiB > 0, "\(row.workload)")
         }
         #expect(report.generatorSpeedupOverSeed > 1)
+        // The message filter's four rows, each with the messages its size asks for.
+        let messages = Dictionary(uniqueKeysWithValues: report.messageFilter.map { ($0.workload, $0.messages) })
+        #expect(messages["sms: compiled, 1,000 contains + 50 regex"] == 2_000)
+        #expect(messages["sms: linear scan, same rules"] == 20)
+        #expect(messages["sms: extension process, 10,000 rules"] == 500)
+        #expect(messages["sms: deferred over loopback, 16 in flight"] == 300)
     }
 }
 

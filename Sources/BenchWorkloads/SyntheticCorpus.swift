@@ -1,3 +1,4 @@
+import MessageFilterCompiler
 import MessageFilterCore
 
 /// Seeded rules and messages for benchmarks and memory checks: keyword rules made of

@@ -1,8 +1,9 @@
+import MessageFilterCompiler
 import MessageFilterCore
 
 /// Today's approach, for comparison: every rule checked in turn against the lowercased target,
-/// with `hasPrefix`, `hasSuffix`, `contains`, or a regex (as the apps in ../shared/seeds/000 and
-/// 001 do). Kinder than those apps in two ways: each target is lowercased once per message,
+/// with `hasPrefix`, `hasSuffix`, `contains`, or a regex (as the filtering apps this project
+/// started from do). Kinder than those apps in two ways: each target is lowercased once per message,
 /// not once per rule, and regexes are compiled once, not per message.
 public final class LinearScanFilter {
     private let rules: [MessageRule]

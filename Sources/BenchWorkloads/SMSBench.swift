@@ -6,25 +6,35 @@ import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting
 
-/// The message filter's rows of `blocklist bench`: offline classification beside today's linear
+/// The message filter's rows of the CLI's `bench`: offline classification beside today's linear
 /// scan, the extension process's memory with 10,000 rules, and deferred queries over loopback.
-struct SMSBench {
+package struct SMSBench {
     let directory: String
-    let quick: Bool
+    let size: BenchSize
+    let programs: BenchPrograms
 
-    struct Row: Encodable {
-        var workload: String
-        var messages: Int64
-        var seconds: Double
-        var messagesPerSecond: Double
-        var peakResidentKiB: Int?
-        var note: String?
+    package init(directory: String, size: BenchSize, programs: BenchPrograms) {
+        self.directory = directory
+        self.size = size
+        self.programs = programs
     }
 
-    func run(progress: (String) -> Void) throws -> [Row] {
+    package struct Row: Encodable, Sendable {
+        package var workload: String
+        package var messages: Int64
+        package var seconds: Double
+        package var messagesPerSecond: Double
+        package var peakResidentKiB: Int?
+        package var note: String?
+    }
+
+    package func run(progress: (String) -> Void) throws -> [Row] {
         var rows: [Row] = []
         progress("classifying with compiled rules…")
-        let compiled = try Bench.measure(["sms-compiled", directory, quick ? "200000" : "2000000"])
+        let compiled = try BenchHarness.measure(
+            ["sms-compiled", directory, String(size.compiledMessages)],
+            programs: programs
+        )
         rows.append(
             Row(
                 workload: "sms: compiled, 1,000 contains + 50 regex",
@@ -36,7 +46,10 @@ struct SMSBench {
             )
         )
         progress("classifying with a linear scan…")
-        let linear = try Bench.measure(["sms-linear", directory, quick ? "200" : "2000"])
+        let linear = try BenchHarness.measure(
+            ["sms-linear", directory, String(size.linearMessages)],
+            programs: programs
+        )
         let linearRate = Double(linear.entries) / max(linear.seconds, 1e-9)
         rows.append(
             Row(
@@ -57,11 +70,11 @@ struct SMSBench {
     }
 
     /// 10,000 rules (9,000 contains, 500 sender prefixes, 300 suffixes, 200 regexes) compiled and
-    /// loaded by `blocklist-message-filter`, which then answers 20,000 messages that reach every
+    /// loaded by the Message Filter extension's host, which then answers 20,000 messages that reach every
     /// kind of rule; its VmHWM at the end.
     func extensionMemory() throws -> Row {
-        let (path, messages) = try Self.extensionCorpus(in: directory, messages: quick ? 5000 : 20_000)
-        let child = try ChildProcess(path: siblingExecutable("blocklist-message-filter"), arguments: [path])
+        let (path, messages) = try Self.extensionCorpus(in: directory, messages: size.extensionMessages)
+        let child = try ChildProcess(path: programs.messageFilterHost, arguments: [path])
         let channel = FrameChannel(input: child.output, output: child.inputDescriptor)
         let clock = ContinuousClock()
         let started = clock.now
@@ -86,7 +99,7 @@ struct SMSBench {
     }
 
     /// The 10,000 rules, compiled into `directory/sms-10k`, and messages that reach every kind.
-    static func extensionCorpus(in directory: String, messages count: Int) throws -> (
+    package static func extensionCorpus(in directory: String, messages count: Int) throws -> (
         path: String, messages: [(sender: String, body: String)]
     ) {
         var corpus = SyntheticCorpus(seed: 11)
@@ -95,17 +108,17 @@ struct SMSBench {
         return (path, corpus.messages(count, rules: rules, hitEvery: 4))
     }
 
-    /// `blocklist-sms serve` on a free port, and `blocklist-sms simulate` deferring every message to
+    /// The deferral server (`serve`) on a free port, and the Messages simulator (`simulate`) deferring every message to
     /// it with 16 in flight: queries per second through the extension, the HTTP client and server.
     func deferredQueries() throws -> Row {
-        let tool = siblingExecutable("blocklist-sms")
+        let tool = programs.sms
         guard access(tool, X_OK) == 0 else {
             return Row(
                 workload: "sms: deferred queries over loopback",
                 messages: 0,
                 seconds: 0,
                 messagesPerSecond: 0,
-                note: "skipped: build blocklist-sms (swift build -c release)"
+                note: "skipped: \(tool) is missing (swift build -c release builds it)"
             )
         }
         var corpus = SyntheticCorpus(seed: 13)
@@ -123,7 +136,7 @@ struct SMSBench {
             toDirectory: directory + "/sms-extension"
         )
         var lines = ""
-        for message in corpus.messages(quick ? 3000 : 20_000, rules: serverRules) {
+        for message in corpus.messages(size.deferredMessages, rules: serverRules) {
             lines += "{\"sender\":\"\(message.sender)\",\"body\":\"\(message.body)\"}\n"
         }
         let messagesPath = directory + "/sms-messages.jsonl"
@@ -140,15 +153,15 @@ struct SMSBench {
         defer { buffer.deallocate() }
         while !announced.contains(UInt8(ascii: "\n")) {
             guard server.waitForOutput(milliseconds: 10_000) else {
-                throw BlocklistError(.io, "blocklist-sms serve did not start within 10 s.")
+                throw BlocklistError(.io, "\(tool) serve did not start within 10 s.")
             }
             let count = try server.read(into: buffer)
-            if count == 0 { throw BlocklistError(.io, "blocklist-sms serve exited before it listened.") }
+            if count == 0 { throw BlocklistError(.io, "\(tool) serve exited before it listened.") }
             announced += buffer[0..<count]
         }
         let line = String(decoding: announced.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         guard let url = line.split(separator: " ").last else {
-            throw BlocklistError(.io, "blocklist-sms serve said \"\(line)\".")
+            throw BlocklistError(.io, "\(tool) serve said \"\(line)\".")
         }
         let simulate = try ChildProcess(
             path: tool,
@@ -176,7 +189,7 @@ struct SMSBench {
         else {
             throw BlocklistError(
                 .io,
-                "blocklist-sms simulate failed (status \(simulate.exitStatus)): \(text.prefix(300))"
+                "\(tool) simulate failed (status \(simulate.exitStatus)): \(text.prefix(300))"
             )
         }
         let p50 = number("deferredP50Microseconds").map { Terminal.fixed($0 / 1000, 2) } ?? "-"
