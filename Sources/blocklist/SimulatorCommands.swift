@@ -1,11 +1,11 @@
 import ArgumentParser
 import ArgumentTypes
 import BlocklistCore
-import ListImport
-import SetStorage
-import SetReading
 import CallDirectorySimulator
 import CommandSupport
+import ListImport
+import SetReading
+import SetStorage
 
 /// The store, shared by the simulator's commands.
 struct StoreOptions: ParsableArguments {
@@ -76,7 +76,12 @@ struct Load: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Extensions to load: 3, 1,4-6 or all.", valueName: "list"))
     var only = "all"
 
-    @Option(help: "How an incremental request sends its list: full (removeAll, add all) or delta (only changes).")
+    @Option(
+        help: ArgumentHelp(
+            "How an incremental request sends its list: full (removeAll, add all) or delta (only changes).",
+            valueName: "full|delta"
+        )
+    )
     var strategy: ReloadStrategy = .full
 
     @Option(
@@ -94,11 +99,39 @@ struct Load: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The most entries per extension.", valueName: "N"))
     var capacity: WholeNumber = 1_999_999
 
-    @Option(help: "Count the capacity per extension or per request.")
+    @Option(help: ArgumentHelp("Count the capacity per extension or per request.", valueName: "extension|request"))
     var capacityScope: CapacityScope = .perExtension
 
     @Flag(help: "Reload extensions even when their shard is unchanged.")
     var force = false
+
+    @Flag(help: "Print the results as JSON (progress still goes to standard error).")
+    var json = false
+
+    /// One extension's line of the report.
+    struct Row: Encodable {
+        var identifier: String
+        /// loaded, skipped-unchanged, skipped-disabled, failed or removed.
+        var result: String
+        var incremental: Bool?
+        var entries: Int64?
+        var added: Int64?
+        var removed: Int64?
+        var seconds: Double?
+        var peakResidentKiB: Int?
+        var deviceSeconds: Double?
+        var warning: String?
+        var error: String?
+        var message: String?
+    }
+
+    struct Report: Encodable {
+        var extensions: [Row]
+        var summary: LoadSummary
+        var seconds: Double
+        var entriesPerSecond: Double
+        var deviceRate: Int
+    }
 
     func validate() throws {
         _ = try parseShardList(only)
@@ -119,99 +152,113 @@ struct Load: ParsableCommand {
         options.capacity = Int64(capacity.value)
         options.capacityScope = capacityScope
         let plan = try loader.identifiers(only: try parseShardList(only))
-        let totalEntries = plan.reduce(Int64(0)) { $0 + $1.shard.count }
+        var progress = LoadProgress(plan: plan.map { ($0.identifier, $0.shard.count) }, deviceRate: deviceRate.value)
         let terminal = Terminal.stderrIsTerminal
         let clock = ContinuousClock()
         let started = clock.now
-        // Progress is counted in the planned entries (each shard's count) of the extensions done;
-        // the rate in the context calls the system applied.
-        var doneEntries: Int64 = 0
-        var doneCalls: Int64 = 0
-        var current: (identifier: String, entries: Int64)?
-        var skippedEntries: Int64 = 0
-        func planned(_ identifier: String) -> Int64 { plan.first { $0.identifier == identifier }?.shard.count ?? 0 }
-
         func estimate(extra: Int64) -> String {
-            let elapsed = (clock.now - started).seconds
-            let done = doneEntries + extra
-            guard done > 0, elapsed > 0 else { return "" }
-            let rate = Double(done) / elapsed
-            let remaining = Double(max(0, totalEntries - skippedEntries - done))
-            return
-                ", ~\(Terminal.fixed(remaining / rate, 1)) s left (~\(Terminal.fixed(remaining / Double(deviceRate.value), 0)) s on a device)"
+            guard let left = progress.remaining(extra: extra, elapsed: (clock.now - started).seconds) else { return "" }
+            return ", ~\(Terminal.fixed(left.here, 1)) s left (~\(Terminal.fixed(left.device, 0)) s on a device)"
         }
 
         let outcomes = try loader.load(only: try parseShardList(only), options: options, force: force) { event in
             switch event {
             case .started(let identifier, let entries):
-                current = (identifier, entries)
+                progress.started(identifier, entries: entries)
                 if !terminal { Terminal.error("\(identifier): loading \(Terminal.grouped(entries)) entries\n") }
             case .progress(let identifier, let calls):
-                guard terminal, let current else { return }
-                let done = min(calls, current.entries)  // a delta or full incremental request may make more calls
-                let percent = Int(Double(done) * 100 / Double(max(current.entries, 1)))
+                guard terminal, let current = progress.current else { return }
+                let (done, percent) = progress.currentDone(calls: calls)
+                let all = progress.accounted(extra: done)
                 Terminal.error(
                     Terminal.progressLines([
-                        Terminal.bar(done: doneEntries + done + skippedEntries, total: totalEntries, width: 30)
-                            + " all      \(Terminal.grouped(doneEntries + done + skippedEntries)) of \(Terminal.grouped(totalEntries))\(estimate(extra: done))",
+                        Terminal.bar(done: all, total: progress.totalEntries, width: 30)
+                            + " all      \(Terminal.grouped(all)) of \(Terminal.grouped(progress.totalEntries))\(estimate(extra: done))",
                         Terminal.bar(done: done, total: current.entries, width: 30) + " \(identifier) \(percent)%",
                     ])
                 )
             case .finished(let identifier, let outcome):
                 if terminal { Terminal.error(Terminal.clearProgress) }
-                switch outcome {
-                case .loaded(let result):
-                    doneEntries += planned(identifier)
-                    doneCalls += result.calls
-                case .skippedUnchanged, .skippedDisabled: skippedEntries += planned(identifier)
-                case .failed: doneEntries += planned(identifier)
-                case .removed: break
-                }
+                progress.finished(identifier, outcome)
                 Terminal.error("\(identifier): \(describe(outcome))\(estimate(extra: 0))\n")
-                current = nil
             }
+        }
+        let elapsed = (clock.now - started).seconds
+        let summary = LoadSummary(outcomes, deviceRate: deviceRate.value)
+        let rate = Double(summary.calls) / max(elapsed, 1e-9)
+        if json {
+            try printJSON(
+                Report(
+                    extensions: outcomes.map { row($0.identifier, $0.outcome) },
+                    summary: summary,
+                    seconds: elapsed,
+                    entriesPerSecond: rate,
+                    deviceRate: deviceRate.value
+                )
+            )
+            if summary.failed > 0 { throw ExitCode.failure }
+            return
         }
 
         print("extension        result                  entries    time (s)   peak KiB   device time (s)")
-        var failures = 0
-        var removed = 0
-        var deviceSeconds = 0.0
         for (identifier, outcome) in outcomes {
-            let row: String
+            let text: String
             switch outcome {
             case .loaded(let result):
-                let device = Double(result.calls) / Double(deviceRate.value)
-                deviceSeconds += device
-                row =
+                text =
                     pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
                     + pad(Terminal.grouped(result.entries), 11, right: true)
                     + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
                     + pad(String(result.peakMemoryKiB), 11, right: true)
-                    + pad(Terminal.fixed(device, 1), 18, right: true)
-            case .skippedUnchanged: row = "skipped (unchanged)"
-            case .skippedDisabled: row = "skipped (disabled)"
-            case .failed(let code, _):
-                failures += 1
-                row = "failed: \(code)"
+                    + pad(
+                        Terminal.fixed(LoadSummary.deviceSeconds(result, deviceRate: deviceRate.value), 1),
+                        18,
+                        right: true
+                    )
+            case .skippedUnchanged: text = "skipped (unchanged)"
+            case .skippedDisabled: text = "skipped (disabled)"
+            case .failed(let code, _): text = "failed: \(code)"
             case .removed(let entries):
-                removed += 1
-                row = "removed (not in this set; \(Terminal.grouped(entries)) entries cleared)"
+                text = "removed (not in this set; \(Terminal.grouped(entries)) entries cleared)"
             }
-            print(pad(identifier, 17) + row)
+            print(pad(identifier, 17) + text)
         }
-        let elapsed = (clock.now - started).seconds
-        let loaded = outcomes.filter { if case .loaded = $0.outcome { true } else { false } }.count
-        let considered = outcomes.count - removed
-        var summary =
-            "\(considered) extension\(considered == 1 ? "" : "s"): \(loaded) loaded, \(considered - loaded - failures) skipped, \(failures) failed"
-        if removed > 0 { summary += ", \(removed) removed" }
-        if loaded > 0 {
-            summary +=
-                "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(Double(doneCalls) / max(elapsed, 1e-9)))) entries/s);"
-                + " projected \(Terminal.fixed(deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate.value))) entries/s"
+        var line =
+            "\(summary.extensions) extension\(summary.extensions == 1 ? "" : "s"): \(summary.loaded) loaded, \(summary.skipped) skipped, \(summary.failed) failed"
+        if summary.removed > 0 { line += ", \(summary.removed) removed" }
+        if summary.loaded > 0 {
+            line +=
+                "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(rate))) entries/s);"
+                + " projected \(Terminal.fixed(summary.deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate.value))) entries/s"
         }
-        print(summary)
-        if failures > 0 { throw ExitCode.failure }
+        print(line)
+        if summary.failed > 0 { throw ExitCode.failure }
+    }
+
+    private func row(_ identifier: String, _ outcome: SetLoader.Outcome) -> Row {
+        var row = Row(identifier: identifier, result: "")
+        switch outcome {
+        case .loaded(let result):
+            row.result = "loaded"
+            row.incremental = result.incremental
+            row.entries = result.entries
+            row.added = result.added
+            row.removed = result.removed
+            row.seconds = Double(result.milliseconds) / 1000
+            row.peakResidentKiB = result.peakMemoryKiB
+            row.deviceSeconds = LoadSummary.deviceSeconds(result, deviceRate: deviceRate.value)
+            row.warning = result.warning
+        case .skippedUnchanged: row.result = "skipped-unchanged"
+        case .skippedDisabled: row.result = "skipped-disabled"
+        case .failed(let code, let message):
+            row.result = "failed"
+            row.error = "\(code)"
+            row.message = message
+        case .removed(let entries):
+            row.result = "removed"
+            row.entries = entries
+        }
+        return row
     }
 
     private func describe(_ outcome: SetLoader.Outcome) -> String {

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
-@testable import SetReading
 @testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
 
 /// The simulator's commands run end to end through the built binaries, as the README shows them.
 @Suite(.serialized) struct LoadCommandTests {
@@ -41,6 +41,46 @@ import Testing
             }
             #expect(try store.integrityCheck() == "ok", sourceLocation: sourceLocation)
         }
+    }
+
+    /// `load --json`: one row per extension with what the table shows, and the summary's counts;
+    /// a failed extension is a row with its CallKit code and exit status 1, as without --json.
+    @Test func loadReportsAsJSON() throws {
+        struct Report: Decodable {
+            struct Row: Decodable {
+                var identifier: String
+                var result: String
+                var entries: Int64?
+                var added: Int64?
+                var error: String?
+            }
+            struct Summary: Decodable {
+                var extensions: Int
+                var loaded: Int
+                var skipped: Int
+                var failed: Int
+            }
+            var extensions: [Row]
+            var summary: Summary
+        }
+        let workspace = try Workspace()
+        _ = try workspace.blocklist("enable", "1-4", workspace.output)
+        let load = try workspace.blocklist("load", workspace.output, "--json")
+        #expect(load.status == 0, "\(load.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(load.stdout.utf8))
+        let manifest = try Manifest.load(from: workspace.output)
+        #expect(report.extensions.map(\.result) == ["loaded", "loaded", "loaded", "loaded", "skipped-disabled"])
+        for (row, shard) in zip(report.extensions.prefix(4), manifest.shards) {
+            #expect(row.entries == shard.count && row.added == shard.count, "\(row.identifier)")
+        }
+        #expect(report.summary.extensions == 5 && report.summary.loaded == 4 && report.summary.skipped == 1)
+        #expect(report.summary.failed == 0)
+
+        // A budget no host fits in: every enabled extension fails, each row names the code.
+        let failed = try workspace.blocklist("load", workspace.output, "--json", "--force", "--memory-budget", "1KiB")
+        #expect(failed.status == 1, "\(failed.stderr)")
+        let refused = try JSONDecoder().decode(Report.self, from: Data(failed.stdout.utf8))
+        #expect(refused.summary.failed == 4 && refused.extensions.prefix(4).allSatisfy { $0.error != nil })
     }
 
     @Test func enableLoadStatusLookupAndDisable() throws {
