@@ -291,12 +291,22 @@ struct Switch: ParsableArguments {
 
     @OptionGroup var storeOptions: StoreOptions
 
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    struct Report: Encodable {
+        var enabled: Bool
+        var extensions: [String]
+        var store: String
+    }
+
     func validate() throws { _ = try parseShardList(extensions) }
 
     func apply(_ enabled: Bool) throws {
         let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
         let identifiers = try loader.identifiers(only: try parseShardList(extensions)).map(\.identifier)
         try loader.system.store.setEnabled(enabled, identifiers: identifiers)
+        if json { return try printJSON(Report(enabled: enabled, extensions: identifiers, store: storeOptions.store)) }
         print(
             "\(enabled ? "Enabled" : "Disabled") \(identifiers.count) extension\(identifiers.count == 1 ? "" : "s") in \(storeOptions.store)"
         )

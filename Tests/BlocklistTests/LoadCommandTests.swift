@@ -64,7 +64,10 @@ import Testing
             var summary: Summary
         }
         let workspace = try Workspace()
-        _ = try workspace.blocklist("enable", "1-4", workspace.output)
+        let enable = try workspace.blocklist("enable", "1-4", workspace.output, "--json")
+        let switched = try JSONSerialization.jsonObject(with: Data(enable.stdout.utf8)) as? [String: Any]
+        #expect(switched?["enabled"] as? Bool == true, "\(enable.stdout)")
+        #expect((switched?["extensions"] as? [String])?.count == 4)
         let load = try workspace.blocklist("load", workspace.output, "--json")
         #expect(load.status == 0, "\(load.stderr)")
         let report = try JSONDecoder().decode(Report.self, from: Data(load.stdout.utf8))
