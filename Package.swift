@@ -197,7 +197,7 @@ let package = Package(
         ),
         /// `blocklist generate` in a process of its own, which `blocklist` execs before it parses
         /// anything: no Foundation and no argument parser, whose code alone costs most of the 7 MiB
-        /// budget. Statically linked (a function order bought nothing measurable here: README, Memory).
+        /// budget. Statically linked (a function order bought nothing measurable here: docs/PERFORMANCE.md, Memory).
         .executableTarget(
             name: "blocklist-generate",
             dependencies: ["BlocklistCore", "SetStorage", "CommandSupport"],

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The independent side of DeferralDifferentialTests: reads deferral requests and responses with
 Python's json module, as the server's DeferralQuery and the extension's DeferralResponse are
-specified (README, Message filter), and prints one verdict per input.
+specified (docs/MESSAGE-FILTER.md), and prints one verdict per input.
 
 Input: JSON lines {"kind": "query" | "response", "hex": "<the document's bytes>"}.
 Output: JSON lines {"ok": false} or {"ok": true, ...decoded fields}.

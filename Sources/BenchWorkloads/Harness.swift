@@ -167,7 +167,7 @@ package enum BenchHarness {
 
 /// How much work each of the bench's workloads does.
 package enum BenchSize: Sendable {
-    /// The README's figures.
+    /// The figures in docs/PERFORMANCE.md.
     case full
     /// Seconds in a release build (`bench --quick`).
     case quick

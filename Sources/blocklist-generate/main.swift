@@ -2,7 +2,7 @@ import CommandSupport
 
 // `blocklist generate` in a process of its own, which `blocklist` execs before it parses
 // anything: no swift-argument-parser and no Foundation, whose code alone costs megabytes (see
-// README, "Memory"). The command's one definition is `GenerateCommand`, which `blocklist` also
+// docs/PERFORMANCE.md, "Memory"). The command's one definition is `GenerateCommand`, which `blocklist` also
 // runs in process when this executable is not beside it.
 //
 // Each argument is read from `argv` as the parser reaches it, never kept as a whole array:

@@ -6,7 +6,7 @@ import Testing
 @testable import SetReading
 @testable import SetStorage
 
-/// The simulator's commands run end to end through the built binaries, as the README shows them.
+/// The simulator's commands run end to end through the built binaries, as docs/USAGE.md shows them.
 @Suite(.serialized) struct LoadCommandTests {
     /// +8270#### without "000": five extensions of up to 2,000 candidates.
     static let spec = ["--pattern", "+8270####", "--range-size", "2000", "--no-sync"]

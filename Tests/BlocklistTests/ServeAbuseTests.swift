@@ -137,7 +137,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         client.send(post(query))
         let answer = client.read(seconds: 5, until: "}")
         #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
-        // Keys sorted, so that the README's example answers as printed.
+        // Keys sorted, so that docs/MESSAGE-FILTER.md's example answers as printed.
         #expect(answer.text.hasSuffix(#"{"action":"junk","rule":"Server: meetings"}"#), "\(answer.text)")
         let started = Date()
         #expect(client.read(seconds: 5).closed)

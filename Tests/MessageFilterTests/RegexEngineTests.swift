@@ -180,7 +180,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     /// Every accepted regex of the corpus classifies a 64 KiB adversarial body within a bound
     /// that only bounded work meets (at most `RegexSubset.maximumSteps` per regex and text; the
     /// former engine took a second per KiB): generous for a shared machine, a debug build and tests
-    /// running in parallel (the README's figures are release measurements; the former engine
+    /// running in parallel (the figures in docs/MESSAGE-FILTER.md are release measurements; the former engine
     /// took over a second on the first pattern with a 1 KiB window).
     @Test(arguments: hostile)
     func everyAcceptedHostileRegexRunsInBoundedTime(pattern: String) throws {
