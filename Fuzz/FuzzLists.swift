@@ -1,6 +1,6 @@
 import BlocklistCore
-import ListImport
 import JSONStream
+import ListImport
 
 // A libFuzzer target for every parser of list input: the JSON reader, list files, CSV records and
 // number lines, and plain and gzip input. Any input must be read or refused with an error, never

@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import SetReading
+import SetStorage
 
 /// Loads a shard set into the store the way the app side does: each extension in order, one at a
 /// time, skipping disabled and unchanged ones, so a rerun after a failure resumes where it stopped.

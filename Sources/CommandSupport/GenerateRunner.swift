@@ -1,7 +1,7 @@
 import BlocklistCore
+import BlocklistSystem
 import ListImport
 import SetStorage
-import BlocklistSystem
 
 /// `blocklist generate`'s options (read by `GenerateCommand`) and its work, shared by the CLI and
 /// by the small `blocklist-generate` executable it hands the command to.
@@ -191,7 +191,7 @@ public enum GenerateRunner {
             return
         }
         print(
-            "Generated \(generated.shardCount) shards in \(directory) (manifest: \(options.output)/\(Manifest.fileName))"
+            "Generated \(generated.shardCount) shard\(generated.shardCount == 1 ? "" : "s") in \(directory) (manifest: \(options.output)/\(Manifest.fileName))"
         )
         print("  entries      \(Terminal.grouped(generated.totalEntries))")
         print("  bytes        \(Terminal.grouped(generated.totalBytes)) (\(Terminal.bytes(generated.totalBytes)))")

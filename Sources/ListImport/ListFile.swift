@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import JSONStream
+import SetStorage
 
 /// A list file in the shape of Saracroche's: a name, a version, and patterns each with an action.
 ///

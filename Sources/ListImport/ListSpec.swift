@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import BlocklistSystem
+import SetStorage
 
 /// Everything a packed `generate` combines: patterns (with their exclusions), number lists,
 /// labels, and the allow-list that overrides them all.

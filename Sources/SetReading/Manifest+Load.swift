@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import BlocklistSystem
+import SetStorage
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

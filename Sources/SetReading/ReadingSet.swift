@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import BlocklistSystem
+import SetStorage
 
 /// A committed generation held open for reading: its manifest, and a shared lock on its marker
 /// that keeps `generate` from removing it until this value goes away.

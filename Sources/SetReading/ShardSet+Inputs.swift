@@ -1,7 +1,7 @@
 import BlocklistCore
+import BlocklistSystem
 import ListImport
 import SetStorage
-import BlocklistSystem
 
 extension ShardSet {
     /// What checking a packed set against its inputs found.

@@ -1,6 +1,6 @@
 import BlocklistCore
-import SetStorage
 import BlocklistSystem
+import SetStorage
 
 extension ShardSet {
     /// What `verify` found.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import BlocklistCore
-import ListImport
 import BlocklistSystem
 import CommandSupport
+import ListImport
 
 struct ListFileCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

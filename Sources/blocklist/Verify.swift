@@ -1,8 +1,8 @@
 import ArgumentParser
 import BlocklistCore
-import SetStorage
-import SetReading
 import CommandSupport
+import SetReading
+import SetStorage
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -17,6 +17,8 @@ import Testing
         let generate = try runBlocklist(["generate"] + Self.smallSpec + ["--output", output])
         #expect(generate.status == 0, "\(generate.stderr)")
         #expect(generate.stdout.contains("Generated 4 shards"))
+        let one = try runBlocklist(["generate", "--pattern", "+8270###", "--output", directory.file("one")])
+        #expect(one.stdout.hasPrefix("Generated 1 shard in "), "\(one.stdout)")
         #expect(generate.stderr.isEmpty, "no progress bar when stderr is not a terminal")
 
         let verify = try runBlocklist(["verify", output])

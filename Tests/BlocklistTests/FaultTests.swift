@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
-@testable import SetReading
 @testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
 
 /// Faults injected into the real binaries: SIGKILL at random moments, a full disk, two writers.
 /// Each test is seeded, so a failure replays. docs/RELIABILITY.md lists what each one covers.

@@ -1,7 +1,7 @@
 import BlocklistCore
+import Foundation
 import ListImport
 import SetStorage
-import Foundation
 import Testing
 
 /// List files (`--list`), the SHA-256 of inputs, and `verify` against the inputs a packed set

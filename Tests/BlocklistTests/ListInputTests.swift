@@ -1,5 +1,5 @@
-import SetStorage
 import Foundation
+import SetStorage
 import Testing
 
 @testable import BlocklistCore

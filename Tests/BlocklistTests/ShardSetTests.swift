@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
 @testable import SetReading
+@testable import SetStorage
 
 @Suite struct ShardSetTests {
     static let smallSpec = {

@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
-@testable import SetReading
 @testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
 
 /// A generated set, a store and a system in a temporary directory.
 private final class Fixture {

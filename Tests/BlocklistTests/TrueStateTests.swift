@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
-@testable import SetReading
 @testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
 
 /// Issue 9: every state blocklist reports is true, output failures are failures, and hostile files
 /// and arguments get a sentence, never a trap or a hang.

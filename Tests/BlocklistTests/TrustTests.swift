@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 @testable import BlocklistCore
-@testable import SetStorage
-@testable import SetReading
 @testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
 
 /// Issue 9: blocklist never touches what it did not make, and every state it reports is true.
 /// Each test plants files a user cares about and checks them byte for byte afterwards.

@@ -1,10 +1,10 @@
 import Benchmark
 import BlocklistCore
-import ListImport
-import SetStorage
-import SetReading
 import CallDirectorySimulator
 import Foundation
+import ListImport
+import SetReading
+import SetStorage
 
 // Wall-clock figures are for local runs (these machines are shared and noisy); CI checks
 // mallocCountTotal and peakMemoryResident against Thresholds/ (see .ci/run).
