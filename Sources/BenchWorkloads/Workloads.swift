@@ -58,7 +58,10 @@ package enum Workload {
             try store.setEnabled(true, identifiers: try loader.identifiers(only: only).map(\.identifier))
             for (identifier, outcome) in try loader.load(only: only) {
                 guard case .loaded(let result) = outcome else {
-                    throw BlocklistError(.io, "\(identifier) did not load: \(outcome)")
+                    if case .failed(let code, let message) = outcome {
+                        throw BlocklistError(.io, "\(identifier) did not load (\(code)): \(message)")
+                    }
+                    throw BlocklistError(.io, "\(identifier) was not loaded: \(outcome).")
                 }
                 entries += result.entries
                 hostPeak = max(hostPeak ?? 0, result.peakMemoryKiB)

@@ -80,19 +80,30 @@ private func helperCandidates(_ name: String) -> [String] {
     return [directory + "/" + name, directory + "/../libexec/blocklist/" + name]
 }
 
-/// The path of blocklist's helper program `name`: the first place it is found, else the path
-/// beside this executable.
-public func siblingExecutable(_ name: String) -> String {
-    let candidates = helperCandidates(name)
-    return candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
+/// Why `path` cannot be run as a helper, or `nil` if it can: a regular file this user may execute.
+func unusableHelper(_ path: String) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return errno == ENOENT ? "does not exist" : String(cString: strerror(errno)) }
+    if info.st_mode & S_IFMT == S_IFDIR { return "is a directory" }
+    if info.st_mode & S_IFMT != S_IFREG { return "is not a regular file" }
+    return access(path, X_OK) == 0 ? nil : "is not executable"
 }
 
-/// A sentence naming helper `name` and where it was looked for, if it is in neither place; `nil`
-/// if it is found.
+/// The path of blocklist's helper program `name`: the first place it can be run from, else the
+/// path beside this executable.
+public func siblingExecutable(_ name: String) -> String {
+    let candidates = helperCandidates(name)
+    return candidates.first { unusableHelper($0) == nil } ?? candidates[0]
+}
+
+/// A sentence naming helper `name`, where it was looked for and what is wrong in each place, if
+/// it can be run from neither; `nil` if it is found.
 public func missingHelper(_ name: String) -> String? {
     let candidates = helperCandidates(name)
-    guard !candidates.contains(where: { access($0, X_OK) == 0 }) else { return nil }
-    return "\(name) is in neither \(candidates[0]) nor \(candidates[1]). blocklist's programs work together: "
+    let problems = candidates.map { (path: $0, problem: unusableHelper($0)) }
+    guard problems.allSatisfy({ $0.problem != nil }) else { return nil }
+    let places = problems.map { "\($0.path) \($0.problem!)" }.joined(separator: ", and ")
+    return "blocklist needs its helper \(name), and cannot run it: \(places). blocklist's programs work together: "
         + "install them with Scripts/install.sh --prefix DIR, or run them from .build/release after swift build -c release."
 }
 

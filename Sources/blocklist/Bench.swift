@@ -1,5 +1,6 @@
 import ArgumentParser
 import BenchWorkloads
+import BlocklistCore
 import BlocklistSystem
 import CommandSupport
 
@@ -47,6 +48,10 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
+        // Every workload needs these; blocklist-sms only the loopback row, which says when it is missing.
+        for helper in ["blocklist-generate", "blocklist-extension", "blocklist-message-filter"] {
+            if let missing = missingHelper(helper) { throw BlocklistError(.io, missing) }
+        }
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "blocklist-bench")
         defer { removeTree(directory) }
         let seedCandidates = size.seedCandidates

@@ -319,17 +319,48 @@ import Testing
         #expect(generate.status == 0, "\(generate.stderr)")
         _ = try RunningBlocklist(["enable", "all", "set", "--store", "s.sqlite"], in: scratch.path, executable: lone)
             .wait()
-        for (arguments, helper) in [
-            (["load", "set", "--store", "s.sqlite"], "blocklist-extension"),
-            (["sms", "serve", "--rules", "r.json"], "blocklist-sms"),
-        ] {
+        let cases: [([String], String, String)] = [
+            (["load", "set", "--store", "s.sqlite"], "blocklist-extension", "does not exist"),
+            (["sms", "serve", "--rules", "r.json"], "blocklist-sms", "does not exist"),
+            (["bench", "--smoke"], "blocklist-generate", "does not exist"),
+        ]
+        for (arguments, helper, problem) in cases {
             let result = try RunningBlocklist(arguments, in: scratch.path, executable: lone).wait()
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
             #expect(
-                result.stderr.contains("\(helper) is in neither \(scratch.file(helper)) nor")
+                result.stderr.contains(
+                    "needs its helper \(helper), and cannot run it: \(scratch.file(helper)) \(problem)"
+                )
                     && result.stderr.contains("Scripts/install.sh --prefix"),
                 "\(result.stderr)"
             )
         }
+        // A helper in the way that cannot be run is named for what it is.
+        try FileManager.default.createDirectory(
+            atPath: scratch.file("blocklist-extension"),
+            withIntermediateDirectories: false
+        )
+        let directoryHost = try RunningBlocklist(
+            ["load", "set", "--store", "s.sqlite"],
+            in: scratch.path,
+            executable: lone
+        )
+        .wait()
+        #expect(
+            directoryHost.stderr.contains("\(scratch.file("blocklist-extension")) is a directory"),
+            "\(directoryHost.stderr)"
+        )
+        try FileManager.default.removeItem(atPath: scratch.file("blocklist-extension"))
+        FileManager.default.createFile(atPath: scratch.file("blocklist-extension"), contents: Data("#!/bin/sh\n".utf8))
+        let plainFile = try RunningBlocklist(
+            ["load", "set", "--store", "s.sqlite"],
+            in: scratch.path,
+            executable: lone
+        )
+        .wait()
+        #expect(
+            plainFile.stderr.contains("\(scratch.file("blocklist-extension")) is not executable"),
+            "\(plainFile.stderr)"
+        )
     }
 }
