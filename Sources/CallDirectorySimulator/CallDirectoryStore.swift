@@ -266,25 +266,46 @@ public final class CallDirectoryStore {
         )
         var result: [Extension] = []
         while try query.step() {
+            let identifier = query.text(0) ?? "?"
+            /// Column `column` as a whole number in `range`; another program's NULL, text, real or
+            /// out-of-range value is refused by name rather than read as 0 or used as it is.
+            func whole(_ column: Int32, _ name: String, _ range: ClosedRange<Int64>, optional: Bool = false)
+                throws(BlocklistError) -> Int64?
+            {
+                if optional && query.isNull(column) { return nil }
+                guard query.isInteger(column), range.contains(query.integer(column)) else {
+                    let shown = query.isNull(column) ? "NULL" : "\"\(query.text(column) ?? "")\""
+                    let wanted =
+                        range.upperBound == .max
+                        ? "a whole number of \(range.lowerBound) or more"
+                        : "a whole number from \(range.lowerBound) to \(range.upperBound)"
+                    throw BlocklistError(
+                        .invalidInput,
+                        "\(path): extension \(identifier) has \(name) \(shown), which is not \(wanted); the store was changed by another program."
+                    )
+                }
+                return query.integer(column)
+            }
             let text = query.text(3) ?? ""
             guard let state = ExtensionState(rawValue: text) else {
                 throw BlocklistError(
                     .invalidInput,
-                    "\(path): extension \(query.text(0) ?? "?") has state \"\(text)\", which is none of registered, loaded and failed; the store was changed by another program."
+                    "\(path): extension \(identifier) has state \"\(text)\", which is none of registered, loaded and failed; the store was changed by another program."
                 )
             }
+            let counts: ClosedRange<Int64> = 0...Int64.max
             result.append(
                 Extension(
                     identifier: query.text(0) ?? "",
-                    index: Int(query.integer(1)),
-                    enabled: query.integer(2) != 0,
+                    index: Int(try whole(1, "shard_index", 1...10_000)!),
+                    enabled: try whole(2, "enabled", 0...1)! != 0,
                     state: state,
-                    needsFullReload: query.integer(4) != 0,
+                    needsFullReload: try whole(4, "needs_full_reload", 0...1)! != 0,
                     loadedChecksum: query.text(5),
-                    loadedCount: query.integer(6),
-                    lastLoadAt: query.isNull(7) ? nil : query.integer(7),
-                    lastDurationMilliseconds: query.isNull(8) ? nil : query.integer(8),
-                    peakMemoryKiB: query.isNull(9) ? nil : query.integer(9),
+                    loadedCount: try whole(6, "loaded_count", counts)!,
+                    lastLoadAt: try whole(7, "last_load_at", counts, optional: true),
+                    lastDurationMilliseconds: try whole(8, "last_duration_ms", counts, optional: true),
+                    peakMemoryKiB: try whole(9, "peak_memory_kib", counts, optional: true),
                     lastError: query.text(10)
                 )
             )

@@ -168,6 +168,9 @@ final class SQLiteStatement {
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    /// Whether the column holds an integer (SQLite's type of the value, not of the column).
+    func isInteger(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_INTEGER }
 }
 
 enum SQLiteValue {
