@@ -336,31 +336,23 @@ import Testing
             )
         }
         // A helper in the way that cannot be run is named for what it is.
-        try FileManager.default.createDirectory(
-            atPath: scratch.file("blocklist-extension"),
-            withIntermediateDirectories: false
-        )
-        let directoryHost = try RunningBlocklist(
-            ["load", "set", "--store", "s.sqlite"],
-            in: scratch.path,
-            executable: lone
-        )
-        .wait()
-        #expect(
-            directoryHost.stderr.contains("\(scratch.file("blocklist-extension")) is a directory"),
-            "\(directoryHost.stderr)"
-        )
-        try FileManager.default.removeItem(atPath: scratch.file("blocklist-extension"))
-        FileManager.default.createFile(atPath: scratch.file("blocklist-extension"), contents: Data("#!/bin/sh\n".utf8))
-        let plainFile = try RunningBlocklist(
-            ["load", "set", "--store", "s.sqlite"],
-            in: scratch.path,
-            executable: lone
-        )
-        .wait()
-        #expect(
-            plainFile.stderr.contains("\(scratch.file("blocklist-extension")) is not executable"),
-            "\(plainFile.stderr)"
-        )
+        let host = scratch.file("blocklist-extension")
+        let inTheWay: [(make: () throws -> Void, problem: String)] = [
+            (
+                { try FileManager.default.createDirectory(atPath: host, withIntermediateDirectories: false) },
+                "is a directory"
+            ),
+            (
+                { _ = FileManager.default.createFile(atPath: host, contents: Data("#!/bin/sh\n".utf8)) },
+                "is not executable"
+            ),
+        ]
+        for (make, problem) in inTheWay {
+            try? FileManager.default.removeItem(atPath: host)
+            try make()
+            let load = try RunningBlocklist(["load", "set", "--store", "s.sqlite"], in: scratch.path, executable: lone)
+                .wait()
+            #expect(load.status == 1 && load.stderr.contains("\(host) \(problem)"), "\(load.stderr)")
+        }
     }
 }
