@@ -193,7 +193,8 @@ let package = Package(
         .executableTarget(
             name: "blocklist-extension",
             dependencies: ["BlocklistCore", "CallDirectoryHosting"],
-            linkerSettings: staticExecutable
+            exclude: ["hot-functions.order"],
+            linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-extension")
         ),
         /// `blocklist generate` in a process of its own, which `blocklist` execs before it parses
         /// anything: no Foundation and no argument parser, whose code alone costs most of the 7 MiB

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/blocklist/hot-functions.order (and the message filter extension's, below): the functions the blocklist CLI runs, in the
+# Regenerates Sources/blocklist/hot-functions.order (and the two extension hosts', below): the functions the blocklist CLI runs, in the
 # order it first runs them, as callgrind sees them. The linker puts them together (Package.swift,
 # hotFunctionsFirst), which keeps the static binary's resident memory low. Rerun after changes
 # that add code to the hot commands; a stale list only costs memory, never correctness.
@@ -30,3 +30,12 @@ valgrind --tool=callgrind --callgrind-out-file="$work/cg.sms" --compress-strings
     .build/release/blocklist-message-filter "$work/sms-10k/rules.blsms" <"$work/frames.bin" >/dev/null 2>&1 || true
 cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-message-filter/hot-functions.order
 wc -l Sources/blocklist-message-filter/hot-functions.order
+
+# The Call Directory extension's host: streaming the largest default shard (extension 50).
+swift build -c release --product blocklist-extension
+"$bin" generate --no-sync --output "$work/ext" >/dev/null
+rm -f "$work"/cg.*
+valgrind --tool=callgrind --callgrind-out-file="$work/cg.ext" --compress-strings=no --compress-pos=no \
+    .build/release/blocklist-extension "$(ls "$work"/ext/set-*/shard-50.blk)" </dev/null >/dev/null 2>&1 || true
+cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-extension/hot-functions.order
+wc -l Sources/blocklist-extension/hot-functions.order
