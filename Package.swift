@@ -35,10 +35,10 @@ let staticFoundationLibraries: [LinkerSetting] = [
 
 let package = Package(
     name: "blocklist",
-    // iOS: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no Swift
-    // `Regex`, clocks or newer API there (PortableModuleTests holds them to this floor). macOS: the
+    // iOS 15: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no
+    // Swift `Regex`, clocks or newer API there (PortableModuleTests holds them to this floor). macOS: the
     // publisher's tools, which use the Swift 6 standard library's `String(validating:as:)`.
-    platforms: [.iOS(.v16), .macOS(.v15)],
+    platforms: [.iOS(.v15), .macOS(.v15)],
     products: [
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
         .library(name: "SetStorage", targets: ["SetStorage"]),
