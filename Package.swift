@@ -132,7 +132,8 @@ let package = Package(
             name: "MessageFilterCore",
             dependencies: ["CZlib"]
         ),
-        /// The frames between the Messages simulator and the message filter extension's host.
+        /// The Messages simulator's side: the frames between it and the message filter extension's host,
+        /// and contacts matched as Messages matches them.
         .target(
             name: "MessageFilterHosting",
             dependencies: ["MessageFilterCore"]

@@ -40,11 +40,20 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A file of contacts' senders, one per line; their messages are never filtered.",
+            "A file of contacts' senders, one per line; their messages are never filtered. Phone numbers match as numbers, other senders regardless of case.",
             valueName: "file"
         )
     )
     var contacts: String?
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The country calling code of the contacts' and senders' national numbers, e.g. 1 or 82.",
+            valueName: "code"
+        )
+    )
+    var countryCode: WholeNumber?
 
     @Option(
         help: ArgumentHelp(
@@ -77,6 +86,7 @@ struct Simulate: AsyncParsableCommand {
 
     func validate() throws {
         try concurrency.check("--concurrency", 1...10_000)
+        try countryCode?.check("--country-code", 1...999)
         try timeoutMs.check("--timeout-ms", 1...600_000)
         if let server, HTTPPoster(url: server, timeoutMilliseconds: Int64(timeoutMs.value)) == nil {
             throw ValidationError(
@@ -118,13 +128,10 @@ struct Simulate: AsyncParsableCommand {
 
     func run() async throws {
         let messages = try TestMessage.load(try RulesLoader.readInput(file, limit: 256 << 20), source: file)
-        var known: Set<String> = []
+        var known = ContactList(defaultCountryCode: countryCode.map { Int($0.value) })
         if let contacts {
             let text = String(decoding: try RulesLoader.readInput(contacts, limit: 64 << 20), as: UTF8.self)
-            for line in text.split(whereSeparator: \.isNewline) {
-                let entry = line.trimmingCharacters(in: .whitespaces)
-                if !entry.isEmpty, !entry.hasPrefix("#") { known.insert(entry) }
-            }
+            known = ContactList(file: text, defaultCountryCode: known.defaultCountryCode)
         }
         // The extension loads compiled rules; a JSON rules file is compiled to a temporary
         // directory of ours, removed at the end.

@@ -174,6 +174,38 @@ final class RunningServer {
         #expect(stopped.stdout.hasSuffix("stopped\n"))
     }
 
+    /// Contacts are matched as Messages matches them: a number written another way, or a name in
+    /// other letter case, is still the contact; `--country-code` places national numbers.
+    @Test func contactsMatchAsNumbersAndRegardlessOfCase() throws {
+        try writeBytes(Array("+1 (555) 010-1234\nmybank\n".utf8), to: directory.file("people.txt"))
+        try writeBytes(
+            Array(
+                """
+                {"sender":"555.010.1234","body":"you won a prize"}
+                {"sender":"MyBank","body":"you won a prize"}
+                {"sender":"+15550101235","body":"you won a prize"}
+
+                """.utf8
+            ),
+            to: directory.file("people.jsonl")
+        )
+        let arguments = [
+            "sms", "simulate", "--rules", "rules.json", "--file", "people.jsonl", "--contacts", "people.txt",
+        ]
+        let placed = try runBlocklist(arguments + ["--country-code", "1"], in: directory.path)
+        #expect(placed.status == 0, "\(placed.stderr)")
+        let lines = placed.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0].hasSuffix("contact, not asked"), "\(placed.stdout)")
+        #expect(lines[1].hasSuffix("contact, not asked"), "\(placed.stdout)")
+        #expect(!lines[2].contains("contact"), "\(placed.stdout)")
+        // Without a country, the national number is not the international contact.
+        let unplaced = try runBlocklist(arguments, in: directory.path)
+        let first = unplaced.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(!first.contains("contact"), "\(unplaced.stdout)")
+        let bad = try runBlocklist(arguments + ["--country-code", "1000"], in: directory.path)
+        #expect(bad.status == 64 && bad.stderr.contains("--country-code"), "\(bad.stderr)")
+    }
+
     /// A server on IPv6 announces a URL with the address in brackets (RFC 3986), and simulate
     /// reaches it through that URL as printed.
     @Test func anIPv6ServerAnnouncesAURLSimulateCanUse() throws {

@@ -1,0 +1,120 @@
+/// The senders a user's contacts name, matched the way Messages matches them before it asks a
+/// filter extension: a message from a contact never reaches the extension.
+///
+/// - A phone number is compared as a number, not as text. Spaces, `-`, `.`, `/` and parentheses
+///   are dropped; `+` or a leading `00` starts an international number (`+1 555 0101`,
+///   `0015550101`); a national number with 7 digits or more gets the default country code, after
+///   its trunk prefix is dropped (`0` for most countries, `1` for the North American plan, none
+///   for Italy, 39, where the 0 belongs to the number). So `+15550101`, `+1 (555) 010-1` and, with
+///   default country 1, `(555) 0101` are one contact; with default country 82, `010-1234-5678`
+///   is `+821012345678`.
+/// - A short code (no `+`, fewer than 7 digits, as `12345`) is compared by its digits alone.
+/// - Any other sender (a name such as `MyBank`, an e-mail address) is compared without regard to
+///   case (Unicode lowercase mapping), after surrounding white space is removed.
+public struct ContactList: Sendable {
+    /// A sender's key: `+` and digits for a phone number, the digits of a short code, or the
+    /// lowercased text of an alphanumeric sender, each tagged so that kinds never collide.
+    public enum Key: Hashable, Sendable, CustomStringConvertible {
+        case international(String)
+        case national(String)
+        case shortCode(String)
+        case alphanumeric(String)
+
+        public var description: String {
+            switch self {
+            case .international(let digits): "+" + digits
+            case .national(let digits): digits + " (no country)"
+            case .shortCode(let digits): digits + " (short code)"
+            case .alphanumeric(let text): text
+            }
+        }
+    }
+
+    /// The country calling code national numbers get, e.g. 1 or 82; nil to compare national
+    /// numbers by their digits.
+    public let defaultCountryCode: Int?
+    private var keys: Set<Key> = []
+
+    /// The most digits an E.164 number has.
+    public static let maximumDigits = 15
+    /// The fewest digits a national number has; fewer make a short code.
+    public static let minimumNationalDigits = 7
+
+    /// - Parameter defaultCountryCode: 1–999, or nil.
+    public init(defaultCountryCode: Int? = nil) {
+        precondition(defaultCountryCode.map { (1...999).contains($0) } ?? true, "a country code is 1–999")
+        self.defaultCountryCode = defaultCountryCode
+    }
+
+    /// The contacts of a file: one sender per line; blank lines and lines starting with `#` are
+    /// skipped.
+    public init(file text: String, defaultCountryCode: Int? = nil) {
+        self.init(defaultCountryCode: defaultCountryCode)
+        for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            let entry = Self.trimmed(Substring(line))
+            if !entry.isEmpty, !entry.hasPrefix("#") { insert(String(entry)) }
+        }
+    }
+
+    public var count: Int { keys.count }
+
+    public mutating func insert(_ sender: String) { keys.insert(key(sender)) }
+
+    /// Whether a message from `sender` comes from a contact.
+    public func contains(_ sender: String) -> Bool { keys.contains(key(sender)) }
+
+    /// What `sender` is compared by.
+    public func key(_ sender: String) -> Key {
+        let text = Self.trimmed(Substring(sender))
+        guard let (international, digits) = Self.phoneDigits(text) else {
+            return .alphanumeric(text.lowercased())
+        }
+        if international { return .international(digits) }
+        if digits.count < Self.minimumNationalDigits { return .shortCode(digits) }
+        guard let country = defaultCountryCode else { return .national(digits) }
+        var national = Substring(digits)
+        if let trunk = Self.trunkPrefix(country), national.first == trunk {
+            national = national.dropFirst()
+        }
+        return .international(String(country) + national)
+    }
+
+    /// The trunk prefix a national number is dialled with in `country`: nil where there is none.
+    static func trunkPrefix(_ country: Int) -> Character? {
+        switch country {
+        case 1: "1"
+        case 39: nil
+        default: "0"
+        }
+    }
+
+    /// The digits of a phone number, and whether it is written internationally; nil when the
+    /// text is not a phone number (a letter, a misplaced `+`, no digit, or more than 15 digits).
+    static func phoneDigits(_ text: Substring) -> (international: Bool, digits: String)? {
+        var digits = ""
+        var international = false
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "0"..."9": digits.unicodeScalars.append(scalar)
+            case "+":
+                guard digits.isEmpty, !international else { return nil }
+                international = true
+            case " ", "-", ".", "/", "(", ")", "\u{A0}": continue
+            default: return nil
+            }
+        }
+        if !international, digits.hasPrefix("00"), digits.count > 2 {
+            international = true
+            digits.removeFirst(2)
+        }
+        guard !digits.isEmpty, digits.count <= maximumDigits + (international ? 0 : 1) else { return nil }
+        return (international, digits)
+    }
+
+    static func trimmed(_ text: Substring) -> Substring {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace }
+        guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = text.lastIndex(where: { !isSpace($0) })!
+        return text[first...last]
+    }
+}

@@ -1,0 +1,128 @@
+import MessageFilterHosting
+import Testing
+
+/// Contacts are matched as Messages matches them: phone numbers as numbers, other senders
+/// regardless of case.
+struct ContactListTests {
+    @Test(arguments: [
+        ("+1 555 0101", "+15550101", 1),
+        ("+15550101", "(555) 0101", 1),
+        ("+1 (555) 010-1", "555.0101", 1),
+        ("0015550101", "+15550101", 1),
+        ("+821012345678", "010-1234-5678", 82),
+        ("+82 10 1234 5678", "01012345678", 82),
+        ("+441632960961", "01632 960961", 44),
+        ("+390612345678", "06 1234 5678", 39),
+        ("+12025550123", "1 202 555 0123", 1),
+        ("MyBank", "mybank", 1),
+        ("  KAKAO ", "kakao", 82),
+        ("Ünïcode", "üNÏCODE", 82),
+        ("alice@example.com", "Alice@Example.COM", 82),
+        ("12345", "12345", 82),
+    ])
+    func theSameContactWrittenTwoWays(contact: String, sender: String, country: Int) {
+        var contacts = ContactList(defaultCountryCode: country)
+        contacts.insert(contact)
+        #expect(contacts.contains(sender), "\(contact) and \(sender) are one contact with country \(country)")
+    }
+
+    @Test(arguments: [
+        ("+15550101", "+15550102", 1),
+        ("+15550101", "+25550101", 1),
+        ("+821012345678", "010-1234-5678", 1),
+        ("12345", "+8212345", 82),
+        ("12345", "012345", 82),
+        ("MyBank", "MyBank2", 82),
+        ("Bank", "+Bank", 82),
+        // A short code is not a national number: no country code is added to it.
+        ("+8212345", "12345", 82),
+        // Italy keeps its leading 0; elsewhere the trunk prefix goes.
+        ("+39612345678", "06 1234 5678", 39),
+    ])
+    func differentSendersStayDifferent(contact: String, sender: String, country: Int) {
+        var contacts = ContactList(defaultCountryCode: country)
+        contacts.insert(contact)
+        #expect(!contacts.contains(sender), "\(contact) and \(sender) are different senders with country \(country)")
+    }
+
+    @Test func withoutACountryNationalNumbersMatchByTheirDigits() {
+        var contacts = ContactList()
+        contacts.insert("(555) 010-1234")
+        #expect(contacts.contains("555 010 1234"))
+        #expect(!contacts.contains("+1 555 010 1234"))
+        #expect(contacts.key("555-010-1234").description == "5550101234 (no country)")
+    }
+
+    @Test func readsAFileSkippingCommentsAndBlankLines() {
+        let contacts = ContactList(
+            file: "# family\n+1 555 0101\r\n\n   \nMyBank\n#+1 555 0199\n",
+            defaultCountryCode: 1
+        )
+        #expect(contacts.count == 2)
+        #expect(contacts.contains("5550101"))
+        #expect(contacts.contains("MYBANK"))
+        #expect(!contacts.contains("+15550199"))
+        #expect(!contacts.contains("# family"))
+    }
+
+    @Test(arguments: ["1+2", "++15550101", "+", "---", "1234567890123456789", "555-CALL-NOW"])
+    func textThatIsNotANumberIsComparedAsText(sender: String) {
+        guard case .alphanumeric = ContactList(defaultCountryCode: 1).key(sender) else {
+            Issue.record("\(sender) was taken for a phone number")
+            return
+        }
+    }
+
+    /// A seeded property check: every way of writing one number (separators anywhere, `+` or
+    /// `00`, national with its trunk prefix) gives the one key, and different numbers different keys.
+    @Test func randomFormattingsOfOneNumberAreOneContact() {
+        var random = SystemRandomNumberGenerator.Seeded(seed: 20)
+        let countries = [1, 33, 44, 49, 61, 81, 82, 86]
+        for _ in 0..<2_000 {
+            let country = countries[Int(random.next() % UInt64(countries.count))]
+            let length = 8 + Int(random.next() % 4)
+            var subscriber = String(1 + random.next() % 9)
+            for _ in 1..<length { subscriber += String(random.next() % 10) }
+            let contacts = ContactList(defaultCountryCode: country)
+            let canonical = contacts.key("+\(country)\(subscriber)")
+            let trunk = country == 1 ? "1" : "0"
+            for written in [
+                "+" + String(country) + subscriber, "00" + String(country) + subscriber, trunk + subscriber,
+                "+\(country) " + subscriber,
+            ] {
+                let formatted = Self.sprinkle(written, &random)
+                #expect(contacts.key(formatted) == canonical, "\(formatted) is not +\(country)\(subscriber)")
+            }
+            var other = Array(subscriber)
+            let position = Int(random.next() % UInt64(other.count))
+            other[position] = other[position] == "9" ? "0" : Character(String(other[position].wholeNumberValue! + 1))
+            #expect(contacts.key("+\(country)" + String(other)) != canonical)
+        }
+    }
+
+    /// Separators inserted at random places after the first character.
+    static func sprinkle(_ text: String, _ random: inout SystemRandomNumberGenerator.Seeded) -> String {
+        let separators: [String] = [" ", "-", ".", "(", ")", "/"]
+        var result = ""
+        for (index, character) in text.enumerated() {
+            result.append(character)
+            if index > 0, random.next() % 4 == 0 { result += separators[Int(random.next() % 6)] }
+        }
+        return result
+    }
+}
+
+extension SystemRandomNumberGenerator {
+    /// SplitMix64, so a failure can be replayed.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
