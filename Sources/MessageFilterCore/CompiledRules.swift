@@ -53,8 +53,13 @@ public final class CompiledRules: @unchecked Sendable {
         var classes: [UInt8] = []
         var classCount = 0
         /// When it fits the budget: the complete transition function, `classCount` entries per
-        /// state, failure links already followed. Bit 31 marks a state with a rule or a trigger.
+        /// state, failure links already followed. An entry is the next state's row (its number
+        /// times `classCount`, so that a step needs no multiplication); bit 31 marks a state with
+        /// a rule or a trigger.
         var dense: [UInt32] = []
+        /// The longest keyword, in bytes with its markers: a walk started at the root this many
+        /// bytes before a position is in the state the whole text's walk is in there.
+        var depth = 0
     }
 
     /// Bit 31 of a dense transition: the state names a rule or triggers regexes.
@@ -282,8 +287,10 @@ public final class CompiledRules: @unchecked Sendable {
         }
         var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
+        var depths = [Int](repeating: 0, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
             flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
+            for edge in edgeStart(s)..<edgeStart(s + 1) { depths[edge + 1] = depths[s] + 1 }
         }
         // Breadth-first order: a state's failure link is computed before it.
         for s in 0..<automaton.stateCount {
@@ -292,9 +299,10 @@ public final class CompiledRules: @unchecked Sendable {
             for edge in edgeStart(s)..<edgeStart(s + 1) {
                 let label = Int(bytes[automaton.labels + edge])
                 let next = edge + 1
-                dense[s * count + Int(classes[label])] = UInt32(next) | (flagged[next] ? denseOutputFlag : 0)
+                dense[s * count + Int(classes[label])] = UInt32(next * count) | (flagged[next] ? denseOutputFlag : 0)
             }
         }
+        automaton.depth = depths.max() ?? 0
         automaton.classes = classes
         automaton.classCount = count
         automaton.dense = dense

@@ -98,17 +98,20 @@ public final class MessageClassifier {
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidates.removeAll(keepingCapacity: true)
         var best = CompiledRulesFormat.noRule
-        for automatonIndex in rules.automata.indices {
-            let automaton = rules.automata[automatonIndex]
-            let text = automaton.target == .sender ? sender : body
-            let view = automaton.view
-            if view.index == 0 || (!automaton.dense.isEmpty && Self.isASCII(text)) {
-                // The dense table's byte classes fold ASCII capitals; NFC and the normalized
-                // forms leave ASCII as it is.
-                best = min(best, run(automatonIndex, over: text))
-            } else {
-                view.fold(text, into: &folded[view.index])
-                best = folded[view.index].withUnsafeBufferPointer { min(best, run(automatonIndex, over: $0)) }
+        // Through a buffer pointer, each automaton is borrowed rather than copied (a copy retains
+        // its arrays, a tenth of the time of a short message).
+        rules.automata.withUnsafeBufferPointer { automata in
+            for index in automata.indices {
+                let text = automata[index].target == .sender ? sender : body
+                let view = automata[index].view
+                if view.index == 0 || (!automata[index].dense.isEmpty && Self.isASCII(text)) {
+                    // The dense table's byte classes fold ASCII capitals; NFC and the normalized
+                    // forms leave ASCII as it is.
+                    best = min(best, run(automata[index], over: text))
+                } else {
+                    view.fold(text, into: &folded[view.index])
+                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automata[index], over: $0)) }
+                }
             }
         }
         for rule in rules.unfilteredRegexes { candidates.append(rule) }
@@ -137,8 +140,7 @@ public final class MessageClassifier {
 
     /// Runs one automaton over `text` framed by the start and end markers; returns the best key
     /// and adds the regex rules it triggers to `candidates`.
-    private func run(_ automatonIndex: Int, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        let automaton = rules.automata[automatonIndex]
+    private func run(_ automaton: borrowing CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
         if !automaton.dense.isEmpty { return runDense(automaton, over: text) }
         let bytes = UnsafeRawBufferPointer(rules.bytes)
         let stride = CompiledRulesFormat.stateEntrySize
@@ -182,20 +184,66 @@ public final class MessageClassifier {
         return best
     }
 
-    private func runDense(_ automaton: CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    /// Walks the dense table. A text long enough is walked as two or four interleaved parts, so
+    /// that the processor overlaps their table loads (one walk waits on each load in turn): each
+    /// part after the first starts at the root `depth` bytes before its own start, where it has
+    /// caught up with the state the whole text's walk would be in, and every keyword it sees on
+    /// the way really occurs (one reported twice changes nothing).
+    private func runDense(_ automaton: borrowing CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>)
+        -> UInt32
+    {
         let count = automaton.classCount
+        let depth = automaton.depth
         var best = CompiledRulesFormat.noRule
         return automaton.dense.withUnsafeBufferPointer { dense in
             automaton.classes.withUnsafeBufferPointer { classes in
-                var state = 0
-                @inline(__always) func step(_ byte: UInt8) {
-                    let next = dense[state &* count &+ Int(classes[Int(byte)])]
-                    state = Int(next & ~CompiledRules.denseOutputFlag)
-                    if next & CompiledRules.denseOutputFlag != 0 { visit(automaton, state, best: &best) }
+                @inline(__always) func step(_ byte: UInt8, _ row: inout Int) {
+                    let next = dense[row &+ Int(classes[Int(byte)])]
+                    row = Int(next & ~CompiledRules.denseOutputFlag)
+                    if next & CompiledRules.denseOutputFlag != 0 { visit(automaton, row / count, best: &best) }
                 }
-                step(CompiledRulesFormat.startMarker)
-                for byte in text { step(byte) }
-                step(CompiledRulesFormat.endMarker)
+                var row = 0
+                step(CompiledRulesFormat.startMarker, &row)
+                var index = 0
+                let minimumPart = depth + 16
+                if text.count >= 4 * minimumPart {
+                    // Parts start at 0, q − depth, 2q − depth and 3q − depth; after q steps of all
+                    // four, parts two to four take `depth` more to reach q, 2q and 3q.
+                    let q = text.count / 4
+                    var (a, b, c) = (0, 0, 0)
+                    let (startA, startB, startC) = (q - depth, 2 * q - depth, 3 * q - depth)
+                    while index < q {
+                        step(text[index], &row)
+                        step(text[startA &+ index], &a)
+                        step(text[startB &+ index], &b)
+                        step(text[startC &+ index], &c)
+                        index += 1
+                    }
+                    while index < q + depth {
+                        step(text[startA &+ index], &a)
+                        step(text[startB &+ index], &b)
+                        step(text[startC &+ index], &c)
+                        index += 1
+                    }
+                    row = c
+                    index = startC + index
+                } else if text.count >= 2 * minimumPart {
+                    let middle = text.count / 2
+                    var second = 0
+                    let start = middle - depth
+                    while index < middle {
+                        step(text[index], &row)
+                        step(text[start &+ index], &second)
+                        index += 1
+                    }
+                    row = second
+                    index = start + middle
+                }
+                while index < text.count {
+                    step(text[index], &row)
+                    index += 1
+                }
+                step(CompiledRulesFormat.endMarker, &row)
                 return best
             }
         }
@@ -203,13 +251,13 @@ public final class MessageClassifier {
 
     /// A state with outputs: keeps the better key, lists the triggered regexes.
     @inline(__always)
-    private func visit(_ automaton: CompiledRules.Automaton, _ state: Int, best: inout UInt32) {
+    private func visit(_ automaton: borrowing CompiledRules.Automaton, _ state: Int, best: inout UInt32) {
         let (key, triggers) = rules.outputs(automaton, state: state)
         if key < best { best = key }
         if !triggers.isEmpty { trigger(automaton, triggers) }
     }
 
-    private func trigger(_ automaton: CompiledRules.Automaton, _ range: Range<Int>) {
+    private func trigger(_ automaton: borrowing CompiledRules.Automaton, _ range: Range<Int>) {
         let bytes = UnsafeRawBufferPointer(rules.bytes)
         for index in range {
             let rule = bytes.loadLE(UInt32.self, at: automaton.triggers + index * 4)

@@ -179,7 +179,8 @@ struct SeededGenerator: RandomNumberGenerator {
             #expect(classifier.rules.denseAutomata == (denseTableBudget == 0 ? 0 : classifier.rules.automatonCount))
             for _ in 0..<200 {
                 let sender = word(Int.random(in: 1...6, using: &random))
-                let body = word(Int.random(in: 0...30, using: &random))
+                // Long bodies too, which the dense walk splits into interleaved parts.
+                let body = word(Int.random(in: 0...(round % 3 == 2 ? 400 : 30), using: &random))
                 let expected = referenceDecision(rules, sender: sender, body: body)
                 let actual = classifier.classify(sender: sender, body: body)
                 #expect(
@@ -188,6 +189,39 @@ struct SeededGenerator: RandomNumberGenerator {
                 )
                 if actual != expected { return }
             }
+        }
+    }
+
+    /// The dense walk splits a long text into two or four parts, each after the first warmed up
+    /// from the root: a keyword is found wherever it lies, across every part boundary, and a
+    /// keyword that does not occur is never reported, even where the warm-up starts.
+    @Test(arguments: [4 << 20, 0])
+    func findsAKeywordAtEveryPositionOfALongBody(denseTableBudget: Int) throws {
+        let rules = [
+            MessageRule(name: "long", target: .body, match: .contains, value: "needle in a haystack", action: .junk),
+            MessageRule(name: "short", target: .body, match: .contains, value: "pin", action: .promotion),
+            MessageRule(name: "end", target: .body, match: .suffix, value: "bye", action: .transaction),
+            MessageRule(name: "start", target: .body, match: .prefix, value: "hey", action: .promotion),
+        ]
+        let classifier = try compiled(rules, denseTableBudget: denseTableBudget)
+        for length in [40, 75, 76, 150, 151, 152, 153, 299, 300, 301, 302, 303, 1000] {
+            for keyword in ["needle in a haystack", "pin", "NEEDLE IN A HAYSTACK"] {
+                for position in 0...(length - keyword.utf8.count) {
+                    var body = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                    body.replaceSubrange(position..<(position + keyword.utf8.count), with: Array(keyword.utf8))
+                    let text = String(decoding: body, as: UTF8.self)
+                    let decision = classifier.classify(sender: "+1", body: text)
+                    let expected = keyword == "pin" ? 1 : 0
+                    #expect(decision.rule == expected, "\(keyword) at \(position) of \(length)")
+                    if decision.rule != expected { return }
+                }
+            }
+            let filler = String(repeating: "x", count: length)
+            #expect(classifier.classify(sender: "+1", body: filler).rule == nil, "nothing in \(length)")
+            #expect(classifier.classify(sender: "+1", body: "hey" + filler).rule == 3)
+            #expect(classifier.classify(sender: "+1", body: filler + "bye").rule == 2)
+            #expect(classifier.classify(sender: "+1", body: "x" + "hey" + filler).rule == nil)
+            #expect(classifier.classify(sender: "+1", body: filler + "byex").rule == nil)
         }
     }
 }
