@@ -1,9 +1,11 @@
-// A libFuzzer target for the message filter's regex front end and matchers. The input is a
+// A libFuzzer target for the message filter's regex compiler and matchers. The input is a
 // flags byte, a pattern, a 0 byte and a text. Any pattern must be parsed or refused with a
-// sentence; an accepted one is compiled and run on the text three ways, which must agree: the
-// lazy DFA (RegexDFA), the NFA simulation (RegexMatcher), and a naive reference written here
-// over the syntax tree (sets of end positions, no automaton). Built with Scripts/fuzz-regex.sh,
-// which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
+// sentence; an accepted one is compiled and run on the text four ways, which must agree: the
+// lazy DFA (RegexDFA), the NFA simulation (RegexMatcher), the complete DFA the compiler ships
+// (RegexAlphabet, RegexAutomaton), and a naive reference written here over the syntax tree (sets
+// of end positions, no automaton). Built with Scripts/fuzz-regex.sh, which compiles
+// MessageFilterCore's sources and the compiler's regex sources with this file under
+// -sanitize=fuzzer,address.
 
 nonisolated(unsafe) private let matcher = RegexMatcher()
 
@@ -41,6 +43,25 @@ public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     // A second run reuses the DFA's cache: same answer.
     let again = utf8.withUTF8 { dfa.firstMatch($0) }
     precondition(again == nil || again == simulated)
+    // The complete DFA the compiler would ship, over the classes of scalars it finds.
+    let alphabet = RegexAlphabet([program])
+    if let local = alphabet.programs[0],
+        let complete = RegexDFA(program, stateCapacity: 259).complete(representatives: local.representatives)
+    {
+        let automaton = RegexAutomaton(
+            stateCount: complete.acceptsAtEnd.count,
+            classCount: local.representatives.count,
+            classMap: local.classMap,
+            transitions: complete.transitions,
+            acceptsAtEnd: complete.acceptsAtEnd,
+            scalarClasses: alphabet.scalarClasses
+        )
+        let shipped = utf8.withUTF8 { automaton.matches($0, scalarClasses: alphabet.scalarClasses) }
+        precondition(
+            shipped == simulated,
+            "complete DFA \(shipped), NFA \(simulated) on \(pattern.debugDescription) over \(text.debugDescription)"
+        )
+    }
     return 0
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for the message filter's regex parser and matchers
-# (Fuzz/FuzzRegex.swift, compiled with MessageFilterCore's sources under -sanitize=fuzzer,address)
-# and runs it. Each input is a flags byte (bit 0: ignore case), a pattern, a 0 byte and a text;
-# the lazy DFA, the NFA simulation and a naive reference over the syntax tree must agree.
+# Builds the libFuzzer target for the message filter's regex compiler and matchers
+# (Fuzz/FuzzRegex.swift, compiled with MessageFilterCore's sources and the compiler's regex sources
+# under -sanitize=fuzzer,address) and runs it. Each input is a flags byte (bit 0: ignore case), a
+# pattern, a 0 byte and a text; the lazy DFA, the NFA simulation, the complete DFA the compiler
+# ships and a naive reference over the syntax tree must agree.
 #
 # Usage: Scripts/fuzz-regex.sh [SECONDS] [libFuzzer flags...]     e.g. Scripts/fuzz-regex.sh 600 -jobs=2
 # New inputs go to .build/fuzz-regex/corpus; the committed seeds in Fuzz/corpus-regex are only read.
@@ -13,6 +14,7 @@ seconds=${1:-60}
 shift || true
 mkdir -p .build/fuzz-regex/corpus
 swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MessageFilterCore -package-name blocklist -I Sources/CZlib \
-    Sources/MessageFilterCore/*.swift Fuzz/FuzzRegex.swift -o .build/fuzz-regex/regex
+    Sources/MessageFilterCore/*.swift Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile}.swift \
+    Fuzz/FuzzRegex.swift -o .build/fuzz-regex/regex
 .build/fuzz-regex/regex -max_total_time="$seconds" -max_len=512 -timeout=10 -artifact_prefix=.build/fuzz-regex/ \
     -print_final_stats=1 "$@" .build/fuzz-regex/corpus Fuzz/corpus-regex

@@ -10,10 +10,15 @@ public enum RulesCompiler {
     public static func compile(_ rules: [MessageRule]) -> [UInt8] {
         var tries: [Int: Trie] = [:]  // by automaton section kind
         var unfiltered: [UInt32] = []
+        var programs: [(rule: Int, program: RegexProgram)] = []
         for (index, rule) in rules.enumerated() {
             let view = rule.view
             let targets: [RuleTarget] = rule.target == .any ? [.sender, .body] : [rule.target]
             if rule.match == .regex {
+                guard let program = try? RegexProgram(pattern: rule.value, caseInsensitive: view.caseInsensitive) else {
+                    preconditionFailure("rule \(index + 1)'s regex is outside the subset: RulesFile.check refuses it")
+                }
+                programs.append((index, program))
                 // RulesFile.check accepted the pattern.
                 let literal =
                     (try? RegexSubset.analyze(rule.value, caseInsensitive: view.caseInsensitive))?.requiredLiteral ?? []
@@ -68,6 +73,7 @@ public enum RulesCompiler {
             (CompiledRulesFormat.Section.rules, ruleTable),
             (CompiledRulesFormat.Section.strings, strings),
             (CompiledRulesFormat.Section.unfilteredRegexes, unfilteredBytes),
+            (CompiledRulesFormat.Section.regexes, RegexSection.serialized(programs).bytes),
         ]
         for kind in tries.keys.sorted() {
             sections.append((UInt32(kind), tries[kind]!.serialized()))

@@ -4,11 +4,12 @@
 /// - A 32-byte header: magic, version, rule count, section count, file length, header CRC.
 /// - A section table, 16 bytes per section: kind, offset, length, CRC-32 of the section.
 /// - Sections: the rules table (16 bytes per rule), the strings (names and values, UTF-8), the
-///   regex rules that have no required literal, and one automaton per target and text view that
-///   some rule uses.
+///   regex rules that have no required literal, every regex rule compiled, and one automaton per
+///   target and text view that some rule uses.
 public enum CompiledRulesFormat {
     public static let magic: [UInt8] = Array("BLSMSRUL".utf8)
-    public static let version: UInt16 = 1
+    /// 2: regexes ship compiled (the regexes section); 1 had their patterns only.
+    public static let version: UInt16 = 2
     public static let headerSize = 32
     public static let sectionEntrySize = 16
     public static let ruleEntrySize = 16
@@ -37,11 +38,20 @@ public enum CompiledRulesFormat {
         public static let rules: UInt32 = 1
         public static let strings: UInt32 = 2
         public static let unfilteredRegexes: UInt32 = 3
+        /// Every regex rule compiled: a DFA, or the NFA program where the DFA would be too large.
+        public static let regexes: UInt32 = 4
         /// 16 + target × 4 + view index, for target 0 (sender) and 1 (body).
         public static func automaton(target: RuleTarget, view: TextView) -> UInt32 {
             16 + UInt32(target.rawValue) * 4 + UInt32(view.index)
         }
     }
+
+    /// The regexes section: its header, a regex's table entry (rule, offset, length), and the
+    /// kinds of compiled regex.
+    public static let regexesHeaderSize = 16
+    public static let regexEntrySize = 12
+    public static let regexAutomatonKind: UInt8 = 1
+    public static let regexProgramKind: UInt8 = 2
 
     /// Rule flags.
     public static let caseInsensitiveFlag: UInt8 = 1

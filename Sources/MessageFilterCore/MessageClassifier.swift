@@ -9,7 +9,8 @@
 /// A classifier reuses its buffers, so it is not thread-safe: use one per thread.
 ///
 /// - Complexity: O(length of sender + body) per message, plus the regexes that their literal
-///   prefilter lets through, each O(instructions × length) on `RegexMatcher`.
+///   prefilter lets through: each O(length) as a DFA, or, shipped as a program, at most
+///   `RegexLimits.maximumSteps` steps.
 public final class MessageClassifier {
     /// The answer for one message.
     public struct Decision: Sendable, Equatable {
@@ -282,62 +283,73 @@ public final class MessageClassifier {
         for key in keys {
             let index = Int(key & 0xFF_FFFF)
             let rule = rules.rule(index)
-            // CompiledRules checked every regex at load, so each compiles.
-            guard let dfa = programs.program(for: index, rule: rule) else { continue }
-            if rule.target != .body, matches(dfa, sender, normalized: rule.view.normalized) { return key }
-            if rule.target != .sender, matches(dfa, body, normalized: rule.view.normalized) { return key }
+            // CompiledRules checked that every regex rule has its compiled form.
+            guard let compiled = rules.regexes.compiled(rule: index) else { continue }
+            if rule.target != .body, matches(compiled, index, sender, normalized: rule.view.normalized) { return key }
+            if rule.target != .sender, matches(compiled, index, body, normalized: rule.view.normalized) { return key }
         }
         return best
     }
 
-    private func matches(_ dfa: RegexDFA, _ text: UnsafeBufferPointer<UInt8>, normalized: Bool) -> Bool {
-        // The regex sees its window of the text (the whole of a message within the limits), cut
-        // back to a whole scalar, in the rule's view without case folding (the program itself
-        // ignores case when the rule does).
-        var end = min(text.count, RegexSubset.window(instructions: dfa.program.instructions.count))
-        while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+    private func matches(
+        _ compiled: CompiledRegexes.Compiled,
+        _ rule: Int,
+        _ text: UnsafeBufferPointer<UInt8>,
+        normalized: Bool
+    ) -> Bool {
+        // A DFA sees the whole text; a program its window (the whole of a message within the
+        // limits), cut back to a whole scalar. Both see the rule's view without case folding
+        // (the regex itself ignores case when the rule does).
+        var end = text.count
+        if case .program(let program) = compiled {
+            end = min(text.count, RegexLimits.window(instructions: program.count))
+            while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+        }
         let window = UnsafeBufferPointer(rebasing: text[0..<end])
         if normalized, !Self.isASCII(window) {
             // NFC and the dropped format characters; ASCII is its own normalized form.
             TextView(caseInsensitive: false, normalized: true).fold(window, into: &normalizedText)
-            return normalizedText.withUnsafeBufferPointer { search(dfa, $0) }
+            return normalizedText.withUnsafeBufferPointer { search(compiled, rule, $0) }
         }
-        return search(dfa, window)
+        return search(compiled, rule, window)
     }
 
-    /// The lazy DFA, or the NFA simulation when the DFA's cache would not hold the text's states.
-    private func search(_ dfa: RegexDFA, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        dfa.firstMatch(text) ?? matcher.firstMatch(dfa.program, in: text)
+    /// The DFA; for a program, its lazy DFA, or the NFA simulation when the lazy DFA's cache would
+    /// not hold the text's states.
+    private func search(_ compiled: CompiledRegexes.Compiled, _ rule: Int, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch compiled {
+        case .automaton(let automaton):
+            return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses)
+        case .program(let program):
+            let dfa = programs.dfa(for: rule, program: program)
+            return dfa.firstMatch(text) ?? matcher.firstMatch(program, in: text)
+        }
     }
 }
 
-/// Compiled regexes with their lazy DFAs (about 75 KiB each, allocated once), at most
-/// `capacity` at once, so that memory stays fixed whatever the number
-/// of regex rules: a rule's regex is compiled when its literal first occurs, and the least
-/// recently used one makes room.
+/// The lazy DFAs of regexes shipped as programs (about 75 KiB each, allocated once), at most
+/// `capacity` at once, so that memory stays fixed whatever the number of such rules: a rule's
+/// lazy DFA is made when its literal first occurs, and the least recently used one makes room.
 struct RegexProgramCache {
-    private var entries: [(rule: Int, program: RegexDFA, used: UInt64)] = []
+    private var entries: [(rule: Int, dfa: RegexDFA, used: UInt64)] = []
     private let capacity: Int
     private var clock: UInt64 = 0
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    mutating func program(for index: Int, rule: CompiledRules.Rule) -> RegexDFA? {
+    mutating func dfa(for rule: Int, program: RegexProgram) -> RegexDFA {
         clock += 1
-        if let slot = entries.firstIndex(where: { $0.rule == index }) {
+        if let slot = entries.firstIndex(where: { $0.rule == rule }) {
             entries[slot].used = clock
-            return entries[slot].program
+            return entries[slot].dfa
         }
-        guard let compiled = try? RegexProgram(pattern: rule.value, caseInsensitive: rule.view.caseInsensitive) else {
-            return nil
-        }
-        let program = RegexDFA(compiled)
+        let dfa = RegexDFA(program)
         if entries.count < capacity {
-            entries.append((index, program, clock))
+            entries.append((rule, dfa, clock))
         } else {
             let oldest = entries.indices.min { entries[$0].used < entries[$1].used }!
-            entries[oldest] = (index, program, clock)
+            entries[oldest] = (rule, dfa, clock)
         }
-        return program
+        return dfa
     }
 }

@@ -15,10 +15,11 @@ public final class RegexDFA {
     /// Transition sentinels; real states start at `firstState`.
     static let unknown: UInt16 = 0, matched: UInt16 = 1, dead: UInt16 = 2, firstState: UInt16 = 3
 
-    /// The most states kept at once.
-    public static let stateCapacity = 128
-    /// The program counters all kept states may hold together.
-    static let poolCapacity = 8 * 1024
+    /// The most states kept at once, by default.
+    public static let defaultStateCapacity = 128
+    /// The most states kept at once, and the program counters they may hold together.
+    let stateCapacity: Int
+    let poolCapacity: Int
     static let memoCapacity = 1024
     /// How many times one search may empty the cache before it hands over to the NFA: no limit,
     /// since computing a transition costs what an NFA step does, and one is computed per scalar
@@ -50,15 +51,21 @@ public final class RegexDFA {
 
     static let flagWord: UInt8 = 1, flagStart: UInt8 = 2
 
-    public init(_ program: RegexProgram) {
+    /// - Parameter stateCapacity: the most states kept at once (at most 65,000, three of them
+    ///   sentinels); the compiler
+    ///   asks for more when it builds a complete DFA (`complete(representatives:)`).
+    public init(_ program: RegexProgram, stateCapacity: Int = RegexDFA.defaultStateCapacity) {
         self.program = program
+        let stateCapacity = min(stateCapacity, 65_000)
+        self.stateCapacity = stateCapacity
+        poolCapacity = stateCapacity == Self.defaultStateCapacity ? 8 * 1024 : stateCapacity * (program.count + 1)
         let n = program.count + 1
-        starts = .allocate(capacity: Self.stateCapacity)
-        counts = .allocate(capacity: Self.stateCapacity)
-        flags = .allocate(capacity: Self.stateCapacity)
-        pool = .allocate(capacity: Self.poolCapacity)
-        table = .allocate(capacity: Self.stateCapacity * 128)
-        hash = .allocate(capacity: Self.stateCapacity * 2)
+        starts = .allocate(capacity: stateCapacity)
+        counts = .allocate(capacity: stateCapacity)
+        flags = .allocate(capacity: stateCapacity)
+        pool = .allocate(capacity: poolCapacity)
+        table = .allocate(capacity: stateCapacity * 128)
+        hash = .allocate(capacity: stateCapacity * 2)
         memoKeys = .allocate(capacity: Self.memoCapacity)
         memoValues = .allocate(capacity: Self.memoCapacity)
         set = .allocate(capacity: n)
@@ -83,8 +90,8 @@ public final class RegexDFA {
     private func reset() {
         stateCount = Int(Self.firstState)
         poolUsed = 0
-        table.update(repeating: Self.unknown, count: Self.stateCapacity * 128)
-        hash.update(repeating: 0, count: Self.stateCapacity * 2)
+        table.update(repeating: Self.unknown, count: stateCapacity * 128)
+        hash.update(repeating: 0, count: stateCapacity * 2)
         memoKeys.update(repeating: UInt64.max, count: Self.memoCapacity)
     }
 
@@ -93,7 +100,7 @@ public final class RegexDFA {
     private func state(count: Int, flags stateFlags: UInt8) -> UInt16? {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(stateFlags)
         for index in 0..<count { h = (h ^ UInt64(UInt32(bitPattern: kernel[index]))) &* 0x100_0000_01B3 }
-        let slots = Self.stateCapacity * 2
+        let slots = stateCapacity * 2
         var slot = Int(h % UInt64(slots))
         while hash[slot] != 0 {
             let candidate = Int(hash[slot])
@@ -108,7 +115,7 @@ public final class RegexDFA {
             }
             slot = (slot + 1) % slots
         }
-        guard stateCount < Self.stateCapacity, poolUsed + count <= Self.poolCapacity else { return nil }
+        guard stateCount < stateCapacity, poolUsed + count <= poolCapacity else { return nil }
         let id = stateCount
         stateCount += 1
         starts[id] = Int32(poolUsed)
@@ -298,4 +305,41 @@ public final class RegexDFA {
         reset()
         return self.state(count: count, flags: stateFlags)
     }
+
+    /// The complete DFA: every state reachable from the start, and its transition on each
+    /// representative scalar (one per class of scalars that every instruction and `\b` treat
+    /// alike); nil when the states outgrow the capacity. Used by the compiler, offline.
+    ///
+    /// - Returns: per state (the start first), its transitions, one per representative (a state
+    ///   number, `matchedState` or `deadState`), and whether it matches at the text's end.
+    package func complete(representatives: [UInt32]) -> (transitions: [UInt16], acceptsAtEnd: [Bool])? {
+        reset()
+        guard let start = initial() else { return nil }
+        precondition(start == Self.firstState)
+        var transitions: [UInt16] = []
+        var acceptsAtEnd: [Bool] = []
+        let first = Int(Self.firstState)
+        let result: Bool = program.instructions.withUnsafeBufferPointer { code in
+            program.classes.withUnsafeBufferPointer { classes in
+                var state = first
+                while state < stateCount {
+                    for scalar in representatives {
+                        guard let next = transition(state, scalar, code, classes) else { return false }
+                        transitions.append(
+                            next == Self.matched
+                                ? Self.matchedState : next == Self.dead ? Self.deadState : next - Self.firstState
+                        )
+                    }
+                    guard let last = transition(state, RegexMatcher.none, code, classes) else { return false }
+                    acceptsAtEnd.append(last == Self.matched)
+                    state += 1
+                }
+                return true
+            }
+        }
+        return result ? (transitions, acceptsAtEnd) : nil
+    }
+
+    /// A complete DFA's sentinels: the text matches, or cannot match any more.
+    public static let matchedState: UInt16 = 0xFFFF, deadState: UInt16 = 0xFFFE
 }

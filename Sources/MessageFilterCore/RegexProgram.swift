@@ -13,7 +13,7 @@
 ///   several scalars leaves the scalar as it is); a class matches a scalar when it or, if the
 ///   class names a non-ASCII character, one of its case mappings is in it, before negation.
 public struct RegexProgram: Sendable {
-    enum Op: UInt8 {
+    package enum Op: UInt8 {
         case match, scalar, foldedScalar, any, set, split, jump, start, end, wordBoundary, notWordBoundary
     }
 
@@ -87,112 +87,136 @@ public struct RegexProgram: Sendable {
     /// The number of instructions, `RegexMatcher`'s thread lists' size.
     public var count: Int { instructions.count }
 
-    /// Compiles a parsed pattern.
-    ///
-    /// - Parameter caseInsensitive: whether literals and classes ignore case.
-    public init(_ node: RegexNode, caseInsensitive: Bool) {
-        var builder = Builder(caseInsensitive: caseInsensitive)
-        builder.emit(node)
-        builder.instructions.append(Instruction(op: .match, x: 0))
-        instructions = builder.instructions
-        classes = builder.classes
-        usesFolding = builder.usesFolding
-        anchoredAtStart = Self.startsWithStart(node)
-    }
-
-    /// Parses and compiles `pattern`.
-    ///
-    /// - Throws: `RegexSubsetError` for a pattern outside the subset.
-    public init(pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) {
-        self.init(try RegexSubset.parse(pattern), caseInsensitive: caseInsensitive)
-    }
-
-    private static func startsWithStart(_ node: RegexNode) -> Bool {
-        switch node {
-        case .assertion(.start): true
-        case .concatenation(let nodes): nodes.first.map(startsWithStart) ?? false
-        case .alternation(let nodes): nodes.allSatisfy(startsWithStart)
-        default: false
-        }
-    }
-
-    private struct Builder {
-        let caseInsensitive: Bool
+    /// A program read back from compiled rules (docs/FORMAT.md, regexes); nil when the parts do
+    /// not make one: an unknown operation, a target or class out of range, a scalar or range
+    /// past U+10FFFF, an unknown escape, or no `match` at the end.
+    package init?(
+        instructions parts: [(op: UInt8, x: Int32, y: Int32)],
+        classes sets: [RegexClass],
+        caseInsensitive: Bool,
+        anchoredAtStart: Bool
+    ) {
+        guard let last = parts.last, last.op == Op.match.rawValue, parts.count <= Int(Int32.max) else { return nil }
         var instructions: [Instruction] = []
-        var classes: [CompiledClass] = []
-        var usesFolding = false
+        instructions.reserveCapacity(parts.count)
+        for part in parts {
+            guard let op = Op(rawValue: part.op) else { return nil }
+            switch op {
+            case .scalar, .foldedScalar:
+                guard part.x >= 0, part.x <= 0x10_FFFF, part.y == 0 else { return nil }
+            case .set:
+                guard part.x >= 0, Int(part.x) < sets.count, part.y == 0 else { return nil }
+            case .jump:
+                guard part.x >= 0, Int(part.x) < parts.count, part.y == 0 else { return nil }
+            case .split:
+                guard part.x >= 0, Int(part.x) < parts.count, part.y >= 0, Int(part.y) < parts.count else { return nil }
+            case .match, .any, .start, .end, .wordBoundary, .notWordBoundary:
+                guard part.x == 0, part.y == 0 else { return nil }
+            }
+            instructions.append(Instruction(op: op, x: part.x, y: part.y))
+        }
+        for set in sets {
+            guard set.escapes & ~0x3F == 0,
+                set.ranges.allSatisfy({ $0.upperBound <= 0x10_FFFF })
+            else { return nil }
+        }
+        self.instructions = instructions
+        classes = sets.map { CompiledClass($0, caseInsensitive: caseInsensitive) }
+        usesFolding = instructions.contains { $0.op == .foldedScalar }
+        self.anchoredAtStart = anchoredAtStart
+    }
 
-        mutating func emit(_ node: RegexNode) {
-            switch node {
-            case .empty:
-                break
-            case .scalar(let value):
-                if caseInsensitive, RegexProgram.hasOtherCase(value) {
-                    usesFolding = true
-                    instructions.append(Instruction(op: .foldedScalar, x: Int32(bitPattern: RegexProgram.fold(value))))
-                } else {
-                    instructions.append(Instruction(op: .scalar, x: Int32(bitPattern: value)))
-                }
-            case .any:
-                instructions.append(Instruction(op: .any, x: 0))
-            case .set(let set):
-                // Copies of a repeated class share one entry, so a transition tests each once.
-                if let index = classes.firstIndex(where: { $0.set == set }) {
-                    instructions.append(Instruction(op: .set, x: Int32(index)))
-                } else {
-                    instructions.append(Instruction(op: .set, x: Int32(classes.count)))
-                    classes.append(CompiledClass(set, caseInsensitive: caseInsensitive))
-                }
-            case .assertion(let kind):
-                let op: Op =
-                    switch kind {
-                    case .start: .start
-                    case .end: .end
-                    case .wordBoundary: .wordBoundary
-                    case .notWordBoundary: .notWordBoundary
-                    }
-                instructions.append(Instruction(op: op, x: 0))
-            case .concatenation(let nodes):
-                for node in nodes { emit(node) }
-            case .alternation(let nodes):
-                var jumps: [Int] = []
-                for (index, branch) in nodes.enumerated() {
-                    if index == nodes.count - 1 {
-                        emit(branch)
-                    } else {
-                        let split = instructions.count
-                        instructions.append(Instruction(op: .split, x: Int32(split + 1)))
-                        emit(branch)
-                        jumps.append(instructions.count)
-                        instructions.append(Instruction(op: .jump, x: 0))
-                        instructions[split].y = Int32(instructions.count)
-                    }
-                }
-                for jump in jumps { instructions[jump].x = Int32(instructions.count) }
-            case .repetition(let body, let low, let high):
-                for _ in 0..<low { emit(body) }
-                if let high {
-                    var splits: [Int] = []
-                    for _ in low..<high {
-                        splits.append(instructions.count)
-                        instructions.append(Instruction(op: .split, x: Int32(instructions.count + 1)))
-                        emit(body)
-                    }
-                    for split in splits { instructions[split].y = Int32(instructions.count) }
-                } else {
-                    let split = instructions.count
-                    instructions.append(Instruction(op: .split, x: Int32(split + 1)))
-                    emit(body)
-                    instructions.append(Instruction(op: .jump, x: Int32(split)))
-                    instructions[split].y = Int32(instructions.count)
-                }
+    /// The parts `init(instructions:classes:caseInsensitive:anchoredAtStart:)` takes, for the
+    /// compiler to write.
+    package var parts:
+        (
+            instructions: [(op: UInt8, x: Int32, y: Int32)], classes: [RegexClass], caseInsensitive: Bool,
+            anchoredAtStart: Bool
+        )
+    {
+        (
+            instructions.map { ($0.op.rawValue, $0.x, $0.y) }, classes.map(\.set),
+            classes.first?.caseInsensitive ?? usesFolding, anchoredAtStart
+        )
+    }
+
+    // MARK: What the program tells apart, for the compiler's DFAs.
+
+    /// What the program asks of a scalar: whether each consuming instruction accepts it and,
+    /// when the program has `\b` or `\B`, whether it is a word character. Two scalars with the
+    /// same answers are one class for its DFA.
+    package func verdicts(_ scalar: UInt32, into bits: inout [Bool]) {
+        bits.removeAll(keepingCapacity: true)
+        let folded = usesFolding ? Self.fold(scalar) : scalar
+        for instruction in instructions {
+            switch instruction.op {
+            case .scalar: bits.append(scalar == UInt32(bitPattern: instruction.x))
+            case .foldedScalar: bits.append(folded == UInt32(bitPattern: instruction.x))
+            case .any: bits.append(!Self.isLineBreak(scalar))
+            case .set: bits.append(classes[Int(instruction.x)].matches(scalar))
+            default: break
             }
         }
+        if usesWordBoundary { bits.append(Self.isWord(scalar)) }
+    }
+
+    /// Whether the program has `\b` or `\B`.
+    package var usesWordBoundary: Bool {
+        instructions.contains { $0.op == .wordBoundary || $0.op == .notWordBoundary }
+    }
+
+    /// What the answers of `verdicts` can depend on, beyond the scalars named here: the escapes'
+    /// properties (bits as `RegexClass.escapes`; `\b` counts as `\w`), line breaks (`.`), and
+    /// the case mappings (`caseMapped`) of non-ASCII scalars.
+    package struct Dependencies {
+        /// Scalars where an answer may change: the first scalar of each range and literal, and the
+        /// one after its last.
+        package var points: [UInt32] = []
+        package var escapes: UInt8 = 0
+        package var lineBreaks = false
+        /// The scalars whose lowercase mapping folds to one of these count too.
+        package var foldTargets: [UInt32] = []
+        /// A class's ranges, where a scalar whose single-scalar case mapping lies in them counts too.
+        package var caseRanges: [ClosedRange<UInt32>] = []
+    }
+
+    package var dependencies: Dependencies {
+        var result = Dependencies()
+        if usesWordBoundary { result.escapes |= RegexClass.word }
+        for instruction in instructions {
+            switch instruction.op {
+            case .scalar:
+                let value = UInt32(bitPattern: instruction.x)
+                result.points += [value, value + 1]
+            case .foldedScalar:
+                let value = UInt32(bitPattern: instruction.x)
+                result.points += [value, value + 1]
+                result.foldTargets.append(value)
+            case .any:
+                result.lineBreaks = true
+            case .set:
+                let compiled = classes[Int(instruction.x)]
+                result.escapes |= compiled.set.escapes
+                for range in compiled.set.ranges {
+                    result.points += [range.lowerBound, range.upperBound + 1]
+                    if compiled.foldsNonASCII {
+                        result.caseRanges.append(range)
+                        if range.lowerBound == range.upperBound {
+                            let folded = Self.fold(range.lowerBound)
+                            result.points += [folded, folded + 1]
+                            result.foldTargets.append(folded)
+                        }
+                    }
+                }
+            default: break
+            }
+        }
+        return result
     }
 
     // MARK: Character predicates, as Swift's Regex defines them on scalars.
 
-    static func escapesContain(_ escapes: UInt8, _ value: UInt32) -> Bool {
+    package static func escapesContain(_ escapes: UInt8, _ value: UInt32) -> Bool {
         if escapes == 0 { return false }
         if escapes & (RegexClass.digit | RegexClass.notDigit) != 0 {
             let digit = isDigit(value)
@@ -213,31 +237,31 @@ public struct RegexProgram: Sendable {
     }
 
     @inline(__always)
-    static func isWord(_ value: UInt32) -> Bool {
+    package static func isWord(_ value: UInt32) -> Bool {
         if value < 0x80 {
             return value &- 0x30 < 10 || (value | 0x20) &- 0x61 < 26 || value == 0x5F
         }
         return Unicode.Scalar(value)?.properties.isAlphabetic ?? false
     }
 
-    static func isDigit(_ value: UInt32) -> Bool {
+    package static func isDigit(_ value: UInt32) -> Bool {
         if value < 0x80 { return value &- 0x30 < 10 }
         return Unicode.Scalar(value)?.properties.numericType != nil
     }
 
-    static func isSpace(_ value: UInt32) -> Bool {
+    package static func isSpace(_ value: UInt32) -> Bool {
         if value < 0x80 { return value == 0x20 || value &- 0x09 < 5 }
         return Unicode.Scalar(value)?.properties.isWhitespace ?? false
     }
 
     @inline(__always)
-    static func isLineBreak(_ value: UInt32) -> Bool {
+    package static func isLineBreak(_ value: UInt32) -> Bool {
         value &- 0x0A < 4 || value == 0x85 || value == 0x2028 || value == 0x2029
     }
 
     /// The scalar's lowercase mapping when it is one scalar; the scalar itself otherwise.
     @inline(__always)
-    static func fold(_ value: UInt32) -> UInt32 {
+    package static func fold(_ value: UInt32) -> UInt32 {
         if value < 0x80 { return value &- 0x41 < 26 ? value | 0x20 : value }
         guard let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased else { return value }
         let mapping = scalar.properties.lowercaseMapping.unicodeScalars
@@ -245,7 +269,7 @@ public struct RegexProgram: Sendable {
     }
 
     /// Whether another scalar folds to the same scalar as `value` does (compile time only).
-    static func hasOtherCase(_ value: UInt32) -> Bool {
+    package static func hasOtherCase(_ value: UInt32) -> Bool {
         if value < 0x80 { return (value | 0x20) &- 0x61 < 26 || value == 0x6B || value == 0x73 }
         guard let scalar = Unicode.Scalar(value) else { return false }
         let properties = scalar.properties

@@ -96,7 +96,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
 }
 
 @inline(__always)
-func asciiLowercase(_ byte: UInt8) -> UInt8 {
+package func asciiLowercase(_ byte: UInt8) -> UInt8 {
     byte &- 0x41 < 26 ? byte | 0x20 : byte
 }
 

@@ -51,6 +51,9 @@ struct SMSCompile: ParsableCommand {
         var rules: Int
         var bytes: Int
         var states: Int
+        /// Regex rules shipped as a DFA, and as their NFA program (the DFA was too large).
+        var regexAutomata: Int
+        var regexPrograms: Int
         var warnings: [String]
     }
 
@@ -69,6 +72,8 @@ struct SMSCompile: ParsableCommand {
                     rules: file.rules.count,
                     bytes: compiled.count,
                     states: check.stateCount,
+                    regexAutomata: check.regexForms.automata,
+                    regexPrograms: check.regexForms.programs,
                     warnings: file.warnings
                 )
             )
@@ -85,6 +90,12 @@ struct SMSCompile: ParsableCommand {
         print(
             "  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states"
         )
+        let forms = check.regexForms
+        if forms.automata + forms.programs > 0 {
+            print(
+                "  regexes: \(Terminal.grouped(Int64(forms.automata))) as DFAs, \(Terminal.grouped(Int64(forms.programs))) as programs (their DFA would pass \(RegexAutomaton.maximumStates) states or the file's budget)"
+            )
+        }
     }
 }
 
@@ -92,7 +103,7 @@ struct SMSVerify: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract:
-            "Check a compiled rules file completely: magic, version, checksums, structure, and that every regex compiles as the extension compiles it.",
+            "Check a compiled rules file completely: magic, version, checksums, structure, and every compiled regex (DFA or program).",
         discussion:
             "With --source, also check that it is exactly what that rules file compiles to. Exits 0 only if all holds."
     )
@@ -115,6 +126,9 @@ struct SMSVerify: ParsableCommand {
         var rules: Int
         var states: Int
         var bytes: Int
+        /// Regex rules shipped as a DFA, and as their NFA program (the DFA was too large).
+        var regexAutomata: Int
+        var regexPrograms: Int
         /// The rules file it was compared with, if any.
         var source: String?
     }
@@ -123,18 +137,6 @@ struct SMSVerify: ParsableCommand {
         let path = CompiledRulesFile.resolve(file)
         let bytes = try RulesLoader.readInput(path, limit: CompiledRulesFormat.maximumFileSize)
         let compiled = try CompiledRules(bytes: bytes, name: path)
-        // The reader checked each regex against the subset; here each also compiles into the
-        // program the extension runs, as the classifier does when a message first triggers it.
-        for (index, rule) in compiled.rules.enumerated() where rule.match == .regex {
-            do {
-                _ = try RegexProgram(pattern: rule.value, caseInsensitive: rule.view.caseInsensitive)
-            } catch {
-                throw MessageFilterError(
-                    .corruptRules,
-                    "\(path): rule \(index + 1) (\"\(rule.name)\") has a regex the extension cannot compile: \(error)."
-                )
-            }
-        }
         if let source {
             let file = try RulesFile.load(
                 bytes: try RulesLoader.readInput(source, limit: RulesFile.maximumBytes),
@@ -154,6 +156,8 @@ struct SMSVerify: ParsableCommand {
                     rules: compiled.rules.count,
                     states: compiled.stateCount,
                     bytes: compiled.byteCount,
+                    regexAutomata: compiled.regexForms.automata,
+                    regexPrograms: compiled.regexForms.programs,
                     source: source
                 )
             )

@@ -24,7 +24,7 @@ private func verdict(_ classifier: MessageClassifier, _ text: String) -> Bool {
 
 /// Random patterns within the accepted syntax, written twice: for our parser and for Python's
 /// `re`, where `$` is `\Z` (Python's `$` also matches before a final line break).
-private struct PatternGenerator {
+struct PatternGenerator {
     var random: SeededGenerator
     let literals: [String]
 

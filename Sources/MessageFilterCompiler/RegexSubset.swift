@@ -1,3 +1,5 @@
+import MessageFilterCore
+
 /// The regular expressions a rule may use, checked and parsed before a pattern is compiled.
 ///
 /// Patterns run on our own matcher (`RegexProgram`), a Thompson NFA simulated without
@@ -20,20 +22,7 @@ public enum RegexSubset {
     /// The largest bound of a counted repetition `{m,n}`.
     public static let maximumRepetition = 1000
     /// The most instructions a compiled pattern may have, counted repetitions expanded.
-    public static let maximumStates = 1_000
-    /// How many bytes of its target a regex sees, cut back to a whole character: the whole
-    /// message, since matching is linear.
-    public static let window = 64 * 1024
-    /// The most instruction steps one regex may take on one text: where its lazy DFA's cache
-    /// overflows, each byte costs up to one step per instruction, so the bytes a regex sees are
-    /// `maximumSteps / instructions`, at most `window`. A regex of up to 30 instructions sees the
-    /// whole of a 64 KiB body; one at the 1,000 limit sees its first 2,000 bytes. That bounds
-    /// every accepted rule's work per message, whatever the text.
-    public static let maximumSteps = 2_000_000
-
-    /// The bytes of a text that a regex of `instructions` instructions looks at.
-    public static func window(instructions: Int) -> Int { min(window, maximumSteps / max(instructions, 1)) }
-
+    public static let maximumStates = RegexLimits.maximumStates
     /// What checking a pattern found.
     public struct Analysis: Sendable, Equatable {
         /// The longest run of ASCII characters every match must contain, lowercased when the
@@ -190,30 +179,6 @@ public indirect enum RegexNode: Sendable, Equatable {
 /// A zero-width assertion.
 public enum RegexAssertion: UInt8, Sendable {
     case start, end, wordBoundary, notWordBoundary
-}
-
-/// A bracket class or a class escape: ranges of scalars and the escapes `\d \w \s` and their
-/// negations, the whole optionally negated.
-public struct RegexClass: Sendable, Equatable {
-    public var negated = false
-    public var ranges: [ClosedRange<UInt32>] = []
-    /// Bits: 1 `\d`, 2 `\D`, 4 `\w`, 8 `\W`, 16 `\s`, 32 `\S`.
-    public var escapes: UInt8 = 0
-
-    static let digit: UInt8 = 1, notDigit: UInt8 = 2, word: UInt8 = 4, notWord: UInt8 = 8, space: UInt8 = 16,
-        notSpace: UInt8 = 32
-
-    static func escape(_ letter: Unicode.Scalar) -> UInt8? {
-        switch letter {
-        case "d": digit
-        case "D": notDigit
-        case "w": word
-        case "W": notWord
-        case "s": space
-        case "S": notSpace
-        default: nil
-        }
-    }
 }
 
 /// A recursive-descent parser over the pattern's scalars; depth is bounded by the pattern's 256

@@ -1,0 +1,106 @@
+import MessageFilterCore
+
+extension RegexProgram {
+    /// Compiles a parsed pattern into its Thompson NFA.
+    ///
+    /// - Parameter caseInsensitive: whether literals and classes ignore case.
+    public init(_ node: RegexNode, caseInsensitive: Bool) {
+        var builder = Builder(caseInsensitive: caseInsensitive)
+        builder.emit(node)
+        builder.instructions.append((Op.match.rawValue, 0, 0))
+        self.init(
+            instructions: builder.instructions,
+            classes: builder.classes,
+            caseInsensitive: caseInsensitive,
+            anchoredAtStart: Self.startsWithStart(node)
+        )!
+    }
+
+    /// Parses and compiles `pattern`.
+    ///
+    /// - Throws: `RegexSubsetError` for a pattern outside the subset.
+    public init(pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) {
+        self.init(try RegexSubset.parse(pattern), caseInsensitive: caseInsensitive)
+    }
+
+    private static func startsWithStart(_ node: RegexNode) -> Bool {
+        switch node {
+        case .assertion(.start): true
+        case .concatenation(let nodes): nodes.first.map(startsWithStart) ?? false
+        case .alternation(let nodes): nodes.allSatisfy(startsWithStart)
+        default: false
+        }
+    }
+
+    private struct Builder {
+        let caseInsensitive: Bool
+        var instructions: [(op: UInt8, x: Int32, y: Int32)] = []
+        var classes: [RegexClass] = []
+
+        mutating func append(_ op: Op, _ x: Int32 = 0, _ y: Int32 = 0) { instructions.append((op.rawValue, x, y)) }
+
+        mutating func emit(_ node: RegexNode) {
+            switch node {
+            case .empty:
+                break
+            case .scalar(let value):
+                if caseInsensitive, RegexProgram.hasOtherCase(value) {
+                    append(.foldedScalar, Int32(bitPattern: RegexProgram.fold(value)))
+                } else {
+                    append(.scalar, Int32(bitPattern: value))
+                }
+            case .any:
+                append(.any)
+            case .set(let set):
+                // Copies of a repeated class share one entry, so a transition tests each once.
+                if let index = classes.firstIndex(of: set) {
+                    append(.set, Int32(index))
+                } else {
+                    append(.set, Int32(classes.count))
+                    classes.append(set)
+                }
+            case .assertion(let kind):
+                switch kind {
+                case .start: append(.start)
+                case .end: append(.end)
+                case .wordBoundary: append(.wordBoundary)
+                case .notWordBoundary: append(.notWordBoundary)
+                }
+            case .concatenation(let nodes):
+                for node in nodes { emit(node) }
+            case .alternation(let nodes):
+                var jumps: [Int] = []
+                for (index, branch) in nodes.enumerated() {
+                    if index == nodes.count - 1 {
+                        emit(branch)
+                    } else {
+                        let split = instructions.count
+                        append(.split, Int32(split + 1))
+                        emit(branch)
+                        jumps.append(instructions.count)
+                        append(.jump)
+                        instructions[split].y = Int32(instructions.count)
+                    }
+                }
+                for jump in jumps { instructions[jump].x = Int32(instructions.count) }
+            case .repetition(let body, let low, let high):
+                for _ in 0..<low { emit(body) }
+                if let high {
+                    var splits: [Int] = []
+                    for _ in low..<high {
+                        splits.append(instructions.count)
+                        append(.split, Int32(instructions.count + 1))
+                        emit(body)
+                    }
+                    for split in splits { instructions[split].y = Int32(instructions.count) }
+                } else {
+                    let split = instructions.count
+                    append(.split, Int32(split + 1))
+                    emit(body)
+                    append(.jump, Int32(split))
+                    instructions[split].y = Int32(instructions.count)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import MessageFilterCore
+
+/// Writes the regexes section (kind 4, docs/FORMAT.md): the file's classes of scalars, then each
+/// regex rule compiled to a complete DFA over them, or, where the DFA would pass the budget, to
+/// its NFA program.
+package enum RegexSection {
+    /// The bytes all DFA transition tables of one file may take together: what the extension holds
+    /// for them. Regexes past it ship as programs.
+    package static let transitionBudget = 1 << 20
+
+    /// What the section holds, for reports and tests.
+    package struct Summary: Equatable {
+        package var automata = 0
+        package var programs = 0
+        package var states = 0
+    }
+
+    /// The section for the regex rules `programs` (rule number, compiled program), in rule order.
+    package static func serialized(_ programs: [(rule: Int, program: RegexProgram)]) -> (
+        bytes: [UInt8], summary: Summary
+    ) {
+        let format = CompiledRulesFormat.self
+        let alphabet = RegexAlphabet(programs.map(\.program))
+        let classes = alphabet.scalarClasses
+        var bytes: [UInt8] = []
+        bytes.appendLE(UInt32(classes.count))
+        bytes.appendLE(UInt32(classes.starts.count))
+        bytes.appendLE(UInt32(programs.count))
+        bytes.appendLE(UInt32(0))
+        for id in classes.ascii { bytes.appendLE(id) }
+        for (start, id) in zip(classes.starts, classes.classes) {
+            bytes.appendLE(start)
+            bytes.appendLE(id)
+            bytes.appendLE(UInt16(0))
+        }
+        var bodies: [[UInt8]] = []
+        var summary = Summary()
+        var budget = transitionBudget
+        for (index, entry) in programs.enumerated() {
+            if let local = alphabet.programs[index],
+                let dfa = RegexDFA(entry.program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                    representatives: local.representatives
+                ),
+                dfa.transitions.count * 2 <= budget
+            {
+                budget -= dfa.transitions.count * 2
+                bodies.append(automatonBody(dfa, classMap: local.classMap, classCount: local.representatives.count))
+                summary.automata += 1
+                summary.states += dfa.acceptsAtEnd.count
+            } else {
+                bodies.append(programBody(entry.program))
+                summary.programs += 1
+            }
+        }
+        var offset = bytes.count + programs.count * format.regexEntrySize
+        for (entry, body) in zip(programs, bodies) {
+            bytes.appendLE(UInt32(entry.rule))
+            bytes.appendLE(UInt32(offset))
+            bytes.appendLE(UInt32(body.count))
+            offset += body.count
+        }
+        for body in bodies { bytes += body }
+        return (bytes, summary)
+    }
+
+    private static func padded(_ bytes: inout [UInt8]) {
+        while bytes.count % 4 != 0 { bytes.append(0) }
+    }
+
+    private static func automatonBody(
+        _ dfa: (transitions: [UInt16], acceptsAtEnd: [Bool]),
+        classMap: [UInt8],
+        classCount: Int
+    ) -> [UInt8] {
+        var body: [UInt8] = [CompiledRulesFormat.regexAutomatonKind, 0]
+        body.appendLE(UInt16(dfa.acceptsAtEnd.count))
+        body.appendLE(UInt16(classCount))
+        body.appendLE(UInt16(0))
+        body += classMap
+        padded(&body)
+        var bits = [UInt8](repeating: 0, count: (dfa.acceptsAtEnd.count + 7) / 8)
+        for (state, accepts) in dfa.acceptsAtEnd.enumerated() where accepts { bits[state / 8] |= 1 << (state % 8) }
+        body += bits
+        padded(&body)
+        for next in dfa.transitions { body.appendLE(next) }
+        padded(&body)
+        return body
+    }
+
+    private static func programBody(_ program: RegexProgram) -> [UInt8] {
+        let parts = program.parts
+        var body: [UInt8] = [
+            CompiledRulesFormat.regexProgramKind,
+            (parts.anchoredAtStart ? 1 : 0) | (parts.caseInsensitive ? 2 : 0),
+        ]
+        body.appendLE(UInt16(parts.instructions.count))
+        body.appendLE(UInt16(parts.classes.count))
+        body.appendLE(UInt16(0))
+        for instruction in parts.instructions {
+            body += [instruction.op, 0, 0, 0]
+            body.appendLE(UInt32(bitPattern: instruction.x))
+            body.appendLE(UInt32(bitPattern: instruction.y))
+        }
+        for set in parts.classes {
+            body += [set.negated ? 1 : 0, set.escapes]
+            body.appendLE(UInt16(set.ranges.count))
+            for range in set.ranges {
+                body.appendLE(range.lowerBound)
+                body.appendLE(range.upperBound)
+            }
+        }
+        padded(&body)
+        return body
+    }
+}

@@ -1,0 +1,122 @@
+import MessageFilterCompiler
+import MessageFilterCore
+import Testing
+
+/// The DFAs the compiler ships: their classes of scalars speak for every scalar, they agree with
+/// the NFA simulation, and regexes whose DFA is too large ship as programs.
+struct RegexAutomatonTests {
+    /// Patterns that reach every kind of dependency: escapes, `\b`, line breaks, case folding of
+    /// literals and of ranges beyond ASCII, negation, Hangul, titlecase, Kelvin and the long s.
+    static let patterns = [
+        "\\w+\\b", "\\d\\s.", "[^a-z]x", "[가-힣]+대출", "σ+Σ", "[À-ÿ]ß", "ǅ[ǆ-ǌ]", "k\\W", "[kſ]s", "\\S[\\D\\W]",
+        "(won|원)\\s*\\d{1,3}", "é.é", "[Ａ-Ｚ]{2}", "\\B\\w\\b", "^x$",
+    ]
+
+    /// The claim the alphabet rests on: between two of a program's points, every scalar gets the
+    /// same answers as its class's representative. Checked on every scalar of the first planes
+    /// and on a seeded sample of the rest, for each pattern with and without case.
+    @Test(arguments: [false, true])
+    func eachClassSpeaksForEveryScalarInIt(caseInsensitive: Bool) throws {
+        var random = SeededGenerator(state: 3)
+        var scalars = Array(UInt32(0)..<0x3400)
+        scalars += [0x1E9E, 0x212A, 0x2126, 0x10400, 0x10428, 0x1F600, 0xFF21, 0xFF41, 0x10_FFFF, 0xE000]
+        scalars += (0..<4_000).map { _ in UInt32.random(in: 0x3400...0x10_FFFF, using: &random) }
+        let programs = try Self.patterns.map { try RegexProgram(pattern: $0, caseInsensitive: caseInsensitive) }
+        let alphabet = RegexAlphabet(programs)
+        let classes = alphabet.scalarClasses
+        var expected: [Bool] = []
+        var actual: [Bool] = []
+        for (index, program) in programs.enumerated() {
+            let local = try #require(alphabet.programs[index])
+            for scalar in scalars where Unicode.Scalar(scalar) != nil {
+                let fileClass = scalar < 0x80 ? Int(classes.ascii[Int(scalar)]) : Self.classOf(scalar, classes)
+                let representative = local.representatives[Int(local.classMap[fileClass])]
+                program.verdicts(scalar, into: &expected)
+                program.verdicts(representative, into: &actual)
+                #expect(
+                    expected == actual,
+                    "\(Self.patterns[index]): U+\(String(scalar, radix: 16)) is not like U+\(String(representative, radix: 16))"
+                )
+                if expected != actual { return }
+            }
+        }
+    }
+
+    static func classOf(_ scalar: UInt32, _ classes: ScalarClasses) -> Int {
+        let index = classes.starts.lastIndex { $0 <= scalar }!
+        return Int(classes.classes[index])
+    }
+
+    /// Random patterns of the subset, each compiled to a complete DFA, against the NFA
+    /// simulation over random texts of letters in both cases, digits of other scripts, line
+    /// breaks, Hangul and emoji.
+    @Test func theDFAAgreesWithTheNFAOnRandomPatterns() throws {
+        var generator = PatternGenerator(
+            random: SeededGenerator(state: 23),
+            literals: ["a", "b", "A", "1", " ", "-", ".", "가", "é", "Σ", "ς", "ß", "k"]
+        )
+        var random = SeededGenerator(state: 24)
+        let alphabet = Array("abAB1 -.가éÉΣσςßẞkKK²٣\n\u{A0}😀x")
+        let matcher = RegexMatcher()
+        var compared = 0
+        while compared < 400 {
+            let (pattern, _) = generator.alternation(0)
+            let caseInsensitive = generator.below(2) == 0
+            guard let program = try? RegexProgram(pattern: pattern, caseInsensitive: caseInsensitive) else { continue }
+            let classes = RegexAlphabet([program])
+            let local = try #require(classes.programs[0])
+            guard
+                let dfa = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                    representatives: local.representatives
+                )
+            else { continue }
+            let automaton = RegexAutomaton(
+                stateCount: dfa.acceptsAtEnd.count,
+                classCount: local.representatives.count,
+                classMap: local.classMap,
+                transitions: dfa.transitions,
+                acceptsAtEnd: dfa.acceptsAtEnd,
+                scalarClasses: classes.scalarClasses
+            )
+            compared += 1
+            for _ in 0..<20 {
+                var text = String(
+                    (0..<Int.random(in: 0...16, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+                )
+                let (ours, theirs) = text.withUTF8 {
+                    (automaton.matches($0, scalarClasses: classes.scalarClasses), matcher.firstMatch(program, in: $0))
+                }
+                #expect(ours == theirs, "\(pattern) (ignoring case: \(caseInsensitive)) on \(text.debugDescription)")
+                if ours != theirs { return }
+            }
+        }
+    }
+
+    /// A regex with a few thousand DFA states ships as a DFA; one past the budget as its program,
+    /// and both classify alike.
+    @Test func aRegexWhoseDFAIsTooLargeShipsAsItsProgram() throws {
+        let rules = [
+            MessageRule(name: "small", target: .body, match: .regex, value: "(?:a|b)*a[ab]{10}c", action: .junk),
+            MessageRule(name: "large", target: .body, match: .regex, value: "(?:a|b)*a[ab]{20}d", action: .junk),
+            MessageRule(name: "tiny", target: .body, match: .regex, value: "won \\d+", action: .junk),
+        ]
+        let rulesFile = try CompiledRules(bytes: RulesCompiler.compile(rules), name: "test")
+        #expect(rulesFile.regexForms.automata == 2 && rulesFile.regexForms.programs == 1)
+        let classifier = MessageClassifier(rules: rulesFile)
+        #expect(classifier.classify(sender: "+1", body: "xx a" + String(repeating: "b", count: 10) + "c").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "xx a" + String(repeating: "b", count: 9) + "c").rule == nil)
+        #expect(classifier.classify(sender: "+1", body: "xx a" + String(repeating: "b", count: 20) + "d").rule == 1)
+        #expect(classifier.classify(sender: "+1", body: "xx a" + String(repeating: "b", count: 19) + "d").rule == nil)
+        #expect(classifier.classify(sender: "+1", body: "you won 100").rule == 2)
+    }
+
+    /// The transition budget of a file: past it, regexes ship as programs, and still match.
+    @Test func theFileBudgetSendsTheRestToPrograms() throws {
+        let programs = try (0..<200).map {
+            (rule: $0, program: try RegexProgram(pattern: "(?:a|b)*a[ab]{9}x\($0)", caseInsensitive: false))
+        }
+        let summary = RegexSection.serialized(programs).summary
+        #expect(summary.automata > 0 && summary.programs > 0)
+        #expect(summary.automata + summary.programs == 200)
+    }
+}
