@@ -45,6 +45,8 @@ let package = Package(
         .library(name: "ListImport", targets: ["ListImport"]),
         .library(name: "SetReading", targets: ["SetReading"]),
         .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
+        // For the Benchmarks package: the message filter's synthetic corpus.
+        .library(name: "BenchWorkloads", targets: ["BenchWorkloads"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
         .executable(name: "blocklist-generate", targets: ["blocklist-generate"]),

@@ -21,6 +21,9 @@ let package = Package(
                 .product(name: "ListImport", package: "blocklist"),
                 .product(name: "SetReading", package: "blocklist"),
                 .product(name: "CallDirectorySimulator", package: "blocklist"),
+                .product(name: "MessageFilterCore", package: "blocklist"),
+                .product(name: "MessageFilterCompiler", package: "blocklist"),
+                .product(name: "BenchWorkloads", package: "blocklist"),
             ],
             path: "Benchmarks/BlocklistBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -87,6 +87,8 @@ package struct Measured: Sendable, Equatable {
     package var anonymousKiB = 0
     package var hostPeakKiB: Int?
     package var ruMaxRSSKiB = 0
+    /// A sentence the workload adds, such as which input was the slowest.
+    package var detail: String?
 
     package init(peakKiB: Int = 0, anonymousKiB: Int = 0, ruMaxRSSKiB: Int = 0) {
         self.peakKiB = peakKiB
@@ -107,6 +109,7 @@ package struct Measured: Sendable, Equatable {
             case "peak": peakKiB = max(peakKiB, Int(parts[1]) ?? 0)
             case "anonymous": anonymousKiB = max(anonymousKiB, Int(parts[1]) ?? 0)
             case "host-peak": hostPeakKiB = Int(parts[1])
+            case "detail": detail = parts[1]
             default: break
             }
         }

@@ -62,6 +62,22 @@ package struct SMSBench {
                     "compiled is \(Terminal.grouped(Int64((rows[0].messagesPerSecond / max(linearRate, 1e-9)).rounded())))× faster (target ≥ 20×)"
             )
         )
+        progress("running hostile regexes on 64 KiB bodies…")
+        let worst = try BenchHarness.measure(
+            ["sms-worst", directory, String(size == .smoke ? 2 : HostileRegexes.patterns.count)],
+            programs: programs
+        )
+        rows.append(
+            Row(
+                workload: "sms: worst regex, 64 KiB adversarial body",
+                messages: worst.entries,
+                seconds: worst.seconds,
+                messagesPerSecond: 1 / max(worst.seconds, 1e-9),
+                peakResidentKiB: worst.peakKiB,
+                note:
+                    "slowest of \(worst.entries) regex × body pairs: \(worst.detail ?? "?"); target ≤ 2 ms per regex"
+            )
+        )
         progress("running the extension with 10,000 rules…")
         rows.append(try extensionMemory())
         progress("deferring queries to the server over loopback…")

@@ -69,6 +69,10 @@ package enum Workload {
             bytes = fileSize(store.path) + fileSize(store.path + "-wal")
         case "sms-compiled", "sms-linear":
             return try classify(compiled: name == "sms-compiled", messages: count)
+        case "sms-worst":
+            let worst = try HostileRegexes.worst(patterns: Int(count))
+            return
+                "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body)\n"
         case "sms-frames":
             // The extension's memory workload as query frames, for Scripts/update-hot-functions.sh.
             let (path, messages) = try SMSBench.extensionCorpus(in: directory, messages: Int(count))
@@ -84,7 +88,7 @@ package enum Workload {
         default:
             throw BlocklistError(
                 .invalidInput,
-                "Unknown bench workload \(name); the workloads are generate, verify, read, seed, load, sms-compiled, sms-linear and sms-frames."
+                "Unknown bench workload \(name); the workloads are generate, verify, read, seed, load, sms-compiled, sms-linear, sms-worst and sms-frames."
             )
         }
         let seconds = (clock.now - started).seconds

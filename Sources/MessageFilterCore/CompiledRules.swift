@@ -454,7 +454,7 @@ public final class CompiledRules: @unchecked Sendable {
         for at in stride(from: unfilteredRange.lowerBound, to: unfilteredRange.upperBound, by: 4) {
             let rule = bytes.loadLE(UInt32.self, at: at)
             guard Int(rule) < ruleCount, rules[Int(rule)].match == .regex else {
-                throw corrupt("the unfiltered regexes name rule \(rule + 1), which is not a regex rule")
+                throw corrupt("the unfiltered regexes name rule \(Int(rule) + 1), which is not a regex rule")
             }
             unfiltered.append(rule)
         }

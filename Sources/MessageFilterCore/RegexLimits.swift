@@ -11,7 +11,7 @@ public enum RegexLimits {
     /// `maximumSteps / instructions`, at most `window`. A regex of up to 30 instructions sees the
     /// whole of a 64 KiB body; one at the 1,000 limit sees its first 2,000 bytes. That bounds
     /// every accepted rule's work per message, whatever the text.
-    public static let maximumSteps = 2_000_000
+    public static let maximumSteps = 300_000
 
     /// The bytes of a text that a regex of `instructions` instructions looks at.
     public static func window(instructions: Int) -> Int { min(window, maximumSteps / max(instructions, 1)) }

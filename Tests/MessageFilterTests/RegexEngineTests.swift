@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
@@ -148,44 +149,17 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
 
 @Suite struct RegexEngineTests {
     /// Patterns that make a backtracking engine work hard, and every regex of the other tests.
-    static let hostile = [
-        "1.*\\d{1,16}y", "(a|aa)+b", ".*.*.*x", "\\w+\\s*\\w+\\s*\\w+z", "(a+)+$", "(a*)*b", "(.*a){12}y",
-        "(\\w+\\.)+(xyz|top|click)/",
-        "(?:a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r|s|t|u|v|w|x|y|z|aa|ab|ac|ad|ae|af)+!", "[가-힣]+\\s*대출\\d",
-        "\\b\\w{1,100}\\b\\d{1,100}x",
-        "(a?){30}a{30}z", "(\\d{3}-)?\\d{3}-\\d{4}", "^(a|b|ab)*c$", "1.{0,100}y", "(x+x+)+y", "\\D+\\S+\\W*q",
-        "(?:\\s*\\w)+%",
-        "https?://bit\\.ly/\\w+", "\\d{3}-\\d{4}", "code:? \\d{6}", "a[bc]", "b+a", "c.?a", "1\\d", "(?:ab|ba)c", "^a",
-        "b$", "A{2}",
-        "Code:? \\d{6}", "win|won", "(?:ab|cd)efg", "[0-9]+ usd", "ab+c", "x{0,3}yz",
-        // Past the lazy DFA's cache: each byte costs a step per instruction, so the window shrinks.
-        "(?:a|b)*a[ab]{10}c", "(?:a|b)*a[ab]{497}c",
-    ]
-
-    static let hostileBodies: [(String, String)] = [
-        ("1s then ay", String(repeating: "1", count: 65_534) + "ay"),
-        ("a only", String(repeating: "a", count: 65_536)),
-        ("Hangul", String(repeating: "대출가", count: 7_281)),
-        ("mixed", String(repeating: "a1 ab.가 1-", count: 65_536 / 14)),
-        ("words", String(repeating: "aa.bb cc ", count: 7_281)),
-        (
-            "a and b",
-            {
-                var random = SeededGenerator(state: 5)
-                return String((0..<65_536).map { _ in Bool.random(using: &random) ? "a" : "b" })
-            }()
-        ),
-    ]
+    static let hostile = HostileRegexes.patterns
 
     /// Every accepted regex of the corpus classifies a 64 KiB adversarial body within a bound
-    /// that only bounded work meets (at most `RegexSubset.maximumSteps` per regex and text; the
+    /// that only bounded work meets (at most `RegexLimits.maximumSteps` per regex and text; the
     /// former engine took a second per KiB): generous for a shared machine, a debug build and tests
     /// running in parallel (the figures in docs/MESSAGE-FILTER.md are release measurements; the former engine
     /// took over a second on the first pattern with a 1 KiB window).
     @Test(arguments: hostile)
     func everyAcceptedHostileRegexRunsInBoundedTime(pattern: String) throws {
         let classifier = try #require(regexClassifier(pattern, caseInsensitive: true), "refused: \(pattern)")
-        for (name, body) in Self.hostileBodies {
+        for (name, body) in HostileRegexes.bodies {
             #expect(body.utf8.count <= MessageClassifier.maximumBodyBytes)
             let clock = ContinuousClock()
             let start = clock.now
@@ -193,6 +167,20 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             let elapsed = clock.now - start
             #expect(elapsed < .seconds(3), "\(pattern) on \(name): \(elapsed)")
         }
+    }
+
+    /// A regex whose DFA is too large to ship runs as its program on the first
+    /// `RegexLimits.window(instructions:)` bytes of a text: a match there is found, one past it is
+    /// not, so its work per message stays bounded whatever the text.
+    @Test func aProgramSeesItsWindow() throws {
+        let classifier = try #require(regexClassifier("(?:a|b)*a[ab]{14}d"))
+        #expect(classifier.rules.regexForms.programs == 1)
+        let match = "a" + String(repeating: "b", count: 14) + "d"
+        #expect(verdict(classifier, match + String(repeating: "x", count: 60_000)))
+        // Its program has more than 5 instructions, so its window is under 60,000 bytes.
+        #expect(RegexLimits.window(instructions: 6) < 60_000)
+        #expect(verdict(classifier, String(repeating: "x", count: 100) + match))
+        #expect(!verdict(classifier, String(repeating: "x", count: 60_000) + match))
     }
 
     /// The whole body is searched, not its first KiB.
