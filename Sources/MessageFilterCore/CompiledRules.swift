@@ -21,6 +21,14 @@ public final class CompiledRules: @unchecked Sendable {
     }
 
     /// One automaton: the keyword rules of a target in one text view.
+    /// The offsets of an automaton's output entries (`count` of them, then a closing one) and of
+    /// its triggers in the file's bytes.
+    struct OutputTable {
+        let outputs: Int
+        let count: Int
+        let triggers: Int
+    }
+
     struct Automaton {
         let target: RuleTarget
         let view: TextView
@@ -36,6 +44,10 @@ public final class CompiledRules: @unchecked Sendable {
         var outputs: Int
         let outputCount: Int
         var triggers: Int
+
+        /// Where the automaton's outputs and triggers lie in the file: plain offsets, so that a
+        /// walk can hold them without copying (and retaining) the automaton's arrays.
+        var outputTable: OutputTable { OutputTable(outputs: outputs, count: outputCount, triggers: triggers) }
 
         mutating func move(to base: Int) {
             let delta = base - section.lowerBound
@@ -587,20 +599,23 @@ public final class CompiledRules: @unchecked Sendable {
 
     /// The output entry of `state`, which carries the output flag: its best key and its triggers,
     /// by binary search in the output table.
-    func outputs(_ automaton: Automaton, state: Int) -> (key: UInt32, triggers: Range<Int>) {
-        let raw = UnsafeRawBufferPointer(bytes)
+    /// The output entry of `state` in `raw`, a compiled file's bytes: its best key and its
+    /// triggers.
+    static func outputs(in raw: UnsafeRawBufferPointer, _ table: OutputTable, state: Int) -> (
+        key: UInt32, triggers: Range<Int>
+    ) {
         let size = CompiledRulesFormat.outputEntrySize
         var low = 0
-        var high = automaton.outputCount
+        var high = table.count
         while low < high {
             let middle = (low + high) / 2
-            if Int(raw.loadLE(UInt32.self, at: automaton.outputs + middle * size)) < state {
+            if Int(raw.loadLE(UInt32.self, at: table.outputs + middle * size)) < state {
                 low = middle + 1
             } else {
                 high = middle
             }
         }
-        let entry = automaton.outputs + low * size
+        let entry = table.outputs + low * size
         let start = Int(raw.loadLE(UInt32.self, at: entry + 8))
         let end = Int(raw.loadLE(UInt32.self, at: entry + size + 8))
         return (raw.loadLE(UInt32.self, at: entry + 4), start..<end)

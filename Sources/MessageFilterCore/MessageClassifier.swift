@@ -31,6 +31,8 @@ public final class MessageClassifier {
     public static let maximumBodyBytes = 64 * 1024
 
     public let rules: CompiledRules
+    /// The rules' bytes, which `rules` keeps: read through this, a walk retains nothing.
+    private let file: UnsafeRawBufferPointer
     private var folded: [[UInt8]]
     private var candidates: [UInt32] = []
     private var keys: [UInt32] = []
@@ -48,6 +50,7 @@ public final class MessageClassifier {
     ///   cache (about 75 KiB).
     public init(rules: CompiledRules, regexCacheSize: Int = 64) {
         self.rules = rules
+        file = UnsafeRawBufferPointer(rules.bytes)
         folded = Array(repeating: [], count: 4)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
         candidates.reserveCapacity(64)
@@ -102,16 +105,19 @@ public final class MessageClassifier {
         // Through a buffer pointer, each automaton is borrowed rather than copied (a copy retains
         // its arrays, a tenth of the time of a short message).
         rules.automata.withUnsafeBufferPointer { automata in
+            // `pointee` lends each automaton in place; a subscript would copy it, retaining
+            // every array it holds, for each automaton of each message.
             for index in automata.indices {
-                let text = automata[index].target == .sender ? sender : body
-                let view = automata[index].view
-                if view.index == 0 || (!automata[index].dense.isEmpty && Self.isASCII(text)) {
+                let automaton = automata.baseAddress! + index
+                let text = automaton.pointee.target == .sender ? sender : body
+                let view = automaton.pointee.view
+                if view.index == 0 || (!automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
                     // The dense table's byte classes fold ASCII capitals; NFC and the normalized
                     // forms leave ASCII as it is.
-                    best = min(best, run(automata[index], over: text))
+                    best = min(best, run(automaton, over: text))
                 } else {
                     view.fold(text, into: &folded[view.index])
-                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automata[index], over: $0)) }
+                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
                 }
             }
         }
@@ -141,19 +147,25 @@ public final class MessageClassifier {
 
     /// Runs one automaton over `text` framed by the start and end markers; returns the best key
     /// and adds the regex rules it triggers to `candidates`.
-    private func run(_ automaton: borrowing CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        if !automaton.dense.isEmpty { return runDense(automaton, over: text) }
-        let bytes = UnsafeRawBufferPointer(rules.bytes)
+    private func run(_ automaton: UnsafePointer<CompiledRules.Automaton>, over text: UnsafeBufferPointer<UInt8>)
+        -> UInt32
+    {
+        if !automaton.pointee.dense.isEmpty { return runDense(automaton, over: text) }
+        let bytes = file
         let stride = CompiledRulesFormat.stateEntrySize
+        let (table, states, labels) = (
+            automaton.pointee.outputTable, automaton.pointee.states, automaton.pointee.labels
+        )
+        let root = automaton.pointee.root
         var best = CompiledRulesFormat.noRule
         var state = 0
         @inline(__always) func field(_ s: Int, _ f: Int) -> Int {
-            Int(bytes.loadLE(UInt32.self, at: automaton.states + s * stride + f * 4))
+            Int(bytes.loadLE(UInt32.self, at: states + s * stride + f * 4))
         }
         @inline(__always) func step(_ byte: UInt8) {
             while true {
                 if state == 0 {
-                    state = Int(automaton.root[Int(byte)])
+                    state = Int(root[Int(byte)])
                     break
                 }
                 let start = field(state, 0) & 0x7FFF_FFFF
@@ -161,7 +173,7 @@ public final class MessageClassifier {
                 var found = -1
                 var edge = start
                 while edge < end {
-                    let label = bytes[automaton.labels + edge]
+                    let label = bytes[labels + edge]
                     if label == byte {
                         found = edge + 1
                         break
@@ -176,7 +188,7 @@ public final class MessageClassifier {
                 state = field(state, 1)
             }
             if state != 0, field(state, 0) & Int(CompiledRulesFormat.outputFlag) != 0 {
-                visit(automaton, state, best: &best)
+                visit(table, state, best: &best)
             }
         }
         step(CompiledRulesFormat.startMarker)
@@ -190,18 +202,20 @@ public final class MessageClassifier {
     /// part after the first starts at the root `depth` bytes before its own start, where it has
     /// caught up with the state the whole text's walk would be in, and every keyword it sees on
     /// the way really occurs (one reported twice changes nothing).
-    private func runDense(_ automaton: borrowing CompiledRules.Automaton, over text: UnsafeBufferPointer<UInt8>)
+    private func runDense(_ automaton: UnsafePointer<CompiledRules.Automaton>, over text: UnsafeBufferPointer<UInt8>)
         -> UInt32
     {
-        let count = automaton.classCount
-        let depth = automaton.depth
+        let count = automaton.pointee.classCount
+        let depth = automaton.pointee.depth
+        let table = automaton.pointee.outputTable
         var best = CompiledRulesFormat.noRule
-        return automaton.dense.withUnsafeBufferPointer { dense in
-            automaton.classes.withUnsafeBufferPointer { classes in
+        // Borrowed in place through the pointer: no copy of the automaton or its arrays.
+        return automaton.pointee.dense.withUnsafeBufferPointer { dense in
+            automaton.pointee.classes.withUnsafeBufferPointer { classes in
                 @inline(__always) func step(_ byte: UInt8, _ row: inout Int) {
                     let next = dense[row &+ Int(classes[Int(byte)])]
                     row = Int(next & ~CompiledRules.denseOutputFlag)
-                    if next & CompiledRules.denseOutputFlag != 0 { visit(automaton, row / count, best: &best) }
+                    if next & CompiledRules.denseOutputFlag != 0 { visit(table, row / count, best: &best) }
                 }
                 var row = 0
                 step(CompiledRulesFormat.startMarker, &row)
@@ -252,16 +266,16 @@ public final class MessageClassifier {
 
     /// A state with outputs: keeps the better key, lists the triggered regexes.
     @inline(__always)
-    private func visit(_ automaton: borrowing CompiledRules.Automaton, _ state: Int, best: inout UInt32) {
-        let (key, triggers) = rules.outputs(automaton, state: state)
+    private func visit(_ table: CompiledRules.OutputTable, _ state: Int, best: inout UInt32) {
+        let (key, triggers) = CompiledRules.outputs(in: file, table, state: state)
         if key < best { best = key }
-        if !triggers.isEmpty { trigger(automaton, triggers) }
+        if !triggers.isEmpty { trigger(table, triggers) }
     }
 
-    private func trigger(_ automaton: borrowing CompiledRules.Automaton, _ range: Range<Int>) {
-        let bytes = UnsafeRawBufferPointer(rules.bytes)
+    private func trigger(_ table: CompiledRules.OutputTable, _ range: Range<Int>) {
+        let bytes = file
         for index in range {
-            let rule = bytes.loadLE(UInt32.self, at: automaton.triggers + index * 4)
+            let rule = bytes.loadLE(UInt32.self, at: table.triggers + index * 4)
             let bit: UInt64 = 1 << (UInt64(rule) & 63)
             if seen[Int(rule) >> 6] & bit == 0 {
                 seen[Int(rule) >> 6] |= bit
