@@ -62,13 +62,16 @@ public final class CompiledRules: @unchecked Sendable {
         /// The byte classes of the dense table: bytes no edge is labelled with share class 0,
         /// and in a case-insensitive view an ASCII capital shares its small letter's class, so
         /// that ASCII text runs without folding.
-        var classes: [UInt8] = []
+        ///
+        /// This and `dense` are allocated by `withDenseTable` and freed by the `CompiledRules`
+        /// that holds the automaton, so that a walk borrows them without retaining anything.
+        var classes = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
         var classCount = 0
         /// When it fits the budget: the complete transition function, `classCount` entries per
         /// state, failure links already followed. An entry is the next state's row (its number
         /// times `classCount`, so that a step needs no multiplication); bit 31 marks a state with
         /// a rule or a trigger.
-        var dense: [UInt32] = []
+        var dense = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
         /// The longest keyword, in bytes with its markers: a walk started at the root this many
         /// bytes before a position is in the state the whole text's walk is in there.
         var depth = 0
@@ -210,7 +213,13 @@ public final class CompiledRules: @unchecked Sendable {
         }
     }
 
-    deinit { free(allocation.baseAddress) }
+    deinit {
+        for automaton in automata {
+            automaton.dense.deallocate()
+            automaton.classes.deallocate()
+        }
+        free(allocation.baseAddress)
+    }
 
     /// How many rules the file holds.
     public var ruleCount: Int { info.count }
@@ -306,7 +315,8 @@ public final class CompiledRules: @unchecked Sendable {
         if automaton.view.caseInsensitive {
             for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { classes[Int(byte)] = classes[Int(byte | 0x20)] }
         }
-        var dense = [UInt32](repeating: 0, count: automaton.stateCount * count)
+        let dense = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: automaton.stateCount * count)
+        dense.initialize(repeating: 0)
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
             flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
@@ -332,7 +342,8 @@ public final class CompiledRules: @unchecked Sendable {
             }
         }
         automaton.depth = depth
-        automaton.classes = classes
+        automaton.classes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256)
+        _ = automaton.classes.initialize(from: classes)
         automaton.classCount = count
         automaton.dense = dense
         return automaton

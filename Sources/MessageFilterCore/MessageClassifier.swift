@@ -90,6 +90,11 @@ public final class MessageClassifier {
     /// Classifies one message. Strings are valid UTF-8 by construction; call `validate` first
     /// on bytes from elsewhere.
     public func classify(sender: String, body: String) -> Decision {
+        // Native strings lend their UTF-8 in place; others are copied to native form first.
+        let borrowed = sender.utf8.withContiguousStorageIfAvailable { senderBytes in
+            body.utf8.withContiguousStorageIfAvailable { bodyBytes in classify(sender: senderBytes, body: bodyBytes) }
+        }
+        if let borrowed, let decision = borrowed { return decision }
         var sender = sender
         var body = body
         return sender.withUTF8 { senderBytes in
@@ -209,59 +214,58 @@ public final class MessageClassifier {
         let depth = automaton.pointee.depth
         let table = automaton.pointee.outputTable
         var best = CompiledRulesFormat.noRule
-        // Borrowed in place through the pointer: no copy of the automaton or its arrays.
-        return automaton.pointee.dense.withUnsafeBufferPointer { dense in
-            automaton.pointee.classes.withUnsafeBufferPointer { classes in
-                @inline(__always) func step(_ byte: UInt8, _ row: inout Int) {
-                    let next = dense[row &+ Int(classes[Int(byte)])]
-                    row = Int(next & ~CompiledRules.denseOutputFlag)
-                    if next & CompiledRules.denseOutputFlag != 0 { visit(table, row / count, best: &best) }
-                }
-                var row = 0
-                step(CompiledRulesFormat.startMarker, &row)
-                var index = 0
-                let minimumPart = depth + 16
-                if text.count >= 4 * minimumPart {
-                    // Parts start at 0, q − depth, 2q − depth and 3q − depth; after q steps of all
-                    // four, parts two to four take `depth` more to reach q, 2q and 3q.
-                    let q = text.count / 4
-                    var (a, b, c) = (0, 0, 0)
-                    let (startA, startB, startC) = (q - depth, 2 * q - depth, 3 * q - depth)
-                    while index < q {
-                        step(text[index], &row)
-                        step(text[startA &+ index], &a)
-                        step(text[startB &+ index], &b)
-                        step(text[startC &+ index], &c)
-                        index += 1
-                    }
-                    while index < q + depth {
-                        step(text[startA &+ index], &a)
-                        step(text[startB &+ index], &b)
-                        step(text[startC &+ index], &c)
-                        index += 1
-                    }
-                    row = c
-                    index = startC + index
-                } else if text.count >= 2 * minimumPart {
-                    let middle = text.count / 2
-                    var second = 0
-                    let start = middle - depth
-                    while index < middle {
-                        step(text[index], &row)
-                        step(text[start &+ index], &second)
-                        index += 1
-                    }
-                    row = second
-                    index = start + middle
-                }
-                while index < text.count {
-                    step(text[index], &row)
-                    index += 1
-                }
-                step(CompiledRulesFormat.endMarker, &row)
-                return best
-            }
+        // Buffers the rules own: reading them retains nothing.
+        let (dense, classes) = (
+            UnsafeBufferPointer(automaton.pointee.dense), UnsafeBufferPointer(automaton.pointee.classes)
+        )
+        @inline(__always) func step(_ byte: UInt8, _ row: inout Int) {
+            let next = dense[row &+ Int(classes[Int(byte)])]
+            row = Int(next & ~CompiledRules.denseOutputFlag)
+            if next & CompiledRules.denseOutputFlag != 0 { visit(table, row / count, best: &best) }
         }
+        var row = 0
+        step(CompiledRulesFormat.startMarker, &row)
+        var index = 0
+        let minimumPart = depth + 16
+        if text.count >= 4 * minimumPart {
+            // Parts start at 0, q − depth, 2q − depth and 3q − depth; after q steps of all
+            // four, parts two to four take `depth` more to reach q, 2q and 3q.
+            let q = text.count / 4
+            var (a, b, c) = (0, 0, 0)
+            let (startA, startB, startC) = (q - depth, 2 * q - depth, 3 * q - depth)
+            while index < q {
+                step(text[index], &row)
+                step(text[startA &+ index], &a)
+                step(text[startB &+ index], &b)
+                step(text[startC &+ index], &c)
+                index += 1
+            }
+            while index < q + depth {
+                step(text[startA &+ index], &a)
+                step(text[startB &+ index], &b)
+                step(text[startC &+ index], &c)
+                index += 1
+            }
+            row = c
+            index = startC + index
+        } else if text.count >= 2 * minimumPart {
+            let middle = text.count / 2
+            var second = 0
+            let start = middle - depth
+            while index < middle {
+                step(text[index], &row)
+                step(text[start &+ index], &second)
+                index += 1
+            }
+            row = second
+            index = start + middle
+        }
+        while index < text.count {
+            step(text[index], &row)
+            index += 1
+        }
+        step(CompiledRulesFormat.endMarker, &row)
+        return best
     }
 
     /// A state with outputs: keeps the better key, lists the triggered regexes.

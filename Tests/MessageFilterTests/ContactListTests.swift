@@ -76,7 +76,7 @@ struct ContactListTests {
     /// A seeded property check: every way of writing one number (separators anywhere, `+` or
     /// `00`, national with its trunk prefix) gives the one key, and different numbers different keys.
     @Test func randomFormattingsOfOneNumberAreOneContact() {
-        var random = SystemRandomNumberGenerator.Seeded(seed: 20)
+        var random = SeededGenerator(state: 20)
         let countries = [1, 33, 44, 49, 61, 81, 82, 86]
         for _ in 0..<2_000 {
             let country = countries[Int(random.next() % UInt64(countries.count))]
@@ -101,7 +101,7 @@ struct ContactListTests {
     }
 
     /// Separators inserted at random places after the first character.
-    static func sprinkle(_ text: String, _ random: inout SystemRandomNumberGenerator.Seeded) -> String {
+    static func sprinkle(_ text: String, _ random: inout SeededGenerator) -> String {
         let separators: [String] = [" ", "-", ".", "(", ")", "/"]
         var result = ""
         for (index, character) in text.enumerated() {
@@ -109,20 +109,5 @@ struct ContactListTests {
             if index > 0, random.next() % 4 == 0 { result += separators[Int(random.next() % 6)] }
         }
         return result
-    }
-}
-
-extension SystemRandomNumberGenerator {
-    /// SplitMix64, so a failure can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

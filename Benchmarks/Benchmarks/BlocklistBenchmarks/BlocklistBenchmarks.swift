@@ -65,6 +65,21 @@ private let extensionHost: String = {
     return host
 }()
 
+/// A benchmark of a few long iterations: its allocation count may move by `percent` either way
+/// (what the run's own buffers and pages make noise of), its memory by 15%.
+private func longRun(allocationsWithin percent: Int) -> Benchmark.Configuration {
+    .init(
+        metrics: Benchmark.defaultConfiguration.metrics,
+        timeUnits: .milliseconds,
+        maxDuration: .seconds(10),
+        maxIterations: 5,
+        thresholds: [
+            .mallocCountTotal: .init(relative: [.p90: percent]),
+            .peakMemoryResident: .init(relative: [.p90: 15]),
+        ]
+    )
+}
+
 /// Sums a generator's runs, so that the work cannot be optimized away.
 private func countEntries(_ runs: RunGenerator) -> Int64 {
     var entries: Int64 = 0
@@ -144,16 +159,7 @@ let benchmarks: @Sendable () -> Void = {
     // sort buffer and the merge's, whatever the list's size.
     Benchmark(
         "Import.oneMillionNumbers",
-        configuration: .init(
-            metrics: Benchmark.defaultConfiguration.metrics,
-            timeUnits: .milliseconds,
-            maxDuration: .seconds(10),
-            maxIterations: 5,
-            thresholds: [
-                .mallocCountTotal: .init(relative: [.p90: 10]),
-                .peakMemoryResident: .init(relative: [.p90: 15]),
-            ]
-        )
+        configuration: longRun(allocationsWithin: 10)
     ) { benchmark in
         var list = ListSpec()
         list.numbers = [numbersFile]
@@ -165,17 +171,8 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark(
         "Load.fullShard",
-        configuration: .init(
-            metrics: Benchmark.defaultConfiguration.metrics,
-            timeUnits: .milliseconds,
-            maxDuration: .seconds(10),
-            maxIterations: 5,
-            thresholds: [
-                // SQLite allocates per page, so about 140,000 here; a few percent either way is noise.
-                .mallocCountTotal: .init(relative: [.p90: 5]),
-                .peakMemoryResident: .init(relative: [.p90: 15]),
-            ]
-        )
+        // SQLite allocates per page, so about 140,000 here; a few percent either way is noise.
+        configuration: longRun(allocationsWithin: 5)
     ) { benchmark in
         let shard = workspace.manifest.shards[1]
         let store = try CallDirectoryStore(path: workspace.directory + "/store-\(UUID().uuidString).sqlite")
@@ -214,16 +211,7 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark(
         "MessageFilter.compileAndLoad",
-        configuration: .init(
-            metrics: Benchmark.defaultConfiguration.metrics,
-            timeUnits: .milliseconds,
-            maxDuration: .seconds(10),
-            maxIterations: 5,
-            thresholds: [
-                .mallocCountTotal: .init(relative: [.p90: 5]),
-                .peakMemoryResident: .init(relative: [.p90: 15]),
-            ]
-        )
+        configuration: longRun(allocationsWithin: 5)
     ) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try CompiledRules(bytes: RulesCompiler.compile(corpus.rules), name: "benchmark"))
