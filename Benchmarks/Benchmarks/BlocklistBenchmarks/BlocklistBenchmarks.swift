@@ -67,7 +67,7 @@ private let extensionHost: String = {
 
 /// A benchmark of a few long iterations: its allocation count may move by `percent` either way
 /// (what the run's own buffers and pages make noise of), its memory by 15%.
-private func longRun(allocationsWithin percent: Int) -> Benchmark.Configuration {
+private func longRun(allocationsWithin percent: Double) -> Benchmark.Configuration {
     .init(
         metrics: Benchmark.defaultConfiguration.metrics,
         timeUnits: .milliseconds,
