@@ -28,6 +28,12 @@ package enum HostileRegexes {
         ("Hangul", String(repeating: "대출가", count: 7_281)),
         ("mixed", String(repeating: "a1 ab.가 1-", count: 65_536 / 14)),
         ("words", String(repeating: "aa.bb cc ", count: 7_281)),
+        // NFC reorders a run of combining marks in time square in its length; the filter cuts
+        // runs at 30 (the attack on this work found 0.41 s per message before).
+        (
+            "combining marks",
+            "a" + String(repeating: "\u{301}", count: 16_000) + String(repeating: "\u{316}", count: 16_000)
+        ),
         (
             "a and b",
             {
@@ -42,7 +48,8 @@ package enum HostileRegexes {
         ),
     ]
 
-    /// The classifier the extension would run for one body rule with `pattern`, ignoring case.
+    /// The classifier the extension would run for one body rule with `pattern`, ignoring case,
+    /// on the normalized view (the default).
     package static func classifier(_ pattern: String) throws -> MessageClassifier {
         let rule = MessageRule(
             name: "hostile",
@@ -50,8 +57,7 @@ package enum HostileRegexes {
             match: .regex,
             value: pattern,
             action: .junk,
-            caseSensitive: false,
-            normalize: false
+            caseSensitive: false
         )
         var file = RulesFile(rules: [rule])
         try file.check(source: "the hostile corpus")

@@ -25,6 +25,13 @@ public enum CompiledRulesFile {
     /// - Throws: `MessageFilterError` (`.io`), whose sentence names the directory or file; the
     ///   file system's own errors are carried over in its words.
     public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(MessageFilterError) -> String {
+        // A file the readers would refuse is never written.
+        guard bytes.count <= CompiledRulesFormat.maximumFileSize else {
+            throw MessageFilterError(
+                .invalidRules,
+                "The compiled rules would take \(bytes.count) bytes; an extension reads at most \(CompiledRulesFormat.maximumFileSize) (64 MiB), so split the rules or shorten them. Nothing was written."
+            )
+        }
         do {
             return try writeAside(bytes, toDirectory: directory)
         } catch {

@@ -92,8 +92,19 @@ extension MessageRule: Codable {
             { MessageAction(name: $0).flatMap { $0 == .none ? nil : $0 } },
             "allow, junk, promotion, transaction"
         )
-        caseSensitive = try container.decodeIfPresent(Bool.self, forKey: .caseSensitive) ?? false
-        normalize = try container.decodeIfPresent(Bool.self, forKey: .normalize) ?? true
+        // An option may be left out, but not given as null: null is not true or false.
+        func flag(_ key: CodingKeys, default value: Bool) throws -> Bool {
+            guard container.contains(key) else { return value }
+            if try container.decodeNil(forKey: key) {
+                throw DecodingError.typeMismatch(
+                    Bool.self,
+                    .init(codingPath: container.codingPath + [key], debugDescription: "null is not true or false")
+                )
+            }
+            return try container.decode(Bool.self, forKey: key)
+        }
+        caseSensitive = try flag(.caseSensitive, default: false)
+        normalize = try flag(.normalize, default: true)
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -131,6 +131,8 @@ final class UnicodeTables: Sendable {
                 let scalars = mapping.unicodeScalars
                 if scalars.count == 1, let other = scalars.first, other.value != value { mappings.append(other.value) }
             }
+            // As `RegexProgram.CompiledClass` does: the folded scalar counts as a mapping too.
+            if folded != value, !mappings.contains(folded) { mappings.append(folded) }
             if !mappings.isEmpty { caseMappings.append((value, mappings)) }
         }
         // The surrogates were skipped: a property true just before them changes at 0xE000 instead,

@@ -4,8 +4,8 @@ import MessageFilterCore
 /// regex rule compiled to a complete DFA over them, or, where the DFA would pass the budget, to
 /// its NFA program.
 package enum RegexSection {
-    /// The bytes all DFA transition tables of one file may take together: what the extension holds
-    /// for them. Regexes past it ship as programs.
+    /// The bytes all DFAs of one file may take together, transitions and class maps: what the
+    /// extension holds for them. Regexes past it ship as programs.
     package static let transitionBudget = 1 << 20
 
     /// What the section holds, for reports and tests.
@@ -15,12 +15,50 @@ package enum RegexSection {
         package var states = 0
     }
 
+    /// The most points (where some regex's answers about a scalar change) the regexes shipped as
+    /// DFAs may bring to the file's classes together, so that the classes, at most one per point
+    /// plus the 128 ASCII scalars, stay within the format's 65,535.
+    package static let pointBudget = 60_000
+
     /// The section for the regex rules `programs` (rule number, compiled program), in rule order.
+    ///
+    /// Regexes ship as DFAs in rule order while they fit: each DFA's bytes (its transitions and
+    /// its map of the file's classes, one byte per class) count against `transitionBudget`, and
+    /// their points against `pointBudget`. The rest ship as programs, which need no classes.
     package static func serialized(_ programs: [(rule: Int, program: RegexProgram)]) -> (
         bytes: [UInt8], summary: Summary
     ) {
         let format = CompiledRulesFormat.self
-        let alphabet = RegexAlphabet(programs.map(\.program))
+        // First the candidates: every regex while their points fit, and their classes.
+        let tables = UnicodeTables.shared
+        var candidates: [Int] = []
+        var points = 0
+        for (index, entry) in programs.enumerated() {
+            let count = tables.points(for: entry.program.dependencies).count
+            if points + count <= pointBudget {
+                candidates.append(index)
+                points += count
+            }
+        }
+        let candidateAlphabet = RegexAlphabet(candidates.map { programs[$0].program })
+        // Then the DFAs that fit the byte budget, with a map as large as the candidates' classes
+        // (the final classes, of the chosen regexes alone, are no more).
+        let mapBytes = candidateAlphabet.scalarClasses.count
+        var budget = transitionBudget
+        var dfas: [Int: (transitions: [UInt16], acceptsAtEnd: [Bool])] = [:]
+        for (position, index) in candidates.enumerated() {
+            guard let local = candidateAlphabet.programs[position],
+                let dfa = RegexDFA(programs[index].program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                    representatives: local.representatives
+                ),
+                dfa.transitions.count * 2 + mapBytes <= budget
+            else { continue }
+            budget -= dfa.transitions.count * 2 + mapBytes
+            dfas[index] = dfa
+        }
+        let chosen = programs.indices.filter { dfas[$0] != nil }
+        let alphabet = RegexAlphabet(chosen.map { programs[$0].program })
+        let positions = Dictionary(uniqueKeysWithValues: chosen.enumerated().map { ($1, $0) })
         let classes = alphabet.scalarClasses
         var bytes: [UInt8] = []
         bytes.appendLE(UInt32(classes.count))
@@ -35,15 +73,10 @@ package enum RegexSection {
         }
         var bodies: [[UInt8]] = []
         var summary = Summary()
-        var budget = transitionBudget
         for (index, entry) in programs.enumerated() {
-            if let local = alphabet.programs[index],
-                let dfa = RegexDFA(entry.program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
-                    representatives: local.representatives
-                ),
-                dfa.transitions.count * 2 <= budget
+            if let dfa = dfas[index], let position = positions[index],
+                let local = alphabet.programs[position]
             {
-                budget -= dfa.transitions.count * 2
                 bodies.append(automatonBody(dfa, classMap: local.classMap, classCount: local.representatives.count))
                 summary.automata += 1
                 summary.states += dfa.acceptsAtEnd.count

@@ -22,7 +22,8 @@ public struct RulesLoader {
     public static func load(_ path: String) throws -> RulesLoader {
         let resolved = CompiledRulesFile.resolve(path)
         let bytes = try readInput(resolved, limit: RulesFile.maximumBytes)
-        if bytes.starts(with: CompiledRulesFormat.magic) {
+        // A directory's rules.blsms, or any *.blsms file, is compiled rules, whatever it holds.
+        if resolved != path || resolved.hasSuffix(".blsms") || bytes.starts(with: CompiledRulesFormat.magic) {
             return RulesLoader(rules: try CompiledRules(bytes: bytes, name: resolved), warnings: [], source: nil)
         }
         let file = try RulesFile.load(Data(bytes), source: path)

@@ -367,6 +367,10 @@ public final class CompiledRules: @unchecked Sendable {
             MessageFilterError(.corruptRules, "The compiled rules \(source) are damaged: \(what).")
         }
         let format = CompiledRulesFormat.self
+        if bytes.count >= format.magic.count, bytes.count < format.headerSize, format.magic.elementsEqual(bytes[0..<8])
+        {
+            throw corrupt("it has \(bytes.count) bytes, fewer than its \(format.headerSize)-byte header")
+        }
         guard bytes.count >= format.headerSize, format.magic.elementsEqual(bytes[0..<8]) else {
             throw MessageFilterError(
                 .notCompiledRules,

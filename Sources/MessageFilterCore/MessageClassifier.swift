@@ -42,8 +42,12 @@ public final class MessageClassifier {
     private var programs: RegexProgramCache
     /// Thread lists for every regex, sized by the largest program run so far.
     private let matcher = RegexMatcher()
-    /// A regex's text in the normalized view, reused from message to message.
-    private var normalizedText: [UInt8] = []
+    /// The sender's and the body's text in the normalized view, as regexes see it, made for a
+    /// message when a normalized regex first runs on it; the buffers are reused from message to
+    /// message.
+    private var normalizedTexts: [[UInt8]] = [[], []]
+    private var normalizedState: [NormalizedState] = [.unknown, .unknown]
+    private enum NormalizedState { case unknown, same, folded }
 
     /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs its
     ///   instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's fixed
@@ -56,7 +60,7 @@ public final class MessageClassifier {
         candidates.reserveCapacity(64)
         seen = Array(repeating: 0, count: (rules.ruleCount + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
-        normalizedText.reserveCapacity(1024)
+        for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
     }
 
     /// Checks a message against the filter's limits.
@@ -128,6 +132,8 @@ public final class MessageClassifier {
         }
         for rule in rules.unfilteredRegexes { candidates.append(rule) }
         if !candidates.isEmpty {
+            normalizedState[0] = .unknown
+            normalizedState[1] = .unknown
             best = runRegexes(best: best, sender: sender, body: body)
         }
         guard best != CompiledRulesFormat.noRule else { return .noMatch }
@@ -303,33 +309,50 @@ public final class MessageClassifier {
             let rule = rules.rule(index)
             // CompiledRules checked that every regex rule has its compiled form.
             guard let compiled = rules.regexes.compiled(rule: index) else { continue }
-            if rule.target != .body, matches(compiled, index, sender, normalized: rule.view.normalized) { return key }
-            if rule.target != .sender, matches(compiled, index, body, normalized: rule.view.normalized) { return key }
+            let normalized = rule.view.normalized
+            if rule.target != .body, matches(compiled, index, sender, slot: 0, normalized: normalized) { return key }
+            if rule.target != .sender, matches(compiled, index, body, slot: 1, normalized: normalized) { return key }
         }
         return best
     }
 
+    /// Whether regex `rule` matches `text`, the sender (`slot` 0) or the body (1). A DFA sees the
+    /// whole text; a program its window (the whole of a message within the limits), cut back to
+    /// a whole scalar. Both see the rule's view without case folding (the regex itself ignores
+    /// case when the rule does): for a normalized rule, the text in NFC without the dropped
+    /// format characters, made once per message and target.
     private func matches(
         _ compiled: CompiledRegexes.Compiled,
         _ rule: Int,
         _ text: UnsafeBufferPointer<UInt8>,
+        slot: Int,
         normalized: Bool
     ) -> Bool {
-        // A DFA sees the whole text; a program its window (the whole of a message within the
-        // limits), cut back to a whole scalar. Both see the rule's view without case folding
-        // (the regex itself ignores case when the rule does).
-        var end = text.count
-        if case .program(let program) = compiled {
-            end = min(text.count, RegexLimits.window(instructions: program.count))
-            while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+        if normalized {
+            if normalizedState[slot] == .unknown {
+                // ASCII is its own normalized form.
+                if Self.isASCII(text) {
+                    normalizedState[slot] = .same
+                } else {
+                    TextView(caseInsensitive: false, normalized: true).fold(text, into: &normalizedTexts[slot])
+                    normalizedState[slot] = .folded
+                }
+            }
+            if normalizedState[slot] == .folded {
+                return normalizedTexts[slot].withUnsafeBufferPointer { search(compiled, rule, window(compiled, $0)) }
+            }
         }
-        let window = UnsafeBufferPointer(rebasing: text[0..<end])
-        if normalized, !Self.isASCII(window) {
-            // NFC and the dropped format characters; ASCII is its own normalized form.
-            TextView(caseInsensitive: false, normalized: true).fold(window, into: &normalizedText)
-            return normalizedText.withUnsafeBufferPointer { search(compiled, rule, $0) }
-        }
-        return search(compiled, rule, window)
+        return search(compiled, rule, window(compiled, text))
+    }
+
+    /// What of `text` a regex looks at: all of it for a DFA, the window of a program.
+    private func window(_ compiled: CompiledRegexes.Compiled, _ text: UnsafeBufferPointer<UInt8>)
+        -> UnsafeBufferPointer<UInt8>
+    {
+        guard case .program(let program) = compiled else { return text }
+        var end = min(text.count, RegexLimits.window(instructions: program.count))
+        while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+        return UnsafeBufferPointer(rebasing: text[0..<end])
     }
 
     /// The DFA; for a program, its lazy DFA, or the NFA simulation when the lazy DFA's cache would

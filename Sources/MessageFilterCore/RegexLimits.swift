@@ -8,10 +8,10 @@ public enum RegexLimits {
     /// The most instruction steps one regex shipped as its NFA program (its DFA was too large for
     /// the compiler's budget) may take on one text: where its lazy DFA's cache
     /// overflows, each byte costs up to one step per instruction, so the bytes a regex sees are
-    /// `maximumSteps / instructions`, at most `window`: a program of 30 instructions sees 10,000
-    /// bytes, one at the 1,000 limit its first 300. That bounds every accepted rule's work per
+    /// `maximumSteps / instructions`, at most `window`: a program of 30 instructions sees 8,333
+    /// bytes, one at the 1,000 limit its first 250. That bounds every accepted rule's work per
     /// message, whatever the text, to about 2 ms (`blocklist bench`'s worst-case row).
-    public static let maximumSteps = 300_000
+    public static let maximumSteps = 250_000
 
     /// The bytes of a text that a regex of `instructions` instructions looks at.
     public static func window(instructions: Int) -> Int { min(window, maximumSteps / max(instructions, 1)) }

@@ -59,6 +59,7 @@ public struct RegexProgram: Sendable {
                     if scalars.count == 1, let other = scalars.first { variants.append(other.value) }
                 }
             }
+            if folded != value { variants.append(folded) }  // İ, whose full lowercase is two scalars
             for range in set.ranges {
                 if range.lowerBound == range.upperBound {
                     if RegexProgram.fold(range.lowerBound) == folded { return true }
@@ -264,6 +265,9 @@ public struct RegexProgram: Sendable {
     package static func fold(_ value: UInt32) -> UInt32 {
         if value < 0x80 { return value &- 0x41 < 26 ? value | 0x20 : value }
         guard let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased else { return value }
+        // Swift gives the full mapping; the simple one is its only scalar, except for U+0130 (İ),
+        // the one scalar whose full lowercase is two scalars (i and U+0307) and whose simple one is i.
+        if value == 0x130 { return 0x69 }
         let mapping = scalar.properties.lowercaseMapping.unicodeScalars
         return mapping.count == 1 ? mapping.first!.value : value
     }

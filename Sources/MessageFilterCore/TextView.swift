@@ -6,7 +6,7 @@
 ///   folding does).
 /// - `normalized` puts the text in Unicode NFC, turns the fullwidth forms U+FF01–U+FF5E into
 ///   ASCII, and drops the invisible format characters that evade keyword filters: soft hyphen,
-///   zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
+///   the combining grapheme joiner, zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
 ///   letter mark), embeddings, overrides and isolates (U+202E, the right-to-left override, among them), word joiners and the byte-order mark.
 ///
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
@@ -57,26 +57,91 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
             }
             return
         }
-        var string = String(decoding: text, as: UTF8.self)
-        if caseInsensitive {
-            string = string.lowercased()
-        }
-        if normalized {
-            // NFC first, so that composed and decomposed forms of a letter give the same bytes.
-            string = String(decoding: Array(string._nfcCodeUnits), as: UTF8.self)
-        }
-        for scalar in string.unicodeScalars {
-            var value = scalar.value
-            if normalized {
-                if Self.isInvisibleFormat(value) { continue }
-                if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
+        // Lowercased scalar by scalar, as `String.lowercased()` does, but without a lookup for
+        // scalars that have no case (Hangul, Han, combining marks).
+        var mayChangeInNFC = false
+        var index = 0
+        while index < text.count {
+            let (value, length) = RegexMatcher.decode(text, index)
+            index += length
+            if !caseInsensitive || value < 0x80 || Self.isCaseless(value) {
+                appendUTF8(caseInsensitive && value < 0x80 ? UInt32(asciiLowercase(UInt8(value))) : value, to: &output)
+                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
+                continue
             }
-            if caseInsensitive {
-                if value == 0x17F { value = 0x73 }  // ſ folds to s
-                if value < 0x80 { value = UInt32(asciiLowercase(UInt8(value))) }
+            let scalar = Unicode.Scalar(value)!
+            if scalar.properties.changesWhenLowercased {
+                for lower in scalar.properties.lowercaseMapping.unicodeScalars {
+                    appendUTF8(lower.value, to: &output)
+                    mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(lower.value)
+                }
+            } else {
+                appendUTF8(value, to: &output)
+                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
             }
-            appendUTF8(Unicode.Scalar(value)!, to: &output)
         }
+        if normalized && mayChangeInNFC {
+            // NFC, so that composed and decomposed forms of a letter give the same bytes. A run
+            // of combining marks keeps its first 30 (Unicode's stream-safe limit, UAX #15):
+            // normalizing costs about 65 ns a mark, and reordering a run the square of its length.
+            Self.capMarkRuns(&output)
+            let string = String(decoding: output, as: UTF8.self)
+            output.removeAll(keepingCapacity: true)
+            output.append(contentsOf: string._nfcCodeUnits)
+        }
+        guard normalized || caseInsensitive else { return }
+        // Then, in place (each scalar keeps its length or shrinks): the invisible characters go,
+        // fullwidth ASCII becomes ASCII, and ſ folds to s as case folding does.
+        let count = output.count
+        let kept = output.withUnsafeMutableBufferPointer { bytes in
+            var read = 0
+            var write = 0
+            while read < count {
+                let (scalar, length) = RegexMatcher.decode(UnsafeBufferPointer(bytes), read)
+                var value = scalar
+                if normalized {
+                    if Self.isInvisibleFormat(value) {
+                        read += length
+                        continue
+                    }
+                    if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
+                }
+                if caseInsensitive {
+                    if value == 0x17F { value = 0x73 }
+                    if value < 0x80 { value = UInt32(asciiLowercase(UInt8(value))) }
+                }
+                if value == scalar {
+                    for offset in 0..<length { bytes[write + offset] = bytes[read + offset] }
+                    write += length
+                } else {
+                    // ASCII now, one byte.
+                    bytes[write] = UInt8(value)
+                    write += 1
+                }
+                read += length
+            }
+            return write
+        }
+        output.removeLast(count - kept)
+    }
+
+    /// Scalars with no case, which lowercasing leaves alone: combining diacritical marks, Hangul
+    /// jamo and syllables, kana, and the CJK ideographs.
+    @inline(__always)
+    static func isCaseless(_ value: UInt32) -> Bool {
+        (0x300...0x344).contains(value) || (0x346...0x36F).contains(value) || (0x1100...0x11FF).contains(value)
+            || (0x3040...0x30FF).contains(value) || (0x4E00...0x9FFF).contains(value)
+            || (0xAC00...0xD7A3).contains(value)
+    }
+
+    /// Scalars that NFC leaves alone wherever they stand (quick check Yes, combining class 0): a
+    /// text of only these is already in NFC. Below U+0300, general punctuation, CJK
+    /// punctuation, Han, Hangul syllables, fullwidth ASCII and the emoji.
+    @inline(__always)
+    static func isStableInNFC(_ value: UInt32) -> Bool {
+        value < 0x300 || (0x2010...0x2027).contains(value) || (0x3000...0x3029).contains(value)
+            || (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
+            || (0xFF01...0xFF5E).contains(value) || (0x1F300...0x1FAFF).contains(value)
     }
 
     /// Convenience for compiling and tests: the view of `text` as bytes.
@@ -87,9 +152,37 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
         return output
     }
 
-    static func isInvisibleFormat(_ value: UInt32) -> Bool {
+    /// The most combining marks (scalars of a nonzero combining class) in a row that the
+    /// normalized view keeps (UAX #15's stream-safe limit).
+    static let maximumNonStarters = 30
+
+    /// Drops, in place, each combining mark (a scalar of nonzero combining class) that follows
+    /// 30 others in a row.
+    static func capMarkRuns(_ bytes: inout [UInt8]) {
+        let count = bytes.count
+        let kept = bytes.withUnsafeMutableBufferPointer { bytes in
+            var read = 0
+            var write = 0
+            var run = 0
+            while read < count {
+                let (value, length) = RegexMatcher.decode(UnsafeBufferPointer(bytes), read)
+                let combines =
+                    !isStableInNFC(value) && Unicode.Scalar(value)!.properties.canonicalCombiningClass.rawValue != 0
+                run = combines ? run + 1 : 0
+                if run <= maximumNonStarters {
+                    for offset in 0..<length { bytes[write + offset] = bytes[read + offset] }
+                    write += length
+                }
+                read += length
+            }
+            return write
+        }
+        bytes.removeLast(count - kept)
+    }
+
+    package static func isInvisibleFormat(_ value: UInt32) -> Bool {
         switch value {
-        case 0xAD, 0x61C, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
+        case 0xAD, 0x34F, 0x61C, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
         default: false
         }
     }
@@ -100,8 +193,7 @@ package func asciiLowercase(_ byte: UInt8) -> UInt8 {
     byte &- 0x41 < 26 ? byte | 0x20 : byte
 }
 
-func appendUTF8(_ scalar: Unicode.Scalar, to output: inout [UInt8]) {
-    let value = scalar.value
+func appendUTF8(_ value: UInt32, to output: inout [UInt8]) {
     switch value {
     case 0..<0x80:
         output.append(UInt8(value))

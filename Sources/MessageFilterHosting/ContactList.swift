@@ -4,8 +4,11 @@
 /// - A phone number is compared as a number, not as text. Spaces, `-`, `.`, `/` and parentheses
 ///   are dropped; `+` or a leading `00` starts an international number (`+1 555 0101`,
 ///   `0015550101`); a national number with 7 digits or more gets the default country code, after
-///   its trunk prefix is dropped (`0` for most countries, `1` for the North American plan, none
-///   for Italy, 39, where the 0 belongs to the number). So `+15550101`, `+1 (555) 010-1` and, with
+///   its trunk prefix is dropped (`0` for most countries, `1` for the North American plan, `8`
+///   for Russia, `06` for Hungary, none for Italy, 39, where the 0 belongs to the number); a
+///   national number that starts with the country's international prefix (`011` in the North
+///   American plan) is international; a `(0)` after the country code is not dialled. So
+///   `+15550101`, `+1 (555) 010-1` and, with
 ///   default country 1, `(555) 0101` are one contact; with default country 82, `010-1234-5678`
 ///   is `+821012345678`.
 /// - A short code (no `+`, fewer than 7 digits, as `12345`) is compared by its digits alone.
@@ -70,21 +73,45 @@ public struct ContactList: Sendable {
             return .alphanumeric(text.lowercased())
         }
         if international { return .international(digits) }
+        // The country's own international prefix first (`0011` in Australia), then `00`.
+        for exit in [defaultCountryCode.flatMap(Self.internationalPrefix), "00"].compactMap(\.self)
+        where digits.hasPrefix(exit) && digits.count > exit.count {
+            let number = digits.dropFirst(exit.count)
+            return number.count <= Self.maximumDigits ? .international(String(number)) : .alphanumeric(String(text))
+        }
+        guard digits.count <= Self.maximumDigits + 1 else { return .alphanumeric(text.lowercased()) }
         if digits.count < Self.minimumNationalDigits { return .shortCode(digits) }
         guard let country = defaultCountryCode else { return .national(digits) }
         var national = Substring(digits)
-        if let trunk = Self.trunkPrefix(country), national.first == trunk {
-            national = national.dropFirst()
+        // The North American plan's trunk 1 comes only before its 10 digits.
+        if let trunk = Self.trunkPrefix(country), national.hasPrefix(trunk), country != 1 || national.count == 11 {
+            national = national.dropFirst(trunk.count)
         }
         return .international(String(country) + national)
     }
 
-    /// The trunk prefix a national number is dialled with in `country`: nil where there is none.
-    static func trunkPrefix(_ country: Int) -> Character? {
+    /// The trunk prefix a national number is dialled with in `country`: `0` in most countries,
+    /// `1` in the North American plan, `8` in Russia and Kazakhstan (7) and Belarus (375), `06`
+    /// in Hungary (36); nil in Italy (39) and San Marino (378), where the 0 belongs to the number.
+    static func trunkPrefix(_ country: Int) -> String? {
         switch country {
         case 1: "1"
-        case 39: nil
+        case 7, 375: "8"
+        case 36: "06"
+        case 39, 378: nil
         default: "0"
+        }
+    }
+
+    /// The prefix a number is dialled with from `country` to another country, beside `00`,
+    /// which `phoneDigits` takes everywhere: `011` in the North American plan, `0011` in
+    /// Australia (61), `010` in Japan (81).
+    static func internationalPrefix(_ country: Int) -> String? {
+        switch country {
+        case 1: "011"
+        case 61: "0011"
+        case 81: "010"
+        default: nil
         }
     }
 
@@ -93,6 +120,18 @@ public struct ContactList: Sendable {
     static func phoneDigits(_ text: Substring) -> (international: Bool, digits: String)? {
         var digits = ""
         var international = false
+        // `+44 (0)20 …`: the trunk 0 some write after the country code (1 to 3 digits) is not
+        // dialled.
+        var text = text
+        if text.hasPrefix("+") || text.hasPrefix("00"),
+            let start = text.indices.first(where: { text[$0...].hasPrefix("(0)") }),
+            (1...3).contains(
+                text[text.startIndex..<start].unicodeScalars.filter { ("0"..."9").contains($0) }.count
+                    - (text.hasPrefix("00") ? 2 : 0)
+            )
+        {
+            text = text[..<start] + text[text.index(start, offsetBy: 3)...]
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "0"..."9": digits.unicodeScalars.append(scalar)
@@ -103,11 +142,9 @@ public struct ContactList: Sendable {
             default: return nil
             }
         }
-        if !international, digits.hasPrefix("00"), digits.count > 2 {
-            international = true
-            digits.removeFirst(2)
-        }
-        guard !digits.isEmpty, digits.count <= maximumDigits + (international ? 0 : 1) else { return nil }
+        // A national number may carry a trunk prefix, or an international prefix of up to four
+        // digits (`0011`) that `key` takes off.
+        guard !digits.isEmpty, digits.count <= maximumDigits + (international ? 0 : 4) else { return nil }
         return (international, digits)
     }
 

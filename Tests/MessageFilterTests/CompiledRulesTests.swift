@@ -32,6 +32,27 @@ let sampleRules = [
         #expect(throws: MessageFilterError.self) { try CompiledRules(bytes: bytes + [0], name: "longer") }
     }
 
+    /// A file cut inside its header is named as such, and a directory's rules.blsms is read as
+    /// compiled rules whatever it holds, never as JSON (found by the attack on this work).
+    @Test func cutAndEmptyFilesAreNamedForWhatTheyAre() throws {
+        let bytes = RulesCompiler.compile(sampleRules)
+        #expect {
+            try CompiledRules(bytes: Array(bytes.prefix(31)), name: "cut")
+        } throws: { error in
+            (error as? MessageFilterError)?.message.contains("31 bytes, fewer than its 32-byte header") == true
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        FileManager.default.createFile(atPath: directory.appendingPathComponent("rules.blsms").path, contents: Data())
+        #expect {
+            try RulesLoader.load(directory.path)
+        } throws: { error in
+            guard let error = error as? MessageFilterError else { return false }
+            return error.message.contains("not a compiled rules file") && !error.message.contains("JSON")
+        }
+    }
+
     @Test func droppingNamesKeepsEveryDecision() throws {
         let directory = try TemporaryFiles()
         let path = try CompiledRulesFile.write(RulesCompiler.compile(sampleRules), toDirectory: directory.path + "/out")
@@ -156,6 +177,21 @@ let sampleRules = [
             "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"
         ),
         ("[" + String(repeating: "[", count: 70) + "]]", "rules.json is nested too deep: line 1, column 65"),
+        // Regexes a normalized text can never match, and an option given as null (found by the
+        // attack on this work: each was accepted).
+        (
+            #"[{"name":"a","target":"body","match":"regex","value":"\u200Bx","action":"junk"}]"#,
+            "(U+200B) is an invisible"
+        ),
+        (
+            #"[{"name":"a","target":"body","match":"regex","value":"\uFF41bc","action":"junk"}]"#,
+            "write a, or set normalize"
+        ),
+        (#"[{"name":"a","target":"body","match":"regex","value":"[e\u0301]x","action":"junk"}]"#, "not in Unicode NFC"),
+        (
+            #"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","normalize":null}]"#,
+            "normalize"
+        ),
     ])
     func refusesWithASentenceNamingTheField(json: String, expected: String) {
         do {
@@ -165,6 +201,17 @@ let sampleRules = [
             #expect(error.message.contains(expected), "\(error.message)")
             #expect(error.message.hasPrefix("rules.json"))
         }
+    }
+
+    /// With `normalize` false, the regexes refused above are accepted: the text keeps what they need.
+    @Test func unnormalizedRegexesMayNameWhatNormalizationRemoves() throws {
+        let json =
+            #"[{"name":"a","target":"body","match":"regex","value":"[e\u0301]x\u200B","action":"junk","normalize":false}]"#
+        let file = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+        let classifier = MessageClassifier(
+            rules: try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: "t")
+        )
+        #expect(classifier.classify(sender: "+1", body: "\u{301}x\u{200B}").rule == 0)
     }
 
     @Test func warnsAboutContradictionsAndRepeatsAndAppliesPrecedence() throws {

@@ -141,6 +141,52 @@ struct RegexAutomatonTests {
         #expect(classifier.classify(sender: "+1", body: miss).rule == nil, "\(pattern) on \(miss)")
     }
 
+    /// Hundreds of regexes of wide classes (84 random ranges of supplementary scalars each): the
+    /// file's classes would pass the format's 65,535 and their maps the budget. The compiler
+    /// trapped on the first and wrote 17 MB for the second (found by the attack on this work);
+    /// now the regexes past the budgets ship as programs, and every one still matches.
+    @Test func wideClassesStayWithinTheBudgets() throws {
+        var random = SeededGenerator(state: 41)
+        var rules: [MessageRule] = []
+        var samples: [UInt32] = []
+        var ranges: [[ClosedRange<UInt32>]] = []
+        for index in 0..<380 {
+            var points = Set<UInt32>()
+            while points.count < 168 { points.insert(0x20000 + UInt32(random.next() % 0xEFFFF)) }
+            let sorted = points.sorted()
+            var pattern = "["
+            for pair in stride(from: 0, to: sorted.count, by: 2) {
+                pattern += String(Unicode.Scalar(sorted[pair])!) + "-" + String(Unicode.Scalar(sorted[pair + 1])!)
+            }
+            pattern += "]q"
+            rules.append(
+                MessageRule(
+                    name: "r\(index)",
+                    target: .body,
+                    match: .regex,
+                    value: pattern,
+                    action: .junk,
+                    caseSensitive: true,
+                    normalize: false
+                )
+            )
+            samples.append(sorted[0])
+            ranges.append(stride(from: 0, to: sorted.count, by: 2).map { sorted[$0]...sorted[$0 + 1] })
+        }
+        let bytes = RulesCompiler.compile(rules)
+        #expect(bytes.count < 2 << 20, "\(bytes.count) bytes")
+        let compiled = try CompiledRules(bytes: bytes, name: "wide")
+        #expect(compiled.regexForms.automata > 0 && compiled.regexForms.programs > 0)
+        #expect(compiled.regexForms.automata + compiled.regexForms.programs == rules.count)
+        let classifier = MessageClassifier(rules: compiled)
+        // The ranges overlap, so the first rule whose class holds the sample decides.
+        for index in [0, 1, 190, 378, 379] {
+            let first = ranges.firstIndex { $0.contains { $0.contains(samples[index]) } }
+            let body = "x" + String(Unicode.Scalar(samples[index])!) + "q"
+            #expect(classifier.classify(sender: "+1", body: body).rule == first, "rule \(index)")
+        }
+    }
+
     /// The transition budget of a file: past it, regexes ship as programs, and still match.
     @Test func theFileBudgetSendsTheRestToPrograms() throws {
         let programs = try (0..<200).map {
