@@ -72,7 +72,7 @@ package enum Workload {
         case "sms-worst":
             let worst = try HostileRegexes.worst(patterns: Int(count))
             return
-                "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body)\n"
+                "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body); folding the message: \(Int((worst.folding * 1e6).rounded())) µs at most (\(worst.foldingBody))\n"
         case "sms-frames":
             // The extension's memory workload as query frames, for Scripts/update-hot-functions.sh.
             let (path, messages) = try SMSBench.extensionCorpus(in: directory, messages: Int(count))

@@ -143,6 +143,15 @@ public struct RulesFile: Sendable {
                 if rule.view.normalized, let problem = Self.unreachableInNormalizedText(rule.value) {
                     throw fail(index, "value", "the regex is refused: \(problem)")
                 }
+                if let program = try? RegexProgram(pattern: rule.value, caseInsensitive: !rule.caseSensitive),
+                    RegexSection.canMatch(program) == false
+                {
+                    throw fail(
+                        index,
+                        "value",
+                        "the regex is refused: no message can match it (as with \\b\\B, a^b or an empty class such as [^\\s\\S]), so it would never decide anything"
+                    )
+                }
             } else if rule.view.fold(rule.value).isEmpty {
                 throw fail(index, "value", "the value is empty once normalized (it holds only invisible characters)")
             }

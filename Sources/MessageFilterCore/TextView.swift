@@ -57,66 +57,62 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
             }
             return
         }
-        // Lowercased scalar by scalar, as `String.lowercased()` does, but without a lookup for
-        // scalars that have no case (Hangul, Han, combining marks).
+        // First, scalar by scalar: lowercased as `String.lowercased()` does (without a lookup
+        // for scalars that have no case), and in the normalized view the invisible characters
+        // dropped and fullwidth ASCII made ASCII, before NFC, so that neither keeps a letter from
+        // its combining mark.
         var mayChangeInNFC = false
+        @inline(__always) func emit(_ scalar: UInt32) {
+            var value = scalar
+            if normalized {
+                if Self.isInvisibleFormat(value) { return }
+                if (0xFF01...0xFF5E).contains(value) {
+                    value -= 0xFEE0
+                    if caseInsensitive { value = UInt32(asciiLowercase(UInt8(value))) }
+                }
+                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
+            }
+            appendUTF8(value, to: &output)
+        }
         var index = 0
         while index < text.count {
             let (value, length) = RegexMatcher.decode(text, index)
             index += length
-            if !caseInsensitive || value < 0x80 || Self.isCaseless(value) {
-                appendUTF8(caseInsensitive && value < 0x80 ? UInt32(asciiLowercase(UInt8(value))) : value, to: &output)
-                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
-                continue
-            }
-            let scalar = Unicode.Scalar(value)!
-            if scalar.properties.changesWhenLowercased {
-                for lower in scalar.properties.lowercaseMapping.unicodeScalars {
-                    appendUTF8(lower.value, to: &output)
-                    mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(lower.value)
-                }
+            if !caseInsensitive || Self.isCaseless(value) {
+                emit(value)
+            } else if value < 0x80 {
+                emit(UInt32(asciiLowercase(UInt8(value))))
+            } else if let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased {
+                for lower in scalar.properties.lowercaseMapping.unicodeScalars { emit(lower.value) }
             } else {
-                appendUTF8(value, to: &output)
-                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
+                emit(value)
             }
         }
         if normalized && mayChangeInNFC {
             // NFC, so that composed and decomposed forms of a letter give the same bytes. A run
-            // of combining marks keeps its first 30 (Unicode's stream-safe limit, UAX #15):
-            // normalizing costs about 65 ns a mark, and reordering a run the square of its length.
-            Self.capMarkRuns(&output)
+            // of combining marks keeps its first 30 (Unicode's stream-safe limit, UAX #15),
+            // counted on the NFC text so that equivalent texts agree; before NFC a run is cut at
+            // 60, since reordering a run costs the square of its length.
+            Self.capMarkRuns(&output, at: 2 * Self.maximumNonStarters)
             let string = String(decoding: output, as: UTF8.self)
             output.removeAll(keepingCapacity: true)
             output.append(contentsOf: string._nfcCodeUnits)
+            Self.capMarkRuns(&output, at: Self.maximumNonStarters)
         }
-        guard normalized || caseInsensitive else { return }
-        // Then, in place (each scalar keeps its length or shrinks): the invisible characters go,
-        // fullwidth ASCII becomes ASCII, and ſ folds to s as case folding does.
+        guard caseInsensitive else { return }
+        // ſ folds to s as case folding does, after NFC (ẛ, a long s with a dot, stays itself).
         let count = output.count
         let kept = output.withUnsafeMutableBufferPointer { bytes in
             var read = 0
             var write = 0
             while read < count {
-                let (scalar, length) = RegexMatcher.decode(UnsafeBufferPointer(bytes), read)
-                var value = scalar
-                if normalized {
-                    if Self.isInvisibleFormat(value) {
-                        read += length
-                        continue
-                    }
-                    if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
-                }
-                if caseInsensitive {
-                    if value == 0x17F { value = 0x73 }
-                    if value < 0x80 { value = UInt32(asciiLowercase(UInt8(value))) }
-                }
-                if value == scalar {
+                let (value, length) = RegexMatcher.decode(UnsafeBufferPointer(bytes), read)
+                if value == 0x17F {
+                    bytes[write] = 0x73
+                    write += 1
+                } else {
                     for offset in 0..<length { bytes[write + offset] = bytes[read + offset] }
                     write += length
-                } else {
-                    // ASCII now, one byte.
-                    bytes[write] = UInt8(value)
-                    write += 1
                 }
                 read += length
             }
@@ -157,8 +153,8 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
     static let maximumNonStarters = 30
 
     /// Drops, in place, each combining mark (a scalar of nonzero combining class) that follows
-    /// 30 others in a row.
-    static func capMarkRuns(_ bytes: inout [UInt8]) {
+    /// `limit` others in a row.
+    static func capMarkRuns(_ bytes: inout [UInt8], at limit: Int) {
         let count = bytes.count
         let kept = bytes.withUnsafeMutableBufferPointer { bytes in
             var read = 0
@@ -169,7 +165,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
                 let combines =
                     !isStableInNFC(value) && Unicode.Scalar(value)!.properties.canonicalCombiningClass.rawValue != 0
                 run = combines ? run + 1 : 0
-                if run <= maximumNonStarters {
+                if run <= limit {
                     for offset in 0..<length { bytes[write + offset] = bytes[read + offset] }
                     write += length
                 }

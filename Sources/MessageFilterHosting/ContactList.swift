@@ -5,7 +5,7 @@
 ///   are dropped; `+` or a leading `00` starts an international number (`+1 555 0101`,
 ///   `0015550101`); a national number with 7 digits or more gets the default country code, after
 ///   its trunk prefix is dropped (`0` for most countries, `1` for the North American plan, `8`
-///   for Russia, `06` for Hungary, none for Italy, 39, where the 0 belongs to the number); a
+///   for Russia, `80` for Belarus, `06` for Hungary, none for Italy, 39, where the 0 belongs to the number); a
 ///   national number that starts with the country's international prefix (`011` in the North
 ///   American plan) is international; a `(0)` after the country code is not dialled. So
 ///   `+15550101`, `+1 (555) 010-1` and, with
@@ -53,6 +53,8 @@ public struct ContactList: Sendable {
     /// skipped.
     public init(file text: String, defaultCountryCode: Int? = nil) {
         self.init(defaultCountryCode: defaultCountryCode)
+        // A byte-order mark is not part of the first contact.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             let entry = Self.trimmed(Substring(line))
             if !entry.isEmpty, !entry.hasPrefix("#") { insert(String(entry)) }
@@ -91,12 +93,14 @@ public struct ContactList: Sendable {
     }
 
     /// The trunk prefix a national number is dialled with in `country`: `0` in most countries,
-    /// `1` in the North American plan, `8` in Russia and Kazakhstan (7) and Belarus (375), `06`
-    /// in Hungary (36); nil in Italy (39) and San Marino (378), where the 0 belongs to the number.
+    /// `1` in the North American plan, `8` in Russia and Kazakhstan (7), `80` in Belarus (375),
+    /// `06` in Hungary (36); nil in Italy (39) and San Marino (378), where the 0 belongs to the
+    /// number.
     static func trunkPrefix(_ country: Int) -> String? {
         switch country {
         case 1: "1"
-        case 7, 375: "8"
+        case 7: "8"
+        case 375: "80"
         case 36: "06"
         case 39, 378: nil
         default: "0"
@@ -104,11 +108,12 @@ public struct ContactList: Sendable {
     }
 
     /// The prefix a number is dialled with from `country` to another country, beside `00`,
-    /// which `phoneDigits` takes everywhere: `011` in the North American plan, `0011` in
-    /// Australia (61), `010` in Japan (81).
+    /// which `key` takes everywhere: `011` in the North American plan, `810` in Russia,
+    /// Kazakhstan and Belarus, `0011` in Australia (61), `010` in Japan (81).
     static func internationalPrefix(_ country: Int) -> String? {
         switch country {
         case 1: "011"
+        case 7, 375: "810"
         case 61: "0011"
         case 81: "010"
         default: nil
@@ -121,14 +126,14 @@ public struct ContactList: Sendable {
         var digits = ""
         var international = false
         // `+44 (0)20 …`: the trunk 0 some write after the country code (1 to 3 digits) is not
-        // dialled.
+        // dialled, except where the 0 belongs to the number (Italy, San Marino).
         var text = text
         if text.hasPrefix("+") || text.hasPrefix("00"),
             let start = text.indices.first(where: { text[$0...].hasPrefix("(0)") }),
-            (1...3).contains(
-                text[text.startIndex..<start].unicodeScalars.filter { ("0"..."9").contains($0) }.count
-                    - (text.hasPrefix("00") ? 2 : 0)
-            )
+            case let country = String(
+                text[text.startIndex..<start].unicodeScalars.filter { ("0"..."9").contains($0) }
+            ).dropFirst(text.hasPrefix("00") ? 2 : 0),
+            (1...3).contains(country.count), trunkPrefix(Int(country)!) != nil
         {
             text = text[..<start] + text[text.index(start, offsetBy: 3)...]
         }

@@ -130,7 +130,10 @@ struct Simulate: AsyncParsableCommand {
         let messages = try TestMessage.load(try RulesLoader.readInput(file, limit: 256 << 20), source: file)
         var known = ContactList(defaultCountryCode: countryCode.map { Int($0.value) })
         if let contacts {
-            let text = String(decoding: try RulesLoader.readInput(contacts, limit: 64 << 20), as: UTF8.self)
+            let bytes = try RulesLoader.readInput(contacts, limit: 64 << 20)
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ValidationError("\(contacts) is not valid UTF-8; write the contacts file as UTF-8 text.")
+            }
             known = ContactList(file: text, defaultCountryCode: known.defaultCountryCode)
         }
         // The extension loads compiled rules; a JSON rules file is compiled to a temporary

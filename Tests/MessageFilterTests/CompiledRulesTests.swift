@@ -189,6 +189,11 @@ let sampleRules = [
         ),
         (#"[{"name":"a","target":"body","match":"regex","value":"[e\u0301]x","action":"junk"}]"#, "not in Unicode NFC"),
         (
+            #"[{"name":"a","target":"body","match":"regex","value":"\\b\\Bx","action":"junk"}]"#,
+            "no message can match it"
+        ),
+        (#"[{"name":"a","target":"body","match":"regex","value":"a^b","action":"junk"}]"#, "no message can match it"),
+        (
             #"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","normalize":null}]"#,
             "normalize"
         ),

@@ -29,6 +29,9 @@ struct ContactListTests {
         ("+44 (0)20 7946 0018", "020 7946 0018", 44),
         // The North American trunk 1 comes only before ten digits.
         ("1234567", "+11234567", 1),
+        // Russia's international prefix 8 10, Belarus's trunk 8 0 (the second attack).
+        ("+1 555 0101", "8 10 1 555 0101", 7),
+        ("+375 29 123 45 67", "8 029 123-45-67", 375),
     ])
     func theSameContactWrittenTwoWays(contact: String, sender: String, country: Int) {
         var contacts = ContactList(defaultCountryCode: country)
@@ -50,6 +53,10 @@ struct ContactListTests {
         ("+39612345678", "06 1234 5678", 39),
         // 011 is international only in the North American plan.
         ("+15550101", "011 1 555 0101", 82),
+        // In Italy and San Marino a (0) is part of the number: never dropped, so a landline
+        // written so never becomes a mobile number (the second attack found the collision).
+        ("+39 (0)331 1234567", "+393311234567", 39),
+        ("+378 (0)549 123456", "+378549123456", 378),
     ])
     func differentSendersStayDifferent(contact: String, sender: String, country: Int) {
         var contacts = ContactList(defaultCountryCode: country)
@@ -63,6 +70,12 @@ struct ContactListTests {
         #expect(contacts.contains("555 010 1234"))
         #expect(!contacts.contains("+1 555 010 1234"))
         #expect(contacts.key("555-010-1234").description == "5550101234 (no country)")
+    }
+
+    /// A byte-order mark at the start of a contacts file is not part of its first contact.
+    @Test func aByteOrderMarkIsNotPartOfTheFirstContact() {
+        let contacts = ContactList(file: "\u{FEFF}+1 555 0101\nMyBank\n", defaultCountryCode: 1)
+        #expect(contacts.contains("+15550101"))
     }
 
     @Test func readsAFileSkippingCommentsAndBlankLines() {
