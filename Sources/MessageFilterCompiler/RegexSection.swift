@@ -57,7 +57,8 @@ package enum RegexSection {
             dfas[index] = dfa
         }
         let chosen = programs.indices.filter { dfas[$0] != nil }
-        let alphabet = RegexAlphabet(chosen.map { programs[$0].program })
+        // Usually every candidate fits, and its classes are the file's already.
+        let alphabet = chosen == candidates ? candidateAlphabet : RegexAlphabet(chosen.map { programs[$0].program })
         let positions = Dictionary(uniqueKeysWithValues: chosen.enumerated().map { ($1, $0) })
         let classes = alphabet.scalarClasses
         var bytes: [UInt8] = []
