@@ -71,7 +71,6 @@ public struct RulesFile: Sendable {
         self.warnings = warnings
     }
 
-    /// Checks every rule's values and finds contradictions.
     /// Why a regex of a normalized rule could never match, or nil: a normalized text holds no
     /// invisible format character, no fullwidth form of ASCII and nothing that NFC recomposes, so
     /// a pattern that needs one is a rule that never fires.
@@ -95,6 +94,7 @@ public struct RulesFile: Sendable {
         return nil
     }
 
+    /// Checks every rule's values and finds contradictions.
     public mutating func check(source: String) throws(MessageFilterError) {
         func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
             let rule = rules[index]

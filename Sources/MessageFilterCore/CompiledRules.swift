@@ -20,7 +20,6 @@ public final class CompiledRules: @unchecked Sendable {
         public let value: String
     }
 
-    /// One automaton: the keyword rules of a target in one text view.
     /// The offsets of an automaton's output entries (`count` of them, then a closing one) and of
     /// its triggers in the file's bytes.
     struct OutputTable {
@@ -29,6 +28,7 @@ public final class CompiledRules: @unchecked Sendable {
         let triggers: Int
     }
 
+    /// One automaton: the keyword rules of a target in one text view.
     struct Automaton {
         let target: RuleTarget
         let view: TextView
@@ -612,10 +612,8 @@ public final class CompiledRules: @unchecked Sendable {
         )
     }
 
-    /// The output entry of `state`, which carries the output flag: its best key and its triggers,
-    /// by binary search in the output table.
-    /// The output entry of `state` in `raw`, a compiled file's bytes: its best key and its
-    /// triggers.
+    /// The output entry of `state`, which carries the output flag, in `raw`, a compiled file's
+    /// bytes: its best key and its triggers, by binary search in the output table.
     static func outputs(in raw: UnsafeRawBufferPointer, _ table: OutputTable, state: Int) -> (
         key: UInt32, triggers: Range<Int>
     ) {

@@ -111,11 +111,9 @@ public final class MessageClassifier {
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidates.removeAll(keepingCapacity: true)
         var best = CompiledRulesFormat.noRule
-        // Through a buffer pointer, each automaton is borrowed rather than copied (a copy retains
-        // its arrays, a tenth of the time of a short message).
+        // Each automaton is lent in place through a pointer: a copy (which a subscript makes)
+        // retains every array it holds, for each automaton of each message.
         rules.automata.withUnsafeBufferPointer { automata in
-            // `pointee` lends each automaton in place; a subscript would copy it, retaining
-            // every array it holds, for each automaton of each message.
             for index in automata.indices {
                 let automaton = automata.baseAddress! + index
                 let text = automaton.pointee.target == .sender ? sender : body

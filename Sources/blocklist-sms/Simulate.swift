@@ -132,7 +132,7 @@ struct Simulate: AsyncParsableCommand {
         if let contacts {
             let bytes = try RulesLoader.readInput(contacts, limit: 64 << 20)
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw ValidationError("\(contacts) is not valid UTF-8; write the contacts file as UTF-8 text.")
+                throw MessageFilterError(.io, "\(contacts) is not valid UTF-8; write the contacts file as UTF-8 text.")
             }
             known = ContactList(file: text, defaultCountryCode: known.defaultCountryCode)
         }

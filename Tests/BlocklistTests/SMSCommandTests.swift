@@ -204,6 +204,10 @@ final class RunningServer {
         #expect(!first.contains("contact"), "\(unplaced.stdout)")
         let bad = try runBlocklist(arguments + ["--country-code", "1000"], in: directory.path)
         #expect(bad.status == 64 && bad.stderr.contains("--country-code"), "\(bad.stderr)")
+        // A contacts file that is not UTF-8 is refused, not read as nobody.
+        try writeBytes([0xFF, 0xFE] + Array("+15550101234\n".utf8), to: directory.file("people.txt"))
+        let garbled = try runBlocklist(arguments + ["--country-code", "1"], in: directory.path)
+        #expect(garbled.status == 1 && garbled.stderr.contains("not valid UTF-8"), "\(garbled.stderr)")
     }
 
     /// A server on IPv6 announces a URL with the address in brackets (RFC 3986), and simulate

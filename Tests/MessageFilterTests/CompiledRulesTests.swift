@@ -93,6 +93,17 @@ let sampleRules = [
         #expect(try String(contentsOfFile: foreign + "/" + CompiledRulesFile.name, encoding: .utf8) == "not mine")
         // Nothing temporary is left behind.
         #expect(try FileManager.default.contentsOfDirectory(atPath: output) == [CompiledRulesFile.name])
+        // A file larger than a reader takes is refused before anything is written.
+        let tooLarge = directory.path + "/too-large"
+        #expect {
+            try CompiledRulesFile.write(
+                [UInt8](repeating: 0, count: CompiledRulesFormat.maximumFileSize + 1),
+                toDirectory: tooLarge
+            )
+        } throws: { error in
+            (error as? MessageFilterError)?.message.contains("Nothing was written") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: tooLarge))
         #expect(try FileManager.default.contentsOfDirectory(atPath: linked) == [CompiledRulesFile.name])
     }
 }
