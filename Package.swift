@@ -54,6 +54,7 @@ let package = Package(
         .library(name: "MessageFilterCompiler", targets: ["MessageFilterCompiler"]),
         .executable(name: "blocklist-message-filter", targets: ["blocklist-message-filter"]),
         .executable(name: "blocklist-sms", targets: ["blocklist-sms"]),
+        .executable(name: "blocklist-notification-service", targets: ["blocklist-notification-service"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -63,6 +64,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        // Ed25519 signatures, SHA-256 and ChaChaPoly for publication (CryptoKit's API on Apple platforms).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -153,6 +156,31 @@ let package = Package(
             dependencies: ["MessageFilterCore"]
         ),
 
+        // MARK: - Publication: signed, delta-updated sets and the Notification Service Extension
+
+        /// The update's portable core: what an app's Notification Service Extension links to
+        /// verify signed publication metadata, open inline pushes and apply shard deltas.
+        /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
+        .target(
+            name: "UpdateCore",
+            dependencies: ["BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        /// The update step around UpdateCore: reads a publication (a directory or a server),
+        /// verifies it, and installs its newest generation into an App Group through SetStorage's
+        /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
+        .target(
+            name: "UpdateInstall",
+            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        /// The publisher's side: key files, `publish` (signed metadata, shards, deltas, atomic
+        /// commit) and the push payload. No Foundation.
+        .target(
+            name: "Publication",
+            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
         // MARK: - The tools: system calls, what the CLIs share, argument types
 
         /// What the tools need of the system and an extension never does: directory handles that
@@ -215,6 +243,18 @@ let package = Package(
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-message-filter")
         ),
+        /// Plays an app's Notification Service Extension: opens or fetches the update a push
+        /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
+        /// No Foundation, no argument parser, statically linked, to stay small.
+        .executableTarget(
+            name: "blocklist-notification-service",
+            dependencies: ["UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
+            // Top-level code hands its state to the update thread and reads C's stdout and
+            // stderr; Swift 5 mode lets that through, as in CommandSupport.
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            // swift-crypto uses FoundationEssentials on Linux (its Data), whose static archives need these.
+            linkerSettings: staticExecutable + staticFoundationLibraries
+        ),
         /// `blocklist sms serve` and `blocklist sms simulate`: the deferral server (Hummingbird)
         /// and the Messages app that posts to it. A program of its own, so that SwiftNIO stays out
         /// of `blocklist` and `blocklist-generate`.
@@ -255,6 +295,10 @@ let package = Package(
                 "MessageFilterHosting",
                 "blocklist-extension",  // built with it: `load` spawns it from the same directory
                 "blocklist-generate",  // built with it: `generate` execs it from the same directory
+                "blocklist-notification-service",  // built with it: `push deliver` runs it from the same directory
+                "Publication",
+                "UpdateCore",
+                "UpdateInstall",
                 "ArgumentTypes",
                 "BenchWorkloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -267,7 +311,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
     ],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds blocklist in release and installs it under a prefix: the CLI in PREFIX/bin and the programs
-# it starts (blocklist-generate, blocklist-extension, blocklist-sms, blocklist-message-filter) in
+# it starts (blocklist-generate, blocklist-extension, blocklist-sms, blocklist-message-filter,
+# blocklist-notification-service) in
 # PREFIX/libexec/blocklist, where blocklist looks for them when they are not beside it.
 #
 # Usage: Scripts/install.sh --prefix DIR    (default: $HOME/.local)
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$prefix" ] || { echo "install.sh: --prefix is empty" >&2; exit 64; }
 swift build -c release
-helpers=(blocklist-generate blocklist-extension blocklist-sms blocklist-message-filter)
+helpers=(blocklist-generate blocklist-extension blocklist-sms blocklist-message-filter blocklist-notification-service)
 for program in blocklist "${helpers[@]}"; do
     [ -x ".build/release/$program" ] || { echo "install.sh: .build/release/$program was not built" >&2; exit 1; }
 done

@@ -147,7 +147,8 @@ extension ShardSet {
         }
         do {
             let listed = Set(manifest.shards.map(\.file))
-            for name in try FileSystem.list(setPath) where !listed.contains(name) && name != OutputDirectory.markerName
+            for name in try FileSystem.list(setPath)
+            where !listed.contains(name) && name != OutputDirectory.markerName && name != ShardSet.publicationStateName
             {
                 problem("\(setPath)/\(name) is not listed in \(manifestPath).")
             }

@@ -34,7 +34,8 @@ public final class ManifestWriter {
         generation: String,
         directory: String,
         createdAt: Int64,
-        spec: Manifest.Spec
+        spec: Manifest.Spec,
+        specJSON: [UInt8]? = nil
     ) throws(BlocklistError) {
         file = try FileDescriptor.createExclusive(path)
         buffer = .allocate(byteCount: 16 * 1024, alignment: 8)
@@ -44,6 +45,13 @@ public final class ManifestWriter {
         try field("generation", string: generation)
         try field("directory", string: directory)
         try field("createdAt", createdAt)
+        if let specJSON {
+            // A publication's spec, as its signed snapshot carries it (one JSON object).
+            try append("  \"spec\" : ")
+            try append(String(decoding: specJSON, as: UTF8.self))
+            try append(",\n  \"shards\" : [")
+            return
+        }
         try append("  \"spec\" : {\n    \"patterns\" : ")
         try list(spec.patterns)
         try append(",\n    \"exclusions\" : ")

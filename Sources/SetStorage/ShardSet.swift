@@ -171,7 +171,8 @@ extension ShardSet {
             generation: generation,
             directory: setName,
             createdAt: Int64(time(nil)),
-            spec: producer.manifestSpec
+            spec: producer.manifestSpec,
+            specJSON: producer.manifestSpecJSON
         )
         var shardsDone = 0
         var entriesDone: Int64 = 0
@@ -338,6 +339,10 @@ extension ShardSet {
         ]
     }
 
+    /// The file in a generation's directory that records which publication it was installed
+    /// from (`blocklist update`); removed with the generation.
+    public static let publicationStateName = "publication.json"
+
     /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
     static func newGenerationName() -> String {
         var now = timespec()
@@ -358,6 +363,9 @@ extension ShardSet {
 package protocol ShardProducer: AnyObject {
     /// What the manifest records as the spec.
     var manifestSpec: Manifest.Spec { get }
+    /// The spec as one JSON object, written as it is instead of `manifestSpec` (an update writes
+    /// the spec its signed publication carries); `nil` by default.
+    var manifestSpecJSON: [UInt8]? { get }
     /// Reads the inputs and plans the shards.
     ///
     /// - Parameters:
@@ -372,6 +380,10 @@ package protocol ShardProducer: AnyObject {
     func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader
     /// Removes temporary files; called before the commit and on failure.
     func cleanUp()
+}
+
+extension ShardProducer {
+    package var manifestSpecJSON: [UInt8]? { nil }
 }
 
 /// A range layout: shard i holds a pattern spec's candidate ranks [(i-1)·rangeSize, i·rangeSize).

@@ -13,7 +13,9 @@ struct Blocklist: ParsableCommand {
         version: blocklistVersion,
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
-            Lookup.self, ListFileCommand.self, SMS.self, Bench.self, BenchWorkload.self,
+            Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, Update.self, Push.self,
+            Bench.self,
+            BenchWorkload.self,
         ]
     )
 

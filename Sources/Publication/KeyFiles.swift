@@ -1,0 +1,94 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import UpdateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A publisher's key directory (`blocklist keys create DIR`):
+/// - `signing.key`: the Ed25519 private key, mode 0600;
+/// - `push.key`: the ChaChaPoly key that seals inline pushes, mode 0600; the app holds a copy;
+/// - `root.json`: the trust root an app ships, self-signed, listing the public key.
+///
+/// Creating never overwrites: every file is created exclusively, and a directory that already
+/// holds any of them is refused before anything is written.
+public enum KeyFiles {
+    public static let signingKeyName = "signing.key"
+    public static let pushKeyName = "push.key"
+    public static let rootName = "root.json"
+
+    /// Writes a new key directory. The root expires after `rootLifetime` seconds (default: 1 year).
+    ///
+    /// - Returns: the key ID.
+    public static func create(in directory: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws -> String {
+        if try FileSystem.kind(directory) == .missing { _ = try FileSystem.makeDirectory(directory) }
+        guard try FileSystem.kind(directory) == .directory else {
+            throw UpdateError(.malformed, "\(directory) is not a directory.")
+        }
+        for name in [signingKeyName, pushKeyName, rootName]
+        where try FileSystem.kind(directory + "/" + name, followingSymlinks: false) != .missing {
+            throw UpdateError(
+                .malformed,
+                "\(directory)/\(name) exists; keys create never overwrites a key. Give a new directory."
+            )
+        }
+        let key = Curve25519.Signing.PrivateKey()
+        let pushKey = SymmetricKey(size: .bits256)
+        let root = Root(version: 1, expires: now + rootLifetime, threshold: 1, keys: [key.publicKey])
+        try write(
+            directory + "/" + signingKeyName,
+            JSONValue.object([
+                "type": .string("ed25519-private"),
+                "private": .string(TextEncodings.base64(Array(key.rawRepresentation))),
+            ]).canonicalBytes + [0x0A],
+            mode: 0o600
+        )
+        try write(
+            directory + "/" + pushKeyName,
+            JSONValue.object([
+                "type": .string("chachapoly-key"),
+                "key": .string(TextEncodings.base64(pushKey.withUnsafeBytes { Array($0) })),
+            ]).canonicalBytes + [0x0A],
+            mode: 0o600
+        )
+        try write(directory + "/" + rootName, try SignedDocument.sign(root.payload, with: [key]), mode: 0o644)
+        return Keys.keyID(of: key.publicKey)
+    }
+
+    /// Reads a signing key file.
+    public static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
+        let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
+        guard case .object(let members) = fields, members["type"] == .string("ed25519-private"),
+            case .string(let text)? = members["private"], let raw = TextEncodings.base64Decode(Array(text.utf8)),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        else {
+            throw UpdateError(.malformed, "\(path) is not a signing key written by blocklist keys create.")
+        }
+        return key
+    }
+
+    /// Reads a push key file.
+    public static func pushKey(at path: String) throws -> SymmetricKey {
+        let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
+        guard case .object(let members) = fields, members["type"] == .string("chachapoly-key"),
+            case .string(let text)? = members["key"], let raw = TextEncodings.base64Decode(Array(text.utf8)),
+            raw.count == 32
+        else {
+            throw UpdateError(.malformed, "\(path) is not a push key written by blocklist keys create.")
+        }
+        return SymmetricKey(data: raw)
+    }
+
+    static func write(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {
+        let file = try FileDescriptor.createExclusive(path, mode: mode)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: bytes)
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]), at: 0)
+        try file.sync()
+    }
+}

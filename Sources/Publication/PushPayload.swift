@@ -1,0 +1,105 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import UpdateCore
+
+/// The APNs payload announcing a publication's newest generation (`blocklist push payload`):
+/// `aps.alert` with a title and body, `mutable-content: 1`, and under `blocklist` the generation
+/// and either the update itself, sealed (`InlinePush`), when it fits APNs's 4 KB, or a URL to
+/// fetch it from.
+public enum PushPayload {
+    /// APNs's limit for a remote notification's payload.
+    public static let maximumBytes = 4096
+
+    public struct Made: Sendable {
+        public var json: [UInt8]
+        public var generation: UInt64
+        public var inline: Bool
+        /// Why the update is not inline, if it is not.
+        public var note: String?
+    }
+
+    /// The payload for `publication`'s newest generation.
+    ///
+    /// - Parameters:
+    ///   - url: where a phone fetches the update when it is not inline.
+    ///   - pushKey: seals an inline update; `nil` never inlines.
+    public static func make(
+        publication: String,
+        signingKey: Curve25519.Signing.PrivateKey,
+        pushKey: SymmetricKey?,
+        url: String?
+    ) throws -> Made {
+        let directory = try DirectoryHandle(path: publication)
+        guard let snapshot = try Publisher.currentSnapshot(directory) else {
+            throw UpdateError(.malformed, "\(publication) holds no publication yet; run blocklist publish first.")
+        }
+        let timestamp = try Timestamp(
+            payload: try SignedDocument(
+                parsing: try directory.readFile(Publisher.timestampName, limit: 64 * 1024),
+                what: "timestamp.json"
+            ).payload,
+            what: "timestamp.json"
+        )
+        let generation = snapshot.generation
+        let entries = snapshot.shards.reduce(0) { $0 + $1.entries }
+        func payload(_ blocklist: [String: JSONValue]) -> [UInt8] {
+            JSONValue.object([
+                "aps": .object([
+                    "alert": .object([
+                        "title": .string("Block list update"),
+                        "body": .string("Generation \(generation): \(entries) numbers."),
+                    ]),
+                    "mutable-content": .number("1"),
+                ]),
+                "blocklist": .object(blocklist.merging(["generation": .number(String(generation))]) { a, _ in a }),
+            ]).canonicalBytes
+        }
+        var note: String?
+        if let pushKey, generation > 1, let previous = try? Publisher.snapshot(directory, generation: generation - 1) {
+            var deltas: [[UInt8]] = []
+            var complete = previous.shards.count == snapshot.shards.count
+            for shard in snapshot.shards where complete && previous.shards[shard.index - 1].digest != shard.digest {
+                guard let delta = snapshot.deltas.first(where: { $0.from == generation - 1 && $0.index == shard.index })
+                else {
+                    complete = false
+                    break
+                }
+                let bytes = try directory.readFile(delta.file.path, limit: Int(delta.file.length))
+                deltas.append(try DeltaFile.decode(bytes, what: delta.file.path).payload)
+            }
+            if complete {
+                let push = InlinePush(
+                    from: generation - 1,
+                    to: generation,
+                    expires: timestamp.expires,
+                    setDigest: Snapshot.setDigest(snapshot.shards.map(\.digest)),
+                    shardCount: snapshot.shards.count,
+                    spec: previous.spec == snapshot.spec ? nil : snapshot.spec.canonicalBytes,
+                    deltas: deltas
+                )
+                let sealed = try push.sealed(signingWith: [signingKey], pushKey: pushKey)
+                var fields: [String: JSONValue] = ["inline": .string(TextEncodings.base64(sealed))]
+                if let url { fields["url"] = .string(url) }
+                let json = payload(fields)
+                if json.count <= maximumBytes {
+                    return Made(json: json, generation: generation, inline: true, note: nil)
+                }
+                note = "the update is \(json.count) bytes inline, over APNs's \(maximumBytes); the push carries the URL"
+            } else {
+                note = "a shard changed without a delta from generation \(generation - 1); the push carries the URL"
+            }
+        } else if pushKey == nil {
+            note = "no push key; the push carries the URL"
+        } else {
+            note = "no earlier generation to make a delta from; the push carries the URL"
+        }
+        guard let url else {
+            throw UpdateError(
+                .malformed,
+                "The update cannot go inline (\(note ?? "")) and no --url was given to fetch it from."
+            )
+        }
+        return Made(json: payload(["url": .string(url)]), generation: generation, inline: false, note: note)
+    }
+}

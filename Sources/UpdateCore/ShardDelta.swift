@@ -1,0 +1,565 @@
+import BlocklistCore
+
+/// The difference between two versions of one shard, as a sorted-set difference: the blocking
+/// runs removed and added, and the identification runs removed and added with their labels'
+/// text. Runs are gap-coded in version 2's adaptive Rice code (`BitWriter`), so a delta of
+/// random numbers costs about what their entropy does; `DeltaFile` then deflates it.
+///
+/// The payload (docs/FORMAT.md, "Shard delta"), all varints unsigned LEB128:
+/// shard index, the result's format version, its lower bound; the counts of removed blocking,
+/// added blocking, removed identification and added identification runs; the label count and
+/// each label (length, bytes); then a bit stream of the four sections in that order. In each
+/// section a run is `start - (previousLast + 1)` and `count - 1` in two Rice coders that start
+/// fresh (`previousLast` starts at 0); an added identification run then has its label index in
+/// `ceil(log2(labelCount))` bits. The stream is padded with zero bits to a byte and must end there.
+public enum ShardDelta {
+    /// A delta's payload is at most this many bytes before compression (1 MiB); a larger change
+    /// is published as the full shard, so a phone never holds more than this of one delta.
+    public static let maximumPayloadBytes = 1 << 20
+
+    /// What applying a delta changed.
+    public struct Counts: Hashable, Sendable {
+        public var blockingAdded: Int64 = 0
+        public var blockingRemoved: Int64 = 0
+        public var identificationAdded: Int64 = 0
+        public var identificationRemoved: Int64 = 0
+        public init() {}
+        public var added: Int64 { blockingAdded + identificationAdded }
+        public var removed: Int64 { blockingRemoved + identificationRemoved }
+    }
+
+    // MARK: - Making a delta (the publisher)
+
+    /// The payload that turns `old` into `new`, and what it changes.
+    ///
+    /// - Precondition: both are the same shard index.
+    public static func payload(from old: ShardContent, to new: ShardContent) -> (bytes: [UInt8], counts: Counts) {
+        precondition(old.index == new.index, "a delta is between two versions of one shard")
+        var counts = Counts()
+        var removed: [NumberRun] = []
+        var added: [NumberRun] = []
+        var diff = RunDiff(old: old.blocking.makeIterator(), new: new.blocking.makeIterator())
+        while let change = diff.next() {
+            switch change {
+            case .remove(let run):
+                append(run, to: &removed)
+                counts.blockingRemoved += run.count
+            case .add(let run):
+                append(run, to: &added)
+                counts.blockingAdded += run.count
+            }
+        }
+        let (removedIdentification, addedIdentification) = labeledDifference(old, new)
+        var labels: [[UInt8]] = []
+        var labelIndex: [[UInt8]: Int] = [:]
+        var addedLabeled: [(NumberRun, Int)] = []
+        for (run, text) in addedIdentification {
+            let index: Int
+            if let known = labelIndex[text] {
+                index = known
+            } else {
+                index = labels.count
+                labelIndex[text] = index
+                labels.append(text)
+            }
+            addedLabeled.append((run, index))
+            counts.identificationAdded += run.count
+        }
+        for run in removedIdentification { counts.identificationRemoved += run.count }
+
+        var writer = BitWriter()
+        writer.putVarint(UInt64(new.index))
+        writer.putVarint(UInt64(new.version))
+        writer.putVarint(UInt64(new.lowerBound))
+        writer.putVarint(UInt64(removed.count))
+        writer.putVarint(UInt64(added.count))
+        writer.putVarint(UInt64(removedIdentification.count))
+        writer.putVarint(UInt64(addedLabeled.count))
+        writer.putVarint(UInt64(labels.count))
+        for label in labels {
+            writer.putVarint(UInt64(label.count))
+            writer.putBytes(label)
+        }
+        let width = labelWidth(labels.count)
+        for section in [removed, added, removedIdentification] { put(section, into: &writer) }
+        var gaps = RiceState()
+        var lengths = RiceState()
+        var previousLast: Int64 = 0
+        for (run, label) in addedLabeled {
+            writer.putRice(UInt64(run.start - (previousLast + 1)), &gaps)
+            writer.putRice(UInt64(run.count - 1), &lengths)
+            writer.put(UInt64(label), width)
+            previousLast = run.last
+        }
+        writer.align()
+        return (writer.bytes, counts)
+    }
+
+    private static func put(_ runs: [NumberRun], into writer: inout BitWriter) {
+        var gaps = RiceState()
+        var lengths = RiceState()
+        var previousLast: Int64 = 0
+        for run in runs {
+            writer.putRice(UInt64(run.start - (previousLast + 1)), &gaps)
+            writer.putRice(UInt64(run.count - 1), &lengths)
+            previousLast = run.last
+        }
+    }
+
+    /// Appends `run`, merging it into the last run when they touch.
+    private static func append(_ run: NumberRun, to runs: inout [NumberRun]) {
+        if let last = runs.last, last.last < Int64.max, last.last + 1 == run.start {
+            runs[runs.count - 1].count += run.count
+        } else {
+            runs.append(run)
+        }
+    }
+
+    /// The identification entries to remove (numbers whose label goes or changes) and to add
+    /// (numbers whose label is new or changed), comparing labels by their text.
+    private static func labeledDifference(_ old: ShardContent, _ new: ShardContent) -> (
+        removed: [NumberRun], added: [(NumberRun, [UInt8])]
+    ) {
+        var removed: [NumberRun] = []
+        var added: [(NumberRun, [UInt8])] = []
+        var i = 0
+        var j = 0
+        var position = Int64.min
+        while i < old.identification.count || j < new.identification.count {
+            while i < old.identification.count, old.identification[i].run.last < position { i += 1 }
+            while j < new.identification.count, new.identification[j].run.last < position { j += 1 }
+            let o = i < old.identification.count ? old.identification[i] : nil
+            let n = j < new.identification.count ? new.identification[j] : nil
+            if o == nil && n == nil { break }
+            let start = max(position, min(o?.run.start ?? .max, n?.run.start ?? .max))
+            let oCovers = o.map { $0.run.start <= start } ?? false
+            let nCovers = n.map { $0.run.start <= start } ?? false
+            // The segment ends where either side's state changes next.
+            var end = Int64.max
+            if let o { end = min(end, oCovers ? o.run.last : o.run.start - 1) }
+            if let n { end = min(end, nCovers ? n.run.last : n.run.start - 1) }
+            let oldLabel = oCovers ? old.labels[o!.label] : nil
+            let newLabel = nCovers ? new.labels[n!.label] : nil
+            if oldLabel != newLabel {
+                let segment = NumberRun(first: start, last: end)
+                if oldLabel != nil { append(segment, to: &removed) }
+                if let newLabel {
+                    if let last = added.last, last.1 == newLabel, last.0.last < Int64.max, last.0.last + 1 == start {
+                        added[added.count - 1].0.count += segment.count
+                    } else {
+                        added.append((segment, newLabel))
+                    }
+                }
+            }
+            if end == Int64.max { break }
+            position = end + 1
+        }
+        return (removed, added)
+    }
+
+    static func labelWidth(_ count: Int) -> Int {
+        count <= 1 ? 0 : Int.bitWidth - (count - 1).leadingZeroBitCount
+    }
+
+    // MARK: - Reading a delta's header fields
+
+    /// The fields at the start of a payload: which shard it makes and how.
+    public struct Target: Hashable, Sendable {
+        public var index: Int
+        public var version: UInt16
+        public var lowerBound: Int64
+    }
+
+    /// The shard a payload makes, read from its first fields.
+    public static func target(of payload: [UInt8], what: String) throws(UpdateError) -> Target {
+        var reader = BitReader(payload, what: what)
+        return try readTarget(&reader, what: what)
+    }
+
+    private static func readTarget(_ reader: inout BitReader, what: String) throws(UpdateError) -> Target {
+        let index = try reader.varint("the shard index")
+        let version = try reader.varint("the format version")
+        let lowerBound = try reader.varint("the lower bound")
+        guard index >= 1, index <= UInt64(UInt32.max) else {
+            throw UpdateError(.malformed, "\(what): shard index \(index) is outside 1...\(UInt32.max).")
+        }
+        guard version == 1 || version == 2 else {
+            throw UpdateError(
+                .unsupportedVersion,
+                "\(what) makes a shard of format version \(version); this reader writes 1 and 2."
+            )
+        }
+        guard lowerBound <= UInt64(Int64.max), version == 2 || lowerBound == 0 else {
+            throw UpdateError(.malformed, "\(what): lower bound \(lowerBound) does not suit format version \(version).")
+        }
+        return Target(index: Int(index), version: UInt16(version), lowerBound: Int64(lowerBound))
+    }
+
+    // MARK: - Applying a delta (the phone)
+
+    /// Writes the shard that `payload` makes from the base shard at `basePath` to the new file
+    /// `resultPath`, streaming: the base is read twice (its labels first), the result written
+    /// once, in fixed memory plus the label tables and the payload.
+    ///
+    /// Every removal must be in the base and every addition must be new; a delta made from
+    /// another base fails here or at the digest check that follows.
+    ///
+    /// - Returns: the result's header and what changed.
+    /// - Throws: `UpdateError` naming `what` and the run; the caller removes `resultPath`.
+    public static func apply(
+        _ payload: [UInt8],
+        what: String,
+        baseAt basePath: String,
+        to resultPath: String,
+        encoder: ShardEncoder? = nil,
+        sync: Bool = true
+    ) throws(UpdateError) -> (header: ShardHeader, counts: Counts) {
+        guard payload.count <= maximumPayloadBytes else {
+            throw UpdateError(
+                .limitExceeded,
+                "\(what) is \(payload.count) bytes before compression; a delta is at most \(maximumPayloadBytes)."
+            )
+        }
+        var reader = BitReader(payload, what: what)
+        let target = try readTarget(&reader, what: what)
+        var sectionCounts: [Int] = []
+        for name in [
+            "removed blocking runs", "added blocking runs", "removed identification runs", "added identification runs",
+        ] {
+            let count = try reader.varint("the count of \(name)")
+            // Each run takes at least 2 bits, so a count beyond that is a lie.
+            guard count <= UInt64(payload.count * 4) else {
+                throw UpdateError(
+                    .malformed,
+                    "\(what) claims \(count) \(name), more than its \(payload.count) bytes hold."
+                )
+            }
+            sectionCounts.append(Int(count))
+        }
+        let labelCount = try reader.varint("the label count")
+        guard labelCount <= UInt64(ShardHeader.maximumLabelCount) else {
+            throw UpdateError(
+                .limitExceeded,
+                "\(what) has \(labelCount) labels; a shard holds at most \(ShardHeader.maximumLabelCount)."
+            )
+        }
+        var deltaLabels: [[UInt8]] = []
+        for index in 0..<Int(labelCount) {
+            let length = try reader.varint("the length of label \(index)")
+            guard length >= 1, length <= UInt64(ShardHeader.maximumLabelBytes) else {
+                throw UpdateError(.malformed, "\(what): label \(index) is \(length) bytes; a label is 1 byte to 1 MiB.")
+            }
+            let label = try reader.bytes(Int(length), "label \(index)")
+            guard String(decoding: label, as: UTF8.self).utf8.elementsEqual(label) else {
+                throw UpdateError(.malformed, "\(what): label \(index) is not valid UTF-8.")
+            }
+            deltaLabels.append(label)
+        }
+        guard Set(deltaLabels).count == deltaLabels.count else {
+            throw UpdateError(.malformed, "\(what) lists a label twice.")
+        }
+        let sectionsStart = reader.position
+
+        do {
+            // Pass 1: which of the base's labels survive, so the result's table holds only used ones.
+            let labelPass = try ShardReader(path: basePath)
+            try checkBase(labelPass.header, target: target, what: what, basePath: basePath)
+            let baseLabels = try labelPass.readLabels()
+            var sections = reader
+            try skipRuns(&sections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
+            try skipRuns(&sections, count: sectionCounts[1], labelWidth: 0, "added blocking runs")
+            var used = [Bool](repeating: false, count: baseLabels.count)
+            var keptIdentification = Subtraction(
+                removals: RunSection(
+                    sections,
+                    count: sectionCounts[2],
+                    labelWidth: 0,
+                    what: "removed identification runs"
+                )
+            )
+            while let (run, label) = try keptIdentification.next(
+                base: { () throws in try labelPass.nextIdentificationRun() },
+                what: what
+            ) {
+                _ = run
+                used[label] = true
+            }
+            var resultLabels: [[UInt8]] = []
+            var resultIndex: [[UInt8]: Int] = [:]
+            var baseToResult = [Int](repeating: -1, count: baseLabels.count)
+            for (index, label) in baseLabels.enumerated() where used[index] {
+                if let known = resultIndex[label] {
+                    baseToResult[index] = known
+                } else {
+                    baseToResult[index] = resultLabels.count
+                    resultIndex[label] = resultLabels.count
+                    resultLabels.append(label)
+                }
+            }
+            var deltaToResult: [Int] = []
+            for label in deltaLabels {
+                if let known = resultIndex[label] {
+                    deltaToResult.append(known)
+                } else {
+                    deltaToResult.append(resultLabels.count)
+                    resultIndex[label] = resultLabels.count
+                    resultLabels.append(label)
+                }
+            }
+
+            // Pass 2: write.
+            let base = try ShardReader(path: basePath)
+            let writer = try ShardWriter(
+                path: resultPath,
+                shardIndex: target.index,
+                encoder: encoder,
+                version: target.version,
+                lowerBound: target.lowerBound
+            )
+            var counts = Counts()
+            var blockingSections = reader
+            var kept = Subtraction(
+                removals: RunSection(
+                    blockingSections,
+                    count: sectionCounts[0],
+                    labelWidth: 0,
+                    what: "removed blocking runs"
+                )
+            )
+            try skipRuns(&blockingSections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
+            var additions = RunSection(
+                blockingSections,
+                count: sectionCounts[1],
+                labelWidth: 0,
+                what: "added blocking runs"
+            )
+            try merge(
+                kept: { () throws in
+                    try kept.next(base: { () throws in try base.nextRun().map { ($0, 0) } }, what: what)
+                },
+                added: { () throws in try additions.next() },
+                what: "\(what), blocking",
+                emit: { (run, _, isAddition) throws in
+                    try writer.append(run)
+                    if isAddition { counts.blockingAdded += run.count }
+                }
+            )
+            counts.blockingRemoved = kept.removedEntries
+            if target.version >= 2 {
+                try writer.beginIdentification(labels: resultLabels)
+            } else if sectionCounts[2] + sectionCounts[3] > 0 || base.header.identificationCount > 0 {
+                throw UpdateError(
+                    .malformed,
+                    "\(what) makes a format version 1 shard, which holds no identification entries."
+                )
+            }
+            var idSections = reader
+            try skipRuns(&idSections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
+            try skipRuns(&idSections, count: sectionCounts[1], labelWidth: 0, "added blocking runs")
+            var keptIds = Subtraction(
+                removals: RunSection(
+                    idSections,
+                    count: sectionCounts[2],
+                    labelWidth: 0,
+                    what: "removed identification runs"
+                )
+            )
+            try skipRuns(&idSections, count: sectionCounts[2], labelWidth: 0, "removed identification runs")
+            let width = labelWidth(deltaLabels.count)
+            var idAdditions = RunSection(
+                idSections,
+                count: sectionCounts[3],
+                labelWidth: width,
+                what: "added identification runs"
+            )
+            _ = try base.readLabels()
+            try merge(
+                kept: { () throws in
+                    try keptIds.next(base: { () throws in try base.nextIdentificationRun() }, what: what)
+                },
+                added: { () throws in
+                    guard let (run, label) = try idAdditions.next() else { return nil }
+                    guard label < deltaLabels.count else {
+                        throw UpdateError(
+                            .malformed,
+                            "\(what): an added identification run names label \(label) of \(deltaLabels.count)."
+                        )
+                    }
+                    return (run, label)
+                },
+                what: "\(what), identification",
+                emit: { (run, label, isAddition) throws in
+                    guard target.version >= 2 else { return }
+                    try writer.appendIdentification(run, label: isAddition ? deltaToResult[label] : baseToResult[label])
+                    if isAddition { counts.identificationAdded += run.count }
+                }
+            )
+            counts.identificationRemoved = keptIds.removedEntries
+            var end = idAdditions.reader
+            try end.align("the added identification runs")
+            guard end.atCleanEnd else {
+                throw UpdateError(.malformed, "\(what) has bytes after its last section.")
+            }
+            _ = sectionsStart
+            return (try writer.finish(sync: sync), counts)
+        } catch let error as UpdateError {
+            throw error
+        } catch let error as BlocklistError {
+            throw UpdateError(error)
+        } catch {
+            throw UpdateError(.shard, "\(what): \(error)")
+        }
+    }
+
+    private static func checkBase(_ header: ShardHeader, target: Target, what: String, basePath: String)
+        throws(UpdateError)
+    {
+        guard Int(header.shardIndex) == target.index else {
+            throw UpdateError(
+                .wrongBase,
+                "\(what) is for shard \(target.index), but \(basePath) is shard \(header.shardIndex)."
+            )
+        }
+    }
+
+    private static func skipRuns(_ reader: inout BitReader, count: Int, labelWidth: Int, _ name: String)
+        throws(UpdateError)
+    {
+        var section = RunSection(reader, count: count, labelWidth: labelWidth, what: name)
+        while try section.next() != nil {}
+        reader = section.reader
+    }
+
+    /// Merges the kept runs and the added runs in ascending order; they must not overlap.
+    private static func merge(
+        kept: () throws -> (NumberRun, Int)?,
+        added: () throws -> (NumberRun, Int)?,
+        what: String,
+        emit: (NumberRun, Int, Bool) throws -> Void
+    ) throws {
+        var k = try kept()
+        var a = try added()
+        do {
+            while true {
+                switch (k, a) {
+                case (nil, nil):
+                    return
+                case (let (run, label)?, nil):
+                    try emit(run, label, false)
+                    k = try kept()
+                case (nil, let (run, label)?):
+                    try emit(run, label, true)
+                    a = try added()
+                case (let (keptRun, keptLabel)?, let (addedRun, addedLabel)?):
+                    if keptRun.last < addedRun.start {
+                        try emit(keptRun, keptLabel, false)
+                        k = try kept()
+                    } else if addedRun.last < keptRun.start {
+                        try emit(addedRun, addedLabel, true)
+                        a = try added()
+                    } else {
+                        throw UpdateError(
+                            .wrongBase,
+                            "\(what): the delta adds \(addedRun), which the base already holds; it was made from another version of the shard."
+                        )
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One section of runs in a delta's bit stream.
+struct RunSection {
+    var reader: BitReader
+    private var remaining: Int
+    private let labelWidth: Int
+    private let what: String
+    private var gaps = RiceState()
+    private var lengths = RiceState()
+    private var previousLast: Int64 = 0
+    private var index = 0
+
+    init(_ reader: BitReader, count: Int, labelWidth: Int, what: String) {
+        self.reader = reader
+        remaining = count
+        self.labelWidth = labelWidth
+        self.what = what
+    }
+
+    mutating func next() throws(UpdateError) -> (NumberRun, Int)? {
+        guard remaining > 0 else { return nil }
+        remaining -= 1
+        index += 1
+        let gap = try reader.rice(&gaps, "\(what), run \(index)")
+        let countMinusOne = try reader.rice(&lengths, "\(what), run \(index)")
+        let label = labelWidth == 0 ? 0 : Int(try reader.bits(labelWidth, "\(what), run \(index)"))
+        guard gap <= UInt64(Int64.max - previousLast - 1), countMinusOne < UInt64(Int64.max) else {
+            throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+        }
+        let start = previousLast + 1 + Int64(gap)
+        guard Int64(countMinusOne) <= Int64.max - start else {
+            throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+        }
+        let run = NumberRun(start: start, count: Int64(countMinusOne) + 1)
+        previousLast = run.last
+        return (run, label)
+    }
+}
+
+/// The base's runs minus the removed runs, streaming; every removed number must be in the base.
+struct Subtraction {
+    private var removals: RunSection
+    private var current: (NumberRun, Int)?
+    private var removal: NumberRun?
+    private var removalsDone = false
+    private(set) var removedEntries: Int64 = 0
+
+    init(removals: RunSection) { self.removals = removals }
+
+    mutating func next(
+        base: () throws -> (run: NumberRun, label: Int)?,
+        what: String
+    ) throws -> (NumberRun, Int)? {
+        while true {
+            if current == nil {
+                current = try base().map { ($0.run, $0.label) }
+            }
+            if removal == nil && !removalsDone {
+                removal = try removals.next()?.0
+                if removal == nil { removalsDone = true }
+            }
+            guard let (run, label) = current else {
+                if let removal {
+                    throw UpdateError(
+                        .wrongBase,
+                        "\(what) removes \(removal), which the base does not hold; it was made from another version of the shard."
+                    )
+                }
+                return nil
+            }
+            guard let cut = removal, cut.start <= run.last else {
+                current = nil
+                return (run, label)
+            }
+            guard cut.start >= run.start else {
+                throw UpdateError(
+                    .wrongBase,
+                    "\(what) removes \(cut.start), which the base does not hold; it was made from another version of the shard."
+                )
+            }
+            let before = cut.start > run.start ? NumberRun(first: run.start, last: cut.start - 1) : nil
+            if cut.last <= run.last {
+                removedEntries += cut.count
+                current = cut.last < run.last ? (NumberRun(first: cut.last + 1, last: run.last), label) : nil
+                removal = nil
+            } else {
+                // The removal runs on into the next base run, which must touch this one.
+                removedEntries += run.last - cut.start + 1
+                removal = NumberRun(first: run.last + 1, last: cut.last)
+                current = nil
+            }
+            if let before { return (before, label) }
+        }
+    }
+}

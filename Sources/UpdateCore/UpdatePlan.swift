@@ -1,0 +1,175 @@
+/// What a phone holds of a publication: the generation it installed and each shard's content
+/// digest. Generation 0 means nothing was installed from a publication yet.
+public struct InstalledPublication: Hashable, Sendable {
+    public var generation: UInt64
+    public var shardDigests: [[UInt8]]
+
+    public init(generation: UInt64, shardDigests: [[UInt8]]) {
+        self.generation = generation
+        self.shardDigests = shardDigests
+    }
+
+    /// Nothing installed.
+    public static let none = InstalledPublication(generation: 0, shardDigests: [])
+
+    /// The state file's bytes (`publication.json` beside the shards).
+    public var stateBytes: [UInt8] {
+        JSONValue.object([
+            "generation": .number(String(generation)),
+            "shards": .array(shardDigests.map { .string(TextEncodings.hex($0)) }),
+        ]).canonicalBytes + [0x0A]
+    }
+
+    /// Reads a state file.
+    public init(stateBytes: [UInt8], what: String) throws(UpdateError) {
+        let fields = try JSONFields(try JSONValue(parsing: stateBytes, what: what), what: what)
+        generation = UInt64(try fields.integer("generation"))
+        shardDigests = []
+        for element in try fields.array("shards") {
+            guard case .string(let text) = element, let digest = TextEncodings.hexDecode(Array(text.utf8)),
+                digest.count == 32
+            else { throw UpdateError(.malformed, "\(what): a shard digest is not 64 lowercase hex digits.") }
+            shardDigests.append(digest)
+        }
+    }
+}
+
+/// The verified way from what is installed to the newest publication: for each shard, keep it,
+/// apply a delta, or download it whole. Made only from metadata whose signatures, lengths,
+/// hashes, expiry and generation all checked; nothing has been written when it is made.
+public struct UpdatePlan: Sendable {
+    /// What to do for one shard.
+    public enum Step: Sendable {
+        case keep
+        case delta(Snapshot.Delta)
+        case full(Snapshot.Shard)
+    }
+
+    /// The newest root (the trusted one, or one it rotated to) and its files' bytes, to keep.
+    public var root: Root
+    public var rootFiles: [(version: Int64, bytes: [UInt8])]
+    public var timestamp: Timestamp
+    public var snapshot: Snapshot
+    public var steps: [Step]
+    /// The bytes of metadata read to make the plan.
+    public var metadataBytes: Int64
+
+    /// The bytes the steps will download.
+    public var downloadBytes: Int64 {
+        steps.reduce(0) {
+            switch $1 {
+            case .keep: $0
+            case .delta(let delta): $0 + delta.file.length
+            case .full(let shard): $0 + shard.file.length
+            }
+        }
+    }
+
+    /// Shards that change.
+    public var changedShards: [Int] {
+        steps.enumerated().compactMap {
+            if case .keep = $0.element { nil } else { $0.offset + 1 }
+        }
+    }
+
+    /// Verifies the publication `fetch` reads and plans the update from `installed`.
+    ///
+    /// `fetch(path, maximumBytes)` returns a file of the publication, `nil` if it does not exist;
+    /// it must refuse (throw) past `maximumBytes`.
+    ///
+    /// - Returns: the plan, or `nil` if `installed` is already the newest generation.
+    /// - Throws: `UpdateError`: `.badSignature`, `.expired` (freeze), `.rollback`, `.mismatch`
+    ///   (mix-and-match, truncation, tampering), `.malformed`.
+    public static func make(
+        trusting trusted: Root,
+        installed: InstalledPublication,
+        now: Int64,
+        fetch: (String, Int) throws -> [UInt8]?
+    ) throws -> UpdatePlan? {
+        var root = trusted
+        var rootFiles: [(Int64, [UInt8])] = []
+        var metadataBytes: Int64 = 0
+        // Rotation: follow N+1.root.json while there is one, each signed by the one before.
+        while root.version < Int64(Int32.max),
+            let bytes = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes)
+        {
+            metadataBytes += Int64(bytes.count)
+            root = try root.next(bytes, what: "\(root.version + 1).root.json")
+            rootFiles.append((root.version, bytes))
+        }
+        guard root.expires > now else {
+            throw UpdateError(
+                .expired,
+                "Root version \(root.version) expired at \(root.expires) (now \(now)); the app needs a new trust root."
+            )
+        }
+        guard let timestampBytes = try fetch("timestamp.json", 64 * 1024) else {
+            throw UpdateError(.malformed, "The publication has no timestamp.json; nothing has been published there.")
+        }
+        metadataBytes += Int64(timestampBytes.count)
+        let timestamp = try Timestamp(
+            payload: try SignedDocument(parsing: timestampBytes, what: "timestamp.json")
+                .verifiedPayload(trusting: root, what: "timestamp.json"),
+            what: "timestamp.json"
+        )
+        guard timestamp.expires > now else {
+            throw UpdateError(
+                .expired,
+                "timestamp.json expired at \(timestamp.expires) (now \(now)): the publication is frozen or stale; nothing was installed."
+            )
+        }
+        guard timestamp.generation >= installed.generation else {
+            throw UpdateError(
+                .rollback,
+                "The publication offers generation \(timestamp.generation), older than generation \(installed.generation), which is installed; a rollback is refused."
+            )
+        }
+        if timestamp.generation == installed.generation { return nil }
+        let snapshotPath = timestamp.snapshot.path
+        guard timestamp.snapshot.length <= Int64(SignedDocument.maximumBytes),
+            let snapshotBytes = try fetch(snapshotPath, Int(timestamp.snapshot.length))
+        else {
+            throw UpdateError(.mismatch, "\(snapshotPath), which timestamp.json names, is missing or too large.")
+        }
+        metadataBytes += Int64(snapshotBytes.count)
+        try timestamp.snapshot.check(snapshotBytes, what: snapshotPath)
+        let snapshot = try Snapshot(
+            payload: try SignedDocument(parsing: snapshotBytes, what: snapshotPath)
+                .verifiedPayload(trusting: root, what: snapshotPath),
+            what: snapshotPath
+        )
+        guard snapshot.generation == timestamp.generation else {
+            throw UpdateError(
+                .mismatch,
+                "\(snapshotPath) is generation \(snapshot.generation), but timestamp.json says \(timestamp.generation)."
+            )
+        }
+        guard snapshot.expires > now else {
+            throw UpdateError(.expired, "\(snapshotPath) expired at \(snapshot.expires) (now \(now)).")
+        }
+        var steps: [Step] = []
+        for shard in snapshot.shards {
+            let position = shard.index - 1
+            if position < installed.shardDigests.count, installed.shardDigests[position] == shard.digest {
+                steps.append(.keep)
+            } else if position < installed.shardDigests.count,
+                let delta = snapshot.deltas.first(where: {
+                    $0.from == installed.generation && $0.index == shard.index
+                        && $0.base == installed.shardDigests[position]
+                })
+            {
+                steps.append(.delta(delta))
+            } else {
+                steps.append(.full(shard))
+            }
+        }
+        return UpdatePlan(
+            root: root,
+            rootFiles: rootFiles,
+            timestamp: timestamp,
+            snapshot: snapshot,
+            steps: steps,
+            metadataBytes: metadataBytes
+        )
+    }
+}

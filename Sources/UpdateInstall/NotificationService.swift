@@ -1,0 +1,173 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import UpdateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the Notification Service Extension does with a push (seed 003): nothing unless
+/// `mutable-content` is 1 and an alert is present, as the system does; otherwise it opens the
+/// inline update or fetches the one the push points to, verifies and installs it, and rewrites
+/// the alert. The host (`blocklist-notification-service`) runs it under a deadline.
+public enum NotificationService {
+    /// Downloads above this many bytes wait for Wi-Fi when the network is cellular (1 MiB).
+    public static let cellularLimitBytes: Int64 = 1 << 20
+
+    public enum Network: String, Sendable { case wifi, cellular }
+
+    /// The outcome and the notification to show.
+    public struct Delivery: Sendable {
+        /// The push as delivered: its alert rewritten, or unchanged.
+        public var notification: JSONValue
+        /// "ignored", "updated", "current", "deferred", "failed".
+        public var result: String
+        public var outcome: UpdateInstaller.Outcome?
+        public var message: String?
+    }
+
+    /// Handles one push.
+    ///
+    /// - Parameters:
+    ///   - payload: the APNs payload's bytes.
+    ///   - reader: opens the publication a push points to (`url`), or `nil` if it cannot be reached.
+    public static func handle(
+        payload: [UInt8],
+        appGroup: String,
+        trust: [UInt8],
+        pushKey: SymmetricKey?,
+        network: Network,
+        now: Int64,
+        isCancelled: @escaping () -> Bool,
+        reader: (String) throws -> (any PublicationReader)?
+    ) throws -> Delivery {
+        let notification = try JSONValue(parsing: payload, what: "the push payload")
+        guard case .object(var members) = notification, case .object(var aps)? = members["aps"],
+            aps["mutable-content"] == .number("1"), let alert = aps["alert"]
+        else {
+            return Delivery(
+                notification: notification,
+                result: "ignored",
+                outcome: nil,
+                message: "not mutable-content 1 with an alert: delivered as is"
+            )
+        }
+        _ = alert
+        func rewrite(_ title: String, _ body: String) -> JSONValue {
+            aps["alert"] = .object(["title": .string(title), "body": .string(body)])
+            members["aps"] = .object(aps)
+            return .object(members)
+        }
+        guard case .object(let blocklist)? = members["blocklist"] else {
+            return Delivery(
+                notification: notification,
+                result: "ignored",
+                outcome: nil,
+                message: "no blocklist update in the push"
+            )
+        }
+        let root = try Root.trusted(trust, what: "the trust root")
+        do {
+            var outcome: UpdateInstaller.Outcome?
+            if case .string(let inline)? = blocklist["inline"], let pushKey {
+                guard let sealed = TextEncodings.base64Decode(Array(inline.utf8)) else {
+                    throw UpdateError(.malformed, "The push's inline update is not base64.")
+                }
+                let push = try InlinePush(opening: sealed, pushKey: pushKey, trusting: root)
+                do {
+                    outcome = try UpdateInstaller.apply(push, appGroup: appGroup, now: now, isCancelled: isCancelled)
+                } catch let error as UpdateError where error.code == .wrongBase {
+                    outcome = nil  // Not the base this phone holds: fetch instead, if the push says where.
+                }
+            }
+            if outcome == nil {
+                guard case .string(let location)? = blocklist["url"], let publication = try reader(location) else {
+                    throw UpdateError(
+                        .malformed,
+                        "The push carries no update this phone can apply and no URL to fetch one."
+                    )
+                }
+                if network == .cellular {
+                    let installed = try UpdateInstaller.installed(in: appGroup)
+                    if let plan = try UpdatePlan.make(
+                        trusting: root,
+                        installed: installed.publication,
+                        now: now,
+                        fetch: { path, maximum in
+                            try publication.read(path, maximumBytes: maximum)
+                        }
+                    ), plan.downloadBytes > cellularLimitBytes {
+                        return Delivery(
+                            notification: rewrite(
+                                "Block list update waiting",
+                                "A block list update of \(grouped(plan.downloadBytes)) bytes waits for Wi-Fi."
+                            ),
+                            result: "deferred",
+                            outcome: nil,
+                            message: "deferred: \(plan.downloadBytes) bytes on cellular (limit \(cellularLimitBytes))"
+                        )
+                    }
+                }
+                outcome = try UpdateInstaller.update(
+                    from: publication,
+                    trust: trust,
+                    appGroup: appGroup,
+                    now: now,
+                    isCancelled: isCancelled
+                )
+            }
+            let done = outcome!
+            if done.upToDate {
+                return Delivery(
+                    notification: rewrite("Block list up to date", "\(grouped(done.totalEntries)) numbers blocked."),
+                    result: "current",
+                    outcome: done,
+                    message: nil
+                )
+            }
+            return Delivery(
+                notification: rewrite(
+                    "Block list updated",
+                    "Block list updated: +\(grouped(done.added)) numbers, −\(grouped(done.removed)) (\(grouped(done.totalEntries)) blocked)"
+                ),
+                result: "updated",
+                outcome: done,
+                message: nil
+            )
+        } catch {
+            if isCancelled() { throw error }
+            return Delivery(
+                notification: rewrite("Block list update", "The update finishes when you open the app."),
+                result: "failed",
+                outcome: nil,
+                message: "\(error)"
+            )
+        }
+    }
+
+    /// The best attempt `serviceExtensionTimeWillExpire` delivers.
+    public static func bestAttempt(_ payload: [UInt8]) -> JSONValue {
+        guard let notification = try? JSONValue(parsing: payload, what: "the push payload"),
+            case .object(var members) = notification, case .object(var aps)? = members["aps"]
+        else { return .object([:]) }
+        aps["alert"] = .object([
+            "title": .string("Block list update"), "body": .string("The update finishes when you open the app."),
+        ])
+        members["aps"] = .object(aps)
+        return .object(members)
+    }
+
+    /// 1234567 as "1,234,567".
+    public static func grouped(_ value: Int64) -> String {
+        let digits = String(value.magnitude)
+        var out = ""
+        for (offset, character) in digits.enumerated() {
+            if offset > 0 && (digits.count - offset) % 3 == 0 { out.append(",") }
+            out.append(character)
+        }
+        return (value < 0 ? "-" : "") + out
+    }
+}

@@ -1,0 +1,46 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import UpdateCore
+
+/// Where an update reads a publication from: a directory (a mounted share, a test) or a server.
+public protocol PublicationReader {
+    /// Names the publication in sentences.
+    var name: String { get }
+    /// The file at `path` (relative to the publication), `nil` if it does not exist.
+    ///
+    /// - Throws: past `maximumBytes`, or if it cannot be read.
+    func read(_ path: String, maximumBytes: Int) throws -> [UInt8]?
+    /// Copies `file` to the new file `destination`, checking its length and SHA-256 as it goes;
+    /// `isCancelled` is polled between pieces.
+    func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws
+}
+
+/// A publication in a directory.
+public struct DirectoryPublication: PublicationReader {
+    public let directory: String
+    public var name: String { directory }
+
+    public init(directory: String) { self.directory = directory }
+
+    public func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
+        guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
+        let full = directory + "/" + path
+        guard try FileSystem.kind(full) != .missing else { return nil }
+        let result: Result<[UInt8], BlocklistError> = Result { () throws(BlocklistError) in
+            try FileSystem.readFile(full, limit: maximumBytes)
+        }
+        if case .failure(let error) = result, error.code == .limitExceeded {
+            throw UpdateError(.mismatch, "\(full) is larger than the \(maximumBytes) bytes the signed metadata allows.")
+        }
+        return try result.get()
+    }
+
+    public func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
+        guard let bytes = try read(file.path, maximumBytes: Int(file.length)) else {
+            throw UpdateError(.mismatch, "\(directory)/\(file.path), which the signed snapshot names, is missing.")
+        }
+        try file.check(bytes, what: "\(directory)/\(file.path)")
+        try FileSystem.writeNewFile(destination, bytes, sync: false)
+    }
+}

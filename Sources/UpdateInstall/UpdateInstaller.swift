@@ -1,0 +1,404 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import SetStorage
+import UpdateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The app's update step: verifies a publication, then installs its newest generation into the
+/// App Group as a new generation of the set there, atomically (`ShardSet`'s commit). Deltas are
+/// applied to the installed shards; unchanged shards are copied; the rest are downloaded whole.
+///
+/// Nothing in the App Group changes until every signature, length and hash has checked and every
+/// shard has been written and matched its published content digest; a failure or a kill at any
+/// moment leaves the old generation. Downloads go to a temporary directory of their own, removed
+/// at the end.
+public enum UpdateInstaller {
+    /// What an update did.
+    public struct Outcome: Sendable {
+        public var fromGeneration: UInt64
+        public var generation: UInt64
+        /// Shards rewritten, by index.
+        public var changedShards: [Int]
+        public var added: Int64
+        public var removed: Int64
+        public var totalEntries: Int64
+        public var bytesDownloaded: Int64
+        public var deltas: Int
+        public var fullShards: Int
+        /// The set generation written in the App Group (empty if already current).
+        public var setGeneration: String
+        public var upToDate: Bool { fromGeneration == generation }
+    }
+
+    /// What the App Group holds now: its publication state and shard paths.
+    public struct Installed {
+        public var publication: InstalledPublication
+        /// Shard file paths, by index.
+        public var shardPaths: [String]
+        /// The installed manifest's spec, canonical.
+        public var specJSON: [UInt8]?
+        public var totalEntries: Int64
+    }
+
+    /// Reads what `appGroup` holds; an empty or missing App Group holds nothing.
+    public static func installed(in appGroup: String) throws -> Installed {
+        let manifestPath = appGroup + "/" + Manifest.fileName
+        guard try FileSystem.kind(appGroup) == .directory, try FileSystem.kind(manifestPath) != .missing else {
+            return Installed(publication: .none, shardPaths: [], specJSON: nil, totalEntries: 0)
+        }
+        let manifest = try JSONFieldsReader(try FileSystem.readFile(manifestPath, limit: 16 << 20), what: manifestPath)
+        let directory = try manifest.string("directory")
+        guard FileInfo.isSafe(directory), !directory.contains("/") else {
+            throw UpdateError(
+                .malformed,
+                "\(manifestPath) names the set directory \"\(directory)\", which is not a plain name."
+            )
+        }
+        var paths: [String] = []
+        var total: Int64 = 0
+        for shard in try manifest.array("shards") {
+            let file = try shard.string("file")
+            guard FileInfo.isSafe(file), !file.contains("/") else {
+                throw UpdateError(
+                    .malformed,
+                    "\(manifestPath) names the shard file \"\(file)\", which is not a plain name."
+                )
+            }
+            paths.append(appGroup + "/" + directory + "/" + file)
+            total += try shard.integer("count") + ((try? shard.integer("identified")) ?? 0)
+        }
+        let statePath = appGroup + "/" + directory + "/" + ShardSet.publicationStateName
+        var publication = InstalledPublication.none
+        if try FileSystem.kind(statePath) != .missing {
+            publication = try InstalledPublication(
+                stateBytes: try FileSystem.readFile(statePath, limit: 16 << 20),
+                what: statePath
+            )
+            guard publication.shardDigests.count == paths.count else {
+                throw UpdateError(
+                    .malformed,
+                    "\(statePath) lists \(publication.shardDigests.count) shards, but the manifest \(paths.count)."
+                )
+            }
+        }
+        return Installed(publication: publication, shardPaths: paths, specJSON: manifest.spec, totalEntries: total)
+    }
+
+    /// Verifies the publication `reader` reads and installs its newest generation in `appGroup`.
+    ///
+    /// - Parameters:
+    ///   - trust: the trust root's bytes (`root.json`, as the app ships it).
+    ///   - now: seconds since 1970, for expiry.
+    ///   - isCancelled: polled between downloads and shards; a cancelled update leaves the App Group unchanged.
+    public static func update(
+        from reader: some PublicationReader,
+        trust: [UInt8],
+        appGroup: String,
+        now: Int64,
+        isCancelled: @escaping () -> Bool = { false },
+        sync: Bool = true
+    ) throws -> Outcome {
+        let root = try Root.trusted(trust, what: "the trust root")
+        let installed = try installed(in: appGroup)
+        var bytes: Int64 = 0
+        let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) { path, maximum in
+            let data = try reader.read(path, maximumBytes: maximum)
+            bytes += Int64(data?.count ?? 0)
+            return data
+        }
+        guard let plan else {
+            return Outcome(
+                fromGeneration: installed.publication.generation,
+                generation: installed.publication.generation,
+                changedShards: [],
+                added: 0,
+                removed: 0,
+                totalEntries: installed.totalEntries,
+                bytesDownloaded: bytes,
+                deltas: 0,
+                fullShards: 0,
+                setGeneration: ""
+            )
+        }
+        let downloads = try FileSystem.makeTemporaryDirectory(prefix: "blocklist-update")
+        defer { removeDownloads(downloads) }
+        var sources: [ShardSource] = []
+        for (offset, step) in plan.steps.enumerated() {
+            if isCancelled() {
+                throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
+            }
+            let index = offset + 1
+            switch step {
+            case .keep:
+                sources.append(.copy(installed.shardPaths[offset]))
+            case .delta(let delta):
+                let path = downloads + "/delta-\(index)"
+                try reader.download(delta.file, to: path, isCancelled: isCancelled)
+                bytes += delta.file.length
+                let decoded = try DeltaFile.decode(
+                    try FileSystem.readFile(path, limit: Int(delta.file.length)),
+                    what: "\(reader.name)/\(delta.file.path)"
+                )
+                guard decoded.index == index, decoded.from == delta.from, decoded.to == plan.snapshot.generation else {
+                    throw UpdateError(
+                        .mismatch,
+                        "\(reader.name)/\(delta.file.path) is the delta of shard \(decoded.index) from \(decoded.from) to \(decoded.to), not the one the snapshot names."
+                    )
+                }
+                sources.append(.delta(decoded.payload, base: installed.shardPaths[offset]))
+            case .full(let shard):
+                let path = downloads + "/shard-\(index)"
+                try reader.download(shard.file, to: path, isCancelled: isCancelled)
+                bytes += shard.file.length
+                sources.append(.copy(path))
+            }
+        }
+        let producer = UpdateProducer(
+            sources: sources,
+            expected: plan.snapshot.shards.map(\.digest),
+            setDigest: nil,
+            specJSON: plan.snapshot.spec.canonicalBytes,
+            state: InstalledPublication(
+                generation: plan.snapshot.generation,
+                shardDigests: plan.snapshot.shards.map(\.digest)
+            ),
+            totalEntries: plan.snapshot.shards.reduce(0) { $0 + $1.entries },
+            isCancelled: isCancelled
+        )
+        let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
+        return Outcome(
+            fromGeneration: installed.publication.generation,
+            generation: plan.snapshot.generation,
+            changedShards: plan.changedShards,
+            added: producer.added,
+            removed: producer.removed,
+            totalEntries: generated.totalEntries,
+            bytesDownloaded: bytes,
+            deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
+            fullShards: plan.steps.filter { if case .full = $0 { true } else { false } }.count,
+            setGeneration: generated.generation
+        )
+    }
+
+    /// Applies an opened inline push to `appGroup`: its deltas to the installed shards, checked
+    /// against the push's set digest before the commit.
+    ///
+    /// - Throws: `.wrongBase` if the App Group does not hold the push's base generation (the
+    ///   caller then fetches the update instead).
+    public static func apply(
+        _ push: InlinePush,
+        appGroup: String,
+        now: Int64,
+        isCancelled: @escaping () -> Bool = { false },
+        sync: Bool = true
+    ) throws -> Outcome {
+        let installed = try installed(in: appGroup)
+        guard push.expires > now else {
+            throw UpdateError(.expired, "The push expired at \(push.expires) (now \(now)); nothing was installed.")
+        }
+        guard installed.publication.generation == push.from, installed.shardPaths.count == push.shardCount else {
+            throw UpdateError(
+                .wrongBase,
+                "The push leads from generation \(push.from), but the App Group holds generation \(installed.publication.generation)."
+            )
+        }
+        var sources = installed.shardPaths.map { ShardSource.copy($0) }
+        var changed: [Int] = []
+        for delta in push.deltas {
+            let target = try ShardDelta.target(of: delta, what: "the push's delta")
+            guard !changed.contains(target.index) else {
+                throw UpdateError(.malformed, "The push has two deltas for shard \(target.index).")
+            }
+            sources[target.index - 1] = .delta(delta, base: installed.shardPaths[target.index - 1])
+            changed.append(target.index)
+        }
+        let producer = UpdateProducer(
+            sources: sources,
+            expected: nil,
+            setDigest: push.setDigest,
+            specJSON: push.spec ?? installed.specJSON ?? Array("{}".utf8),
+            state: InstalledPublication(generation: push.to, shardDigests: installed.publication.shardDigests),
+            totalEntries: installed.totalEntries,
+            isCancelled: isCancelled
+        )
+        let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
+        return Outcome(
+            fromGeneration: push.from,
+            generation: push.to,
+            changedShards: changed.sorted(),
+            added: producer.added,
+            removed: producer.removed,
+            totalEntries: generated.totalEntries,
+            bytesDownloaded: 0,
+            deltas: changed.count,
+            fullShards: 0,
+            setGeneration: generated.generation
+        )
+    }
+
+    private static func removeDownloads(_ directory: String) {
+        for name in (try? FileSystem.list(directory)) ?? [] where name.hasPrefix("delta-") || name.hasPrefix("shard-") {
+            try? FileSystem.removeFile(directory + "/" + name)
+        }
+        try? FileSystem.removeEmptyDirectory(directory)
+    }
+}
+
+/// Where each shard of the new generation comes from.
+enum ShardSource {
+    case copy(String)
+    case delta([UInt8], base: String)
+}
+
+/// Writes the new generation's shards for `ShardSet.generate`, checking each against its
+/// published content digest (or, for a push, the whole set against its digest, before the commit).
+final class UpdateProducer: ShardProducer {
+    let sources: [ShardSource]
+    let expected: [[UInt8]]?
+    let setDigest: [UInt8]?
+    let specJSON: [UInt8]
+    var state: InstalledPublication
+    let total: Int64
+    let isCancelled: () -> Bool
+    private(set) var added: Int64 = 0
+    private(set) var removed: Int64 = 0
+    private var staging: DirectoryHandle?
+
+    init(
+        sources: [ShardSource],
+        expected: [[UInt8]]?,
+        setDigest: [UInt8]?,
+        specJSON: [UInt8],
+        state: InstalledPublication,
+        totalEntries: Int64,
+        isCancelled: @escaping () -> Bool
+    ) {
+        self.sources = sources
+        self.expected = expected
+        self.setDigest = setDigest
+        self.specJSON = specJSON
+        self.state = state
+        total = totalEntries
+        self.isCancelled = isCancelled
+    }
+
+    var manifestSpec: Manifest.Spec {
+        Manifest.Spec(
+            patterns: [],
+            exclusions: [],
+            rangeSize: 0,
+            capacity: 0,
+            layout: nil,
+            allowPatterns: nil,
+            inputs: nil
+        )
+    }
+    var manifestSpecJSON: [UInt8]? { specJSON }
+
+    func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (
+        shardCount: Int, totalEntries: Int64
+    ) {
+        self.staging = staging
+        return (sources.count, total)
+    }
+
+    func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError) -> ShardHeader
+    {
+        do {
+            if isCancelled() {
+                throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
+            }
+            switch sources[index - 1] {
+            case .copy(let source):
+                try FileSystem.writeNewFile(path, try FileSystem.readFile(source, limit: 1 << 30), sync: sync)
+            case .delta(let payload, let base):
+                let (_, counts) = try ShardDelta.apply(
+                    payload,
+                    what: "the delta of shard \(index)",
+                    baseAt: base,
+                    to: path,
+                    encoder: encoder,
+                    sync: sync
+                )
+                added += counts.added
+                removed += counts.removed
+            }
+            let digest = try ShardContent.digest(ofShardAt: path)
+            if let expected {
+                guard digest == expected[index - 1] else {
+                    throw UpdateError(
+                        .mismatch,
+                        "Shard \(index) as written does not have the content digest the signed snapshot gives; nothing was installed."
+                    )
+                }
+            } else {
+                state.shardDigests[index - 1] = digest
+            }
+            if index == sources.count {
+                if let setDigest, Snapshot.setDigest(state.shardDigests) != setDigest {
+                    throw UpdateError(
+                        .mismatch,
+                        "The set the push leads to does not have the digest it was signed with; nothing was installed."
+                    )
+                }
+                try FileSystem.writeNewFile(
+                    staging!.path(of: ShardSet.publicationStateName),
+                    state.stateBytes,
+                    sync: sync
+                )
+            }
+            return try ShardHeader.read(path: path)
+        } catch let error as BlocklistError {
+            throw error
+        } catch let error as UpdateError {
+            throw BlocklistError(.invalidInput, error.message, underlying: error)
+        } catch {
+            throw BlocklistError(.invalidInput, "\(error)")
+        }
+    }
+
+    func cleanUp() {}
+}
+
+/// Reads a manifest's few fields an update needs, without Foundation.
+struct JSONFieldsReader {
+    let value: JSONValue
+    let what: String
+    init(_ bytes: [UInt8], what: String) throws {
+        value = try JSONValue(parsing: bytes, what: what)
+        self.what = what
+    }
+    private var members: [String: JSONValue] {
+        if case .object(let m) = value { return m }
+        return [:]
+    }
+    func string(_ key: String) throws -> String {
+        guard case .string(let text)? = members[key] else {
+            throw UpdateError(.malformed, "\(what) has no string \"\(key)\".")
+        }
+        return text
+    }
+    func integer(_ key: String) throws -> Int64 {
+        guard case .number(let text)? = members[key], let value = Int64(text) else {
+            throw UpdateError(.malformed, "\(what) has no whole number \"\(key)\".")
+        }
+        return value
+    }
+    func array(_ key: String) throws -> [JSONFieldsReader] {
+        guard case .array(let elements)? = members[key] else {
+            throw UpdateError(.malformed, "\(what) has no array \"\(key)\".")
+        }
+        return elements.map { JSONFieldsReader(value: $0, what: what) }
+    }
+    var spec: [UInt8]? { members["spec"]?.canonicalBytes }
+    private init(value: JSONValue, what: String) {
+        self.value = value
+        self.what = what
+    }
+}

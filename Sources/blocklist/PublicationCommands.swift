@@ -1,0 +1,277 @@
+import ArgumentParser
+import ArgumentTypes
+import BlocklistCore
+import BlocklistSystem
+import CommandSupport
+import Publication
+import UpdateCore
+import UpdateInstall
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `blocklist keys`: the publisher's keys.
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "The publisher's keys: an Ed25519 signing key, a push key and the trust root an app ships.",
+        subcommands: [Create.self]
+    )
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new signing key, push key and root.json into a directory; never overwrites a key.",
+            discussion:
+                "DIR/signing.key and DIR/push.key are written with mode 0600; DIR/root.json is the trust root the app ships (it lists the public key and expires in a year)."
+        )
+
+        @Argument(help: ArgumentHelp("The key directory (created if missing).", valueName: "dir"))
+        var directory: String
+
+        func run() throws {
+            let id = try KeyFiles.create(in: directory, now: Int64(time(nil)))
+            print(
+                "Wrote \(directory)/signing.key (mode 0600), \(directory)/push.key (mode 0600) and \(directory)/root.json."
+            )
+            print("Key ID: \(id)")
+            print("Ship root.json (and push.key, for inline pushes) with the app; keep signing.key secret.")
+        }
+    }
+}
+
+/// `blocklist publish`.
+struct Publish: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Publish the current generation of a set as signed static files, with deltas from earlier generations.",
+        discussion:
+            "Any static HTTP server or CDN can serve PUBDIR (docs/USAGE.md, Publishing). Publishing again with an unchanged set only re-signs timestamp.json, which expires after --timestamp-lifetime."
+    )
+
+    @Argument(help: ArgumentHelp("The set's output directory (holding manifest.json).", valueName: "setdir"))
+    var setDirectory = "Output"
+
+    @Option(help: ArgumentHelp("The signing key (keys create's signing.key).", valueName: "file"))
+    var key: String
+
+    @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+    var to: String
+
+    @Option(help: ArgumentHelp("Earlier generations to make deltas from, and keep published.", valueName: "N"))
+    var keep: WholeNumber = 5
+
+    @Option(help: ArgumentHelp("Seconds timestamp.json stays valid.", valueName: "seconds"))
+    var timestampLifetime: WholeNumber = 86_400
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        try keep.check("--keep", 0...1_000)
+        try timestampLifetime.check("--timestamp-lifetime", 60...31_536_000, unit: " seconds")
+    }
+
+    func run() throws {
+        let signing = try KeyFiles.signingKey(at: key)
+        let rootPath = (key.contains("/") ? String(key[..<key.lastIndex(of: "/")!]) : ".") + "/root.json"
+        let root = try? FileSystem.readFile(rootPath, limit: 4 << 20)
+        let outcome = try Publisher.publish(
+            setDirectory: setDirectory,
+            signingKey: signing,
+            root: root,
+            to: to,
+            keep: Int(keep.value),
+            now: Int64(time(nil)),
+            timestampLifetime: Int64(timestampLifetime.value)
+        )
+        if json {
+            print(
+                """
+                {"generation": \(outcome.generation), "published": \(outcome.published), "changedShards": \(outcome.changedShards), \
+                "deltas": \(outcome.deltas), "deltaBytes": \(outcome.deltaBytes), "bytesWritten": \(outcome.bytesWritten)}
+                """
+            )
+            return
+        }
+        if outcome.published {
+            print(
+                "Published generation \(outcome.generation) to \(to): \(outcome.changedShards.count) shard\(outcome.changedShards.count == 1 ? "" : "s") changed, \(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s") from the previous generation (\(outcome.deltaBytes) bytes), \(outcome.bytesWritten) bytes written."
+            )
+        } else {
+            print("The set is unchanged: generation \(outcome.generation) stays; timestamp.json re-signed.")
+        }
+        if !outcome.removedGenerations.isEmpty {
+            print(
+                "Removed generations \(outcome.removedGenerations.map(String.init).joined(separator: ", ")) (past --keep)."
+            )
+        }
+    }
+}
+
+/// `blocklist update`.
+struct Update: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "The app's update step: verify a publication and install its newest generation into an App Group directory.",
+        discussion:
+            "Refuses, with nothing written, a rollback, an expired timestamp, a file that does not match the signed snapshot, a wrong key, a truncated or tampered file. Then `load --strategy delta` reloads only the changed extensions."
+    )
+
+    @Option(help: ArgumentHelp("The publication: a directory (or an http:// URL).", valueName: "url|pubdir"))
+    var from: String
+
+    @Option(help: ArgumentHelp("The trust root the app ships (keys create's root.json).", valueName: "root.json"))
+    var trust: String
+
+    @Option(help: ArgumentHelp("The App Group directory holding the installed set.", valueName: "dir"))
+    var appGroup: String
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func run() throws {
+        let trustBytes = try FileSystem.readFile(trust, limit: 4 << 20)
+        let outcome = try UpdateInstaller.update(
+            from: try publicationReader(from),
+            trust: trustBytes,
+            appGroup: appGroup,
+            now: Int64(time(nil))
+        )
+        if json {
+            print(
+                """
+                {"fromGeneration": \(outcome.fromGeneration), "generation": \(outcome.generation), "changedShards": \(outcome.changedShards), \
+                "added": \(outcome.added), "removed": \(outcome.removed), "totalEntries": \(outcome.totalEntries), \
+                "bytesDownloaded": \(outcome.bytesDownloaded), "deltas": \(outcome.deltas), "fullShards": \(outcome.fullShards)}
+                """
+            )
+            return
+        }
+        if outcome.upToDate {
+            print(
+                "Up to date: generation \(outcome.generation), \(NotificationService.grouped(outcome.totalEntries)) entries (\(outcome.bytesDownloaded) bytes read)."
+            )
+            return
+        }
+        print(
+            "Installed generation \(outcome.generation) (from \(outcome.fromGeneration)) in \(appGroup): shards \(outcome.changedShards.map(String.init).joined(separator: ", ")) changed, +\(NotificationService.grouped(outcome.added)) −\(NotificationService.grouped(outcome.removed)) entries, \(NotificationService.grouped(outcome.totalEntries)) in all; \(outcome.bytesDownloaded) bytes downloaded (\(outcome.deltas) deltas, \(outcome.fullShards) full shards)."
+        )
+    }
+}
+
+/// `blocklist push`.
+struct Push: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Pushes that announce a publication, and the Notification Service Extension that applies them.",
+        subcommands: [Payload.self, Deliver.self]
+    )
+
+    struct Payload: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Print the APNs payload for a publication's newest generation: the update inline when it fits 4 KB, else a URL."
+        )
+
+        @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+        var from: String
+
+        @Option(
+            help: ArgumentHelp(
+                "The signing key (signing.key); push.key beside it seals inline updates.",
+                valueName: "file"
+            )
+        )
+        var key: String
+
+        @Option(help: ArgumentHelp("Where phones fetch the update when it is not inline.", valueName: "url"))
+        var url: String?
+
+        @Flag(help: "Never put the update inline.")
+        var noInline = false
+
+        func run() throws {
+            let signing = try KeyFiles.signingKey(at: key)
+            let pushPath = (key.contains("/") ? String(key[..<key.lastIndex(of: "/")!]) : ".") + "/push.key"
+            let pushKey = noInline ? nil : try? KeyFiles.pushKey(at: pushPath)
+            let made = try PushPayload.make(publication: from, signingKey: signing, pushKey: pushKey, url: url)
+            print(String(decoding: made.json, as: UTF8.self))
+            Terminal.error(
+                "generation \(made.generation): \(made.json.count) bytes, \(made.inline ? "update inline" : "URL")\(made.note.map { " (\($0))" } ?? "")\n"
+            )
+        }
+    }
+
+    struct Deliver: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Deliver a push to the Notification Service Extension (blocklist-notification-service) and report what it did.",
+            discussion:
+                "Runs the extension host as `load` runs the Call Directory host, and samples its peak memory. Prints its result: the notification shown, entries added and removed, bytes downloaded."
+        )
+
+        @Argument(help: ArgumentHelp("The APNs payload (push payload's output).", valueName: "payload.json"))
+        var payload: String
+
+        @Option(help: ArgumentHelp("The App Group directory.", valueName: "dir"))
+        var appGroup: String
+
+        @Option(help: ArgumentHelp("The trust root the app ships.", valueName: "root.json"))
+        var trust: String
+
+        @Option(help: ArgumentHelp("The push key (default: push.key beside root.json).", valueName: "file"))
+        var pushKey: String?
+
+        @Option(help: ArgumentHelp("Seconds before serviceExtensionTimeWillExpire.", valueName: "seconds"))
+        var deadline: WholeNumber = 30
+
+        @Option(
+            help: ArgumentHelp(
+                "The network: wifi or cellular (cellular defers downloads over 1 MiB).",
+                valueName: "wifi|cellular"
+            )
+        )
+        var network = "wifi"
+
+        @Option(help: ArgumentHelp("The extension host to run.", valueName: "path"))
+        var host: String?
+
+        func validate() throws {
+            try deadline.check("--deadline", 1...3_600, unit: " seconds")
+            guard network == "wifi" || network == "cellular" else {
+                throw ValidationError("--network must be wifi or cellular, not \"\(network)\".")
+            }
+        }
+
+        func run() throws {
+            let path = host ?? siblingExecutable("blocklist-notification-service")
+            var arguments = [
+                payload, "--app-group", appGroup, "--trust", trust, "--deadline", String(deadline.value), "--network",
+                network,
+            ]
+            if let pushKey { arguments += ["--push-key", pushKey] }
+            let child = try ChildProcess(path: path, arguments: arguments)
+            child.release()
+            var output: [UInt8] = []
+            var peak = 0
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
+            defer { buffer.deallocate() }
+            while true {
+                if let sample = child.peakResidentKiB() { peak = max(peak, sample) }
+                guard child.waitForOutput(milliseconds: 5) else { continue }
+                let n = try child.read(into: buffer)
+                if n == 0 { break }
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            }
+            try child.wait()
+            let text = String(decoding: output, as: UTF8.self).trimmingSuffixNewline
+            print(text)
+            Terminal.error("blocklist-notification-service: exit \(child.exitStatus), peak memory \(peak) KiB\n")
+            if child.exitStatus != 0 { throw ExitCode(child.exitStatus) }
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingSuffixNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}

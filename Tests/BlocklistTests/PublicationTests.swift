@@ -1,0 +1,380 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import BlocklistCore
+@testable import Publication
+@testable import SetStorage
+@testable import UpdateCore
+@testable import UpdateInstall
+
+/// Publication end to end through the libraries: keys, publish, update, deltas, pushes, and every
+/// refusal leaving the App Group as it was.
+@Suite struct PublicationTests {
+    static let now: Int64 = 1_800_000_000
+
+    /// A set directory holding `shards` (blocking runs per shard) with a minimal manifest.
+    static func writeSet(_ shards: [[NumberRun]], in directory: String, name: String = "set-a") throws {
+        try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        try FileManager.default.createDirectory(atPath: directory + "/" + name, withIntermediateDirectories: true)
+        var entries: [String] = []
+        for (offset, runs) in shards.enumerated() {
+            let file = "shard-\(String(format: "%02d", offset + 1)).blk"
+            let header = try writeShard(runs, index: offset + 1, to: directory + "/" + name + "/" + file)
+            entries.append(#"{"file":"\#(file)","index":\#(offset + 1),"count":\#(header.entryCount)}"#)
+        }
+        let manifest =
+            #"{"directory":"\#(name)","spec":{"patterns":[],"exclusions":[],"rangeSize":0,"capacity":1999999,"layout":"packed"},"shards":[\#(entries.joined(separator: ","))]}"#
+        try? FileManager.default.removeItem(atPath: directory + "/manifest.json")
+        try writeBytes(Array(manifest.utf8), to: directory + "/manifest.json")
+    }
+
+    static func random(_ count: Int, seed: UInt64, below: Int64 = 100_000_000) -> [NumberRun] {
+        var generator = SplitMix64(state: seed)
+        let numbers = Set((0..<count).map { _ in Int64.random(in: 1...below, using: &generator) }).sorted()
+        var runs: [NumberRun] = []
+        for number in numbers {
+            if let last = runs.last, last.last + 1 == number {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append(NumberRun(start: number, count: 1))
+            }
+        }
+        return runs
+    }
+
+    struct Fixture {
+        let directory = try! TemporaryDirectory()
+        var keys: String { directory.file("keys") }
+        var publication: String { directory.file("pub") }
+        var appGroup: String { directory.file("app") }
+        var set: String { directory.file("set") }
+        init() throws { _ = try KeyFiles.create(in: directory.file("keys"), now: PublicationTests.now) }
+        var trust: [UInt8] { get throws { try readBytes(keys + "/root.json") } }
+
+        @discardableResult
+        func publish(_ shards: [[NumberRun]], keep: Int = 3, now: Int64 = PublicationTests.now) throws
+            -> Publisher.Outcome
+        {
+            try PublicationTests.writeSet(shards, in: set)
+            return try Publisher.publish(
+                setDirectory: set,
+                signingKey: try KeyFiles.signingKey(at: keys + "/signing.key"),
+                root: try readBytes(keys + "/root.json"),
+                to: publication,
+                keep: keep,
+                now: now
+            )
+        }
+
+        func update(now: Int64 = PublicationTests.now, trust: [UInt8]? = nil) throws -> UpdateInstaller.Outcome {
+            try UpdateInstaller.update(
+                from: DirectoryPublication(directory: publication),
+                trust: try trust ?? self.trust,
+                appGroup: appGroup,
+                now: now,
+                sync: false
+            )
+        }
+
+        /// Every number installed, per shard.
+        func installedNumbers() throws -> [[Int64]] {
+            try UpdateInstaller.installed(in: appGroup).shardPaths.map { try readNumbers($0) }
+        }
+
+        /// The App Group's files and their bytes, to prove a refusal wrote nothing.
+        func appGroupState() throws -> [String: [UInt8]] {
+            var state: [String: [UInt8]] = [:]
+            guard let enumerator = FileManager.default.enumerator(atPath: appGroup) else { return state }
+            while let name = enumerator.nextObject() as? String {
+                var isDirectory: ObjCBool = false
+                FileManager.default.fileExists(atPath: appGroup + "/" + name, isDirectory: &isDirectory)
+                state[name] = isDirectory.boolValue ? [] : try readBytes(appGroup + "/" + name)
+            }
+            return state
+        }
+    }
+
+    static func expand(_ runs: [NumberRun]) -> [Int64] { runs.flatMap { Array($0.start...$0.last) } }
+
+    @Test func roundTripInstallsThenAppliesDeltas() throws {
+        let fixture = try Fixture()
+        var shards = [Self.random(20_000, seed: 1), Self.random(20_000, seed: 2), Self.random(500, seed: 3)]
+        try fixture.publish(shards)
+        let first = try fixture.update()
+        #expect(first.generation == 1 && first.fullShards == 3 && first.deltas == 0)
+        #expect(try fixture.installedNumbers() == shards.map(Self.expand))
+
+        // +1,000 numbers into shard 1, some removed from shard 3; shard 2 unchanged.
+        var added = Set(Self.expand(shards[0]))
+        for run in Self.random(1_000, seed: 9) { for n in run.start...run.last { added.insert(n) } }
+        shards[0] = added.sorted().map { NumberRun(start: $0, count: 1) }
+        shards[2] = Array(shards[2].dropFirst(17))
+        let published = try fixture.publish(shards)
+        #expect(published.generation == 2 && published.changedShards == [1, 3] && published.deltas == 2)
+        let second = try fixture.update()
+        #expect(second.fromGeneration == 1 && second.generation == 2 && second.changedShards == [1, 3])
+        #expect(second.deltas == 2 && second.fullShards == 0 && second.removed == 17)
+        #expect(try fixture.installedNumbers() == shards.map(Self.expand))
+        // The delta for about 1,000 new random numbers is about their entropy, far below the shard.
+        #expect(second.bytesDownloaded < 1_000 * 3 + 2_048, "downloaded \(second.bytesDownloaded)")
+        #expect(try fixture.update().upToDate)
+    }
+
+    /// Deltas against an independent implementation: set arithmetic on every number, with labels.
+    @Test(arguments: 0..<40)
+    func deltaMatchesSetArithmetic(seed: UInt64) throws {
+        var generator = SplitMix64(state: seed &* 7919)
+        func content(_ seedOffset: UInt64) -> ShardContent {
+            let below = Int64.random(in: 50...5_000, using: &generator)
+            let blocking = Self.random(
+                Int.random(in: 0...300, using: &generator),
+                seed: seed &+ seedOffset,
+                below: below
+            )
+            let labels: [[UInt8]] = [Array("spam".utf8), Array("scam".utf8), Array("비상".utf8)].shuffled(
+                using: &generator
+            )
+            var identification: [(run: NumberRun, label: Int)] = []
+            var position: Int64 = Int64.random(in: 1...50, using: &generator)
+            for _ in 0..<Int.random(in: 0...30, using: &generator) {
+                let count = Int64.random(in: 1...20, using: &generator)
+                let label = Int.random(in: 0..<labels.count, using: &generator)
+                if let last = identification.last, last.run.last + 1 == position, last.label == label { continue }
+                identification.append((NumberRun(start: position, count: count), label))
+                position += count + Int64.random(in: 0...5, using: &generator)
+            }
+            return ShardContent(
+                version: 2,
+                index: 1,
+                lowerBound: 0,
+                blocking: blocking,
+                labels: labels,
+                identification: identification
+            )
+        }
+        let old = content(1)
+        let new = content(2)
+        let directory = try TemporaryDirectory()
+        let base = directory.file("base.blk")
+        let writer = try ShardWriter(path: base, shardIndex: 1, version: 2)
+        for run in old.blocking { try writer.append(run) }
+        try writer.beginIdentification(labels: old.labels)
+        for (run, label) in old.identification { try writer.appendIdentification(run, label: label) }
+        _ = try writer.finish(sync: false)
+
+        let (payload, counts) = ShardDelta.payload(from: old, to: new)
+        let (_, applied) = try ShardDelta.apply(
+            payload,
+            what: "delta",
+            baseAt: base,
+            to: directory.file("new.blk"),
+            sync: false
+        )
+        let result = try ShardContent(shardAt: directory.file("new.blk"))
+        #expect(result.digest == new.digest)
+        #expect(applied == counts)
+        // The independent check: numbers and (number, label text) pairs as plain sets.
+        let oldSet = Set(Self.expand(old.blocking))
+        let newSet = Set(Self.expand(new.blocking))
+        #expect(counts.blockingAdded == Int64(newSet.subtracting(oldSet).count))
+        #expect(counts.blockingRemoved == Int64(oldSet.subtracting(newSet).count))
+        func pairs(_ c: ShardContent) -> [Int64: [UInt8]] {
+            var map: [Int64: [UInt8]] = [:]
+            for (run, label) in c.identification { for n in run.start...run.last { map[n] = c.labels[label] } }
+            return map
+        }
+        let oldPairs = pairs(old)
+        let newPairs = pairs(new)
+        #expect(Set(pairs(result).keys) == Set(newPairs.keys))
+        #expect(pairs(result) == newPairs)
+        #expect(counts.identificationAdded == Int64(newPairs.filter { oldPairs[$0.key] != $0.value }.count))
+        #expect(counts.identificationRemoved == Int64(oldPairs.filter { newPairs[$0.key] != $0.value }.count))
+    }
+
+    @Test func refusalsWriteNothing() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(2_000, seed: 1), Self.random(2_000, seed: 2)])
+        _ = try fixture.update()
+        try fixture.publish([Self.random(2_100, seed: 1), Self.random(2_000, seed: 2)])
+        let before = try fixture.appGroupState()
+        func expectRefusal(_ code: UpdateError.Code, now: Int64 = Self.now, trust: [UInt8]? = nil, _ what: String) {
+            #expect(throws: UpdateError.self, "\(what)") {
+                do { _ = try fixture.update(now: now, trust: trust) } catch let error as UpdateError {
+                    #expect(error.code == code, "\(what): \(error)")
+                    throw error
+                }
+            }
+            #expect((try? fixture.appGroupState()) == before, "\(what) changed the App Group")
+        }
+        // Freeze: the timestamp has expired.
+        expectRefusal(.expired, now: Self.now + 2 * 86_400, "an expired timestamp")
+        // A wrong key: another publisher's root.
+        let other = try TemporaryDirectory()
+        _ = try KeyFiles.create(in: other.file("k"), now: Self.now)
+        expectRefusal(.badSignature, trust: try readBytes(other.file("k/root.json")), "a wrong key")
+        // Tampering: one byte of a delta.
+        let delta = try #require(
+            FileManager.default.enumerator(atPath: fixture.publication)?.allObjects.compactMap { $0 as? String }
+                .first { $0.hasSuffix(".delta") }
+        )
+        let deltaPath = fixture.publication + "/" + delta
+        let original = try readBytes(deltaPath)
+        var tampered = original
+        tampered[tampered.count - 3] ^= 0x40
+        try writeBytes(tampered, to: deltaPath)
+        expectRefusal(.mismatch, "a tampered delta")
+        try writeBytes(Array(original.dropLast(5)), to: deltaPath)
+        expectRefusal(.mismatch, "a truncated delta")
+        try writeBytes(original, to: deltaPath)
+        // Mix and match: generation 1's shard in generation 2's place.
+        let shard2 = fixture.publication + "/2/shard-01.blk"
+        let shardBytes = try readBytes(shard2)
+        try writeBytes(try readBytes(fixture.publication + "/1/shard-01.blk"), to: shard2)
+        try FileManager.default.removeItem(atPath: deltaPath)
+        expectRefusal(.mismatch, "a shard of another generation")
+        try writeBytes(shardBytes, to: shard2)
+        try writeBytes(original, to: deltaPath)
+        // A tampered snapshot: its signature no longer verifies.
+        let snapshotPath = fixture.publication + "/2/snapshot.json"
+        let snapshot = try readBytes(snapshotPath)
+        let timestampPath = fixture.publication + "/timestamp.json"
+        var changed = snapshot
+        changed[40] = changed[40] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        try writeBytes(changed, to: snapshotPath)
+        expectRefusal(.mismatch, "a snapshot changed after the timestamp named it")
+        try writeBytes(snapshot, to: snapshotPath)
+
+        // Rollback: install generation 2, then offer a publication at generation 1.
+        _ = try fixture.update()
+        let installed = try fixture.appGroupState()
+        let rollback = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: fixture.publication + "/1", toPath: rollback.file("1"))
+        let timestamp1 = try SignedDocument.sign(
+            Timestamp(
+                generation: 1,
+                expires: Self.now + 86_400,
+                snapshot: FileInfo(
+                    path: "1/snapshot.json",
+                    length: Int64(try readBytes(rollback.file("1/snapshot.json")).count),
+                    sha256: Array(SHA256.hash(data: try readBytes(rollback.file("1/snapshot.json"))))
+                )
+            ).payload,
+            with: [try KeyFiles.signingKey(at: fixture.keys + "/signing.key")]
+        )
+        try writeBytes(timestamp1, to: rollback.file("timestamp.json"))
+        #expect(throws: UpdateError.self) {
+            do {
+                _ = try UpdateInstaller.update(
+                    from: DirectoryPublication(directory: rollback.path),
+                    trust: try fixture.trust,
+                    appGroup: fixture.appGroup,
+                    now: Self.now,
+                    sync: false
+                )
+            } catch let error as UpdateError {
+                #expect(error.code == .rollback)
+                throw error
+            }
+        }
+        #expect(try fixture.appGroupState() == installed)
+        _ = timestampPath
+    }
+
+    @Test func inlinePushAppliesAndIsRefusedWithTheWrongKey() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(5_000, seed: 1), Self.random(5_000, seed: 2)])
+        _ = try fixture.update()
+        var shard = Set(Self.expand(Self.random(5_000, seed: 1)))
+        for run in Self.random(100, seed: 77) { shard.insert(run.start) }
+        let expected = shard.sorted()
+        try fixture.publish([expected.map { NumberRun(start: $0, count: 1) }, Self.random(5_000, seed: 2)])
+        let made = try PushPayload.make(
+            publication: fixture.publication,
+            signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+            pushKey: try KeyFiles.pushKey(at: fixture.keys + "/push.key"),
+            url: fixture.publication
+        )
+        #expect(made.inline && made.json.count <= 4096)
+        // The wrong push key: refused by the extension, the App Group unchanged.
+        let before = try fixture.appGroupState()
+        let wrong = try NotificationService.handle(
+            payload: made.json,
+            appGroup: fixture.appGroup,
+            trust: try fixture.trust,
+            pushKey: SymmetricKey(size: .bits256),
+            network: .wifi,
+            now: Self.now,
+            isCancelled: { false },
+            reader: { _ in nil }
+        )
+        #expect(wrong.result == "failed")
+        #expect(try fixture.appGroupState() == before)
+        let delivery = try NotificationService.handle(
+            payload: made.json,
+            appGroup: fixture.appGroup,
+            trust: try fixture.trust,
+            pushKey: try KeyFiles.pushKey(at: fixture.keys + "/push.key"),
+            network: .wifi,
+            now: Self.now,
+            isCancelled: { false },
+            reader: { _ in nil }
+        )
+        #expect(delivery.result == "updated", "\(delivery.message ?? "")")
+        #expect(delivery.outcome?.generation == 2)
+        #expect(try fixture.installedNumbers()[0] == expected)
+        // Not mutable-content: nothing happens.
+        let plain = try NotificationService.handle(
+            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8),
+            appGroup: fixture.appGroup,
+            trust: try fixture.trust,
+            pushKey: nil,
+            network: .wifi,
+            now: Self.now,
+            isCancelled: { false },
+            reader: { _ in nil }
+        )
+        #expect(plain.result == "ignored")
+    }
+
+    @Test func cancelledUpdateLeavesTheAppGroup() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(2_000, seed: 1)])
+        _ = try fixture.update()
+        try fixture.publish([Self.random(2_500, seed: 1)])
+        let before = try fixture.appGroupState()
+        #expect(throws: (any Error).self) {
+            _ = try UpdateInstaller.update(
+                from: DirectoryPublication(directory: fixture.publication),
+                trust: try fixture.trust,
+                appGroup: fixture.appGroup,
+                now: Self.now,
+                isCancelled: { true },
+                sync: false
+            )
+        }
+        #expect(try fixture.appGroupState() == before)
+    }
+
+    /// Base64 against Foundation's (an independent implementation), both ways, seeded.
+    @Test func base64MatchesFoundation() {
+        var generator = SplitMix64(state: 42)
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...70, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            let ours = TextEncodings.base64(bytes)
+            #expect(ours == Data(bytes).base64EncodedString())
+            #expect(TextEncodings.base64Decode(Array(ours.utf8)) == bytes)
+            // Random text: ours accepts only what Foundation decodes to the same bytes, and only canonical text.
+            let alphabet = Array("ABCab01+/=xyz\n ".utf8)
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }
+            if let decoded = TextEncodings.base64Decode(text) {
+                #expect(Data(base64Encoded: Data(text)).map(Array.init) == decoded)
+                #expect(TextEncodings.base64(decoded) == String(decoding: text, as: UTF8.self))
+            }
+        }
+    }
+}
