@@ -205,6 +205,12 @@ let package = Package(
             dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        /// A small, strict HTTP/1.1 GET client on the C library's sockets, for the notification
+        /// service's host and `blocklist update --from http://…`: plain `http://` only (an app
+        /// fetches over TLS with URLSession), bodies streamed through a fixed buffer, a deadline and
+        /// a size limit. Standard library only: no Foundation, no SwiftNIO.
+        .target(name: "HTTPFetch"),
+
         /// The bench's workloads, each run in a child process, its harness (memory sampled by
         /// process id, "key value" reports), the seed's approach, the import against GNU sort,
         /// and the message filter's synthetic corpus and linear-scan baseline. For `blocklist
@@ -311,7 +317,7 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
     ],
