@@ -171,7 +171,10 @@ let package = Package(
         /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
         .target(
             name: "UpdateInstall",
-            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
 
         /// The publisher's side: key files, `publish` (signed metadata, shards, deltas, atomic
@@ -219,7 +222,8 @@ let package = Package(
             name: "BenchWorkloads",
             dependencies: [
                 "BlocklistCore", "BlocklistSystem", "CallDirectorySimulator", "CommandSupport", "MessageFilterCompiler",
-                "MessageFilterCore", "MessageFilterHosting", "SetReading", "SetStorage",
+                "MessageFilterCore", "MessageFilterHosting", "SetReading", "SetStorage", "Publication", "UpdateCore",
+                "UpdateInstall",
             ]
         ),
 
@@ -275,6 +279,8 @@ let package = Package(
                 "CommandSupport",
                 "blocklist-message-filter",  // built with it: `simulate` spawns it from the same directory
                 "ArgumentTypes",
+                "Publication",  // `updates serve`
+                "UpdateCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

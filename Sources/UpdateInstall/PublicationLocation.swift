@@ -1,11 +1,18 @@
+import HTTPFetch
 import UpdateCore
 
-/// The reader for a publication a push or `--from` names: a directory path, or an `http://` URL.
-public func publicationReader(_ location: String) throws -> any PublicationReader {
+/// The reader for a publication a push or `--from` names: an `http://` URL (every request within
+/// `deadline`, CLOCK_MONOTONIC nanoseconds; default: a minute from now), or a directory path.
+public func publicationReader(
+    _ location: String,
+    deadline: UInt64? = nil,
+    isCancelled: @escaping () -> Bool = { false }
+) throws -> any PublicationReader {
     if location.hasPrefix("http://") || location.hasPrefix("https://") {
-        throw UpdateError(
-            .malformed,
-            "\(location): reading a publication over HTTP is not built into this version; give a directory."
+        return try HTTPPublication(
+            location,
+            deadline: deadline ?? HTTPFetch.now() + 60_000_000_000,
+            isCancelled: isCancelled
         )
     }
     return DirectoryPublication(directory: location)

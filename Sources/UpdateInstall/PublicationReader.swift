@@ -14,6 +14,16 @@ public protocol PublicationReader {
     /// Copies `file` to the new file `destination`, checking its length and SHA-256 as it goes;
     /// `isCancelled` is polled between pieces.
     func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws
+    /// Told the installed generation before anything is read: a server may then send
+    /// everything in one request. Optional.
+    func prepare(installedGeneration: UInt64) throws
+    /// Body bytes received over the network so far, if this reader uses one.
+    var bytesOnTheWire: Int64? { get }
+}
+
+extension PublicationReader {
+    public func prepare(installedGeneration: UInt64) throws {}
+    public var bytesOnTheWire: Int64? { nil }
 }
 
 /// A publication in a directory.

@@ -106,6 +106,7 @@ public enum UpdateInstaller {
     ) throws -> Outcome {
         let root = try Root.trusted(trust, what: "the trust root")
         let installed = try installed(in: appGroup)
+        try reader.prepare(installedGeneration: installed.publication.generation)
         var bytes: Int64 = 0
         let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) { path, maximum in
             let data = try reader.read(path, maximumBytes: maximum)
@@ -120,7 +121,7 @@ public enum UpdateInstaller {
                 added: 0,
                 removed: 0,
                 totalEntries: installed.totalEntries,
-                bytesDownloaded: bytes,
+                bytesDownloaded: reader.bytesOnTheWire ?? bytes,
                 deltas: 0,
                 fullShards: 0,
                 setGeneration: ""
@@ -179,7 +180,7 @@ public enum UpdateInstaller {
             added: producer.added,
             removed: producer.removed,
             totalEntries: generated.totalEntries,
-            bytesDownloaded: bytes,
+            bytesDownloaded: reader.bytesOnTheWire ?? bytes,
             deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
             fullShards: plan.steps.filter { if case .full = $0 { true } else { false } }.count,
             setGeneration: generated.generation

@@ -129,8 +129,12 @@ let body: @Sendable () -> Void = {
             now: now,
             isCancelled: { work.cancelled.load(ordering: .relaxed) },
             reader: { location in
-                // A directory path; http:// publications are read by UpdateInstall's HTTP reader.
-                try publicationReader(location)
+                // Downloads stop at the deadline too (and when cancelled), like a URLSession task.
+                try publicationReader(
+                    location,
+                    deadline: UInt64(started + Int64(deadlineSeconds * 1000)) * 1_000_000,
+                    isCancelled: { work.cancelled.load(ordering: .relaxed) }
+                )
             }
         )
     } catch {

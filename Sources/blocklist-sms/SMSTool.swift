@@ -16,6 +16,23 @@ struct SMSTool: AsyncParsableCommand {
     /// ended: help and errors included (as `blocklist` does).
     static func main() async {
         if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
+        // `blocklist updates serve`: the publication server shares this program's HTTP stack.
+        if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "updates" {
+            do {
+                var command = try UpdatesTool.parseAsRoot(Array(CommandLine.arguments.dropFirst(2)))
+                if var command = command as? AsyncParsableCommand {
+                    try await command.run()
+                } else {
+                    try command.run()
+                }
+            } catch {
+                StandardOutput.exit(
+                    UpdatesTool.exitCode(for: error).rawValue,
+                    message: UpdatesTool.fullMessage(for: error)
+                )
+            }
+            StandardOutput.exit(0)
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {

@@ -34,11 +34,7 @@ struct Serve: AsyncParsableCommand {
     )
     var rules: String
 
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
-
-    @Option(parsing: .unconditional, help: "The port to listen on; 0 picks a free one (the line printed says which).")
-    var port: WholeNumber = 8080
+    @OptionGroup var server: ServerOptions
 
     @Option(help: "The URL path that answers queries.")
     var path = "/"
@@ -59,42 +55,6 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp(
-            "How long a request's head may take to arrive, from the connection's accept or the request's first byte, in milliseconds.",
-            valueName: "ms"
-        )
-    )
-    var headerTimeoutMs: WholeNumber = 10_000
-
-    @Option(
-        parsing: .unconditional,
-        help: ArgumentHelp(
-            "How long a request's body may take to arrive after its head, in milliseconds.",
-            valueName: "ms"
-        )
-    )
-    var bodyTimeoutMs: WholeNumber = 10_000
-
-    @Option(
-        parsing: .unconditional,
-        help: ArgumentHelp(
-            "How long a kept-alive connection may wait for its next request, in milliseconds.",
-            valueName: "ms"
-        )
-    )
-    var idleTimeoutMs: WholeNumber = 30_000
-
-    @Option(
-        parsing: .unconditional,
-        help: ArgumentHelp(
-            "How many connections are served at once; more wait in the kernel's queue until one closes.",
-            valueName: "N"
-        )
-    )
-    var maxConnections: WholeNumber = 1024
-
-    @Option(
-        parsing: .unconditional,
         help: ArgumentHelp("The largest request body, in bytes; a larger one is answered 413.", valueName: "bytes")
     )
     var maxBodyBytes: WholeNumber = 409_600
@@ -104,7 +64,6 @@ struct Serve: AsyncParsableCommand {
     }
 
     func validate() throws {
-        try port.check("--port", 0...65535)
         guard path.hasPrefix("/") else { throw ValidationError("--path must start with /, as \"/\" or \"/filter\".") }
         // What a request line can carry as it is: no spaces, controls, query or fragment.
         guard path.utf8.allSatisfy({ (33...126).contains($0) && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") })
@@ -113,23 +72,13 @@ struct Serve: AsyncParsableCommand {
                 "--path may hold only visible ASCII characters other than ? and #, as \"/filter\"; \(Self.quoted(path)) does not."
             )
         }
-        guard !host.isEmpty, host.utf8.allSatisfy({ (33...126).contains($0) }) else {
-            throw ValidationError(
-                "--host must be an address or a host name, as 127.0.0.1, ::1 or localhost; \(Self.quoted(host)) is not."
-            )
-        }
         try delayMs.check("--delay-ms", 0...600_000)
-        try headerTimeoutMs.check("--header-timeout-ms", 1...3_600_000)
-        try bodyTimeoutMs.check("--body-timeout-ms", 1...3_600_000)
-        try idleTimeoutMs.check("--idle-timeout-ms", 1...3_600_000)
-        try maxConnections.check("--max-connections", 1...100_000)
         try maxBodyBytes.check("--max-body-bytes", 1...16 << 20)
     }
 
     func run() async throws {
         let loaded = try RulesLoader.load(rules)
         for warning in loaded.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-        try Self.reserveDescriptors(for: maxConnections.value)
         let pool = ClassifierPool(rules: loaded.rules)
         let names = loaded.rules.rules.map(\.name)
         let router = Router()
@@ -172,79 +121,8 @@ struct Serve: AsyncParsableCommand {
             )
             return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))
         }
-        var logger = Logger(label: "blocklist-sms")
-        logger.logLevel = .warning
-        // An IPv6 address goes in brackets in a URL (RFC 3986), so the line can be pasted as one.
-        let announced = "listening on http://\(host.contains(":") ? "[\(host)]" : host):%d\(path)"
-        let timeouts = ConnectionTimeouts(
-            header: .milliseconds(Int64(headerTimeoutMs.value)),
-            body: .milliseconds(Int64(bodyTimeoutMs.value)),
-            idle: .milliseconds(Int64(idleTimeoutMs.value))
-        )
-        let app = Application(
-            router: router,
-            server: HTTPServerBuilder { responder in
-                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder), timeouts: timeouts)
-            },
-            configuration: .init(
-                address: .hostname(host, port: port.value),
-                serverName: "blocklist-sms",
-                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value)
-            ),
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? 0
-                // Unbuffered, so that a script reading a pipe sees it at once.
-                FileHandle.standardOutput.write(
-                    Data((announced.replacingOccurrences(of: "%d", with: "\(bound)") + "\n").utf8)
-                )
-            },
-            logger: logger
-        )
-        var configuration = ServiceGroupConfiguration(
-            services: [app],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // Graceful shutdown answers what has arrived; whatever still runs after 4 s is cancelled,
-        // so that the process is gone within 5 s of the signal.
-        configuration.maximumGracefulShutdownDuration = .seconds(4)
-        configuration.maximumCancellationDuration = .milliseconds(500)
-        do {
-            try await ServiceGroup(configuration: configuration).run()
-        } catch let error as IOError {
-            let what =
-                error.description.hasPrefix("bind")
-                ? "Listening on \(host) port \(port.value) failed" : "The server failed"
-            throw MessageFilterError(
-                .io,
-                "\(what): \(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))."
-            )
-        } catch is SocketAddressError.UnknownHost {
-            throw MessageFilterError(
-                .io,
-                "Listening on \(Self.quoted(host)) failed: it is neither an IP address nor a host name this machine can resolve."
-            )
-        }
+        try await server.run(router: router, path: path, serverName: "blocklist-sms")
         FileHandle.standardOutput.write(Data("stopped\n".utf8))
-    }
-
-    /// Raises the soft limit on open descriptors to what `connections` need (with room for the
-    /// process's own), up to the hard limit.
-    ///
-    /// - Throws: `MessageFilterError` naming the limit when the hard limit is too low.
-    static func reserveDescriptors(for connections: Int) throws {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        let needed = rlim_t(connections + 64)
-        guard limit.rlim_cur < needed else { return }
-        guard limit.rlim_max >= needed else {
-            throw MessageFilterError(
-                .io,
-                "--max-connections \(connections) needs \(needed) open files, but this process may open at most \(limit.rlim_max) (ulimit -Hn)."
-            )
-        }
-        limit.rlim_cur = needed
-        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// Sorted keys: JSONEncoder's order is otherwise not stable from run to run.

@@ -13,7 +13,8 @@ struct Blocklist: ParsableCommand {
         version: blocklistVersion,
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
-            Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, Update.self, Push.self,
+            Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, Update.self,
+            UpdatesCommand.self, Push.self,
             Bench.self,
             BenchWorkload.self,
         ]
@@ -54,6 +55,18 @@ struct Blocklist: ParsableCommand {
             // The server and the simulator link SwiftNIO, so they live in blocklist-sms; only
             // returns if the exec failed, and the stub commands then say so.
             _ = replaceProcess(with: siblingExecutable("blocklist-sms"), name: "blocklist-sms", passingArgumentsFrom: 2)
+        }
+        if command == "updates" || (command == "help" && commandLineArgument(2) == "updates") {
+            // `updates serve` is a Hummingbird server: it lives in blocklist-sms with the other one.
+            StandardOutput.flush()
+            let rest = command == "help" ? ["--help"] : []
+            var arguments = ["blocklist-sms", "updates"]
+            var index = command == "help" ? 3 : 2
+            while let argument = commandLineArgument(index) {
+                arguments.append(argument)
+                index += 1
+            }
+            _ = replaceProcess(with: siblingExecutable("blocklist-sms"), arguments: arguments + rest)
         }
         if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
         do {

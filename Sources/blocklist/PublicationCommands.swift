@@ -1,5 +1,6 @@
 import ArgumentParser
 import ArgumentTypes
+import BenchWorkloads
 import BlocklistCore
 import BlocklistSystem
 import CommandSupport
@@ -164,7 +165,7 @@ struct Update: ParsableCommand {
 struct Push: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Pushes that announce a publication, and the Notification Service Extension that applies them.",
-        subcommands: [Payload.self, Deliver.self]
+        subcommands: [Payload.self, Deliver.self, Simulate.self]
     )
 
     struct Payload: ParsableCommand {
@@ -274,4 +275,112 @@ struct Push: ParsableCommand {
 
 extension String {
     fileprivate var trimmingSuffixNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}
+
+/// `updates serve` runs in `blocklist-sms` (Hummingbird), which `blocklist` execs before it parses
+/// anything (see Blocklist.main). This entry lists it in help, and execs it too if reached some other way.
+struct UpdatesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "updates",
+        abstract: "Serve a publication to phones over HTTP (blocklist updates serve PUBDIR --port N).",
+        subcommands: [Serve.self]
+    )
+
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve a publication over HTTP, with ETags, and every update in one request."
+        )
+
+        @Argument(parsing: .captureForPassthrough, help: "See blocklist updates serve --help.")
+        var arguments: [String] = []
+
+        func run() throws { try handOver(["updates", "serve"] + arguments) }
+    }
+}
+
+extension Push {
+    struct Simulate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a publication end to end on loopback: publish, serve, push, apply in the extension, reload.",
+            discussion: """
+                Generates a list of random +82 70 numbers, publishes and serves it (updates serve), installs it in an \
+                App Group and loads it; then adds --change numbers, publishes generation 2, makes its push, delivers it \
+                to blocklist-notification-service and reloads the changed extensions with load --strategy delta. \
+                Prints the bytes on the wire, the time from publication to the last extension reloaded, and each \
+                process's peak memory.
+                """
+        )
+
+        @Option(help: ArgumentHelp("Numbers in the list.", valueName: "N"))
+        var numbers: WholeNumber = 1_000_000
+
+        @Option(help: ArgumentHelp("Numbers the new generation adds.", valueName: "N"))
+        var change: WholeNumber = 100
+
+        @Flag(help: "Send the URL in the push instead of the update itself.")
+        var noInline = false
+
+        @Option(
+            help: ArgumentHelp(
+                "A new directory for the run's files (default: a temporary one, removed after).",
+                valueName: "dir"
+            )
+        )
+        var work: String?
+
+        @Flag(help: "Print the result as JSON.")
+        var json = false
+
+        func validate() throws {
+            try numbers.check("--numbers", 1_000...10_000_000)
+            try change.check("--change", 1...1_000_000)
+        }
+
+        func run() throws {
+            let directory = try work ?? FileSystem.makeTemporaryDirectory(prefix: "blocklist-push-simulate")
+            defer { if work == nil { removeTree(directory) } }
+            let report = try PushSimulation.run(
+                programs: PushSimulation.Programs(
+                    blocklist: siblingExecutable("blocklist"),
+                    server: siblingExecutable("blocklist-sms"),
+                    notificationService: siblingExecutable("blocklist-notification-service")
+                ),
+                directory: directory,
+                numbers: numbers.value,
+                change: change.value,
+                inline: !noInline
+            ) { Terminal.error("push simulate: \($0)\n") }
+            if json {
+                try printJSON(report)
+                return
+            }
+            let ms = { (value: Double) in String(Int(value.rounded())) }
+            print(
+                "generation \(report.generation): +\(report.change) numbers into \(report.numbers); shards changed: \(report.changedShards.map(String.init).joined(separator: ", "))"
+            )
+            print(
+                "push: \(report.pushBytes) bytes (\(report.inline ? "update inline" : "URL")); downloaded by the extension: \(report.bytesDownloaded) bytes; on the wire: \(report.bytesOnTheWire) bytes"
+            )
+            print(
+                "publish \(ms(report.publishMilliseconds)) ms, deliver \(ms(report.deliverMilliseconds)) ms, reload \(ms(report.reloadMilliseconds)) ms; publication to reloaded: \(ms(report.publicationToReloadedMilliseconds)) ms"
+            )
+            print(
+                "peak memory: notification service \(report.notificationServicePeakKiB) KiB, update server \(report.serverPeakKiB) KiB, extension host \(report.extensionHostPeakKiB) KiB"
+            )
+            print("notification: \(report.notification)")
+        }
+    }
+}
+
+/// Removes a directory push simulate made, and everything in it.
+private func removeTree(_ path: String) {
+    for name in (try? FileSystem.list(path)) ?? [] {
+        let child = path + "/" + name
+        if (try? FileSystem.kind(child, followingSymlinks: false)) == .directory {
+            removeTree(child)
+        } else {
+            try? FileSystem.removeFile(child)
+        }
+    }
+    try? FileSystem.removeEmptyDirectory(path)
 }

@@ -1,0 +1,50 @@
+/// Several publication files in one body: what `GET /v1/update?from=N` answers, so that a phone
+/// gets everything from its generation to the newest in one request (docs/FORMAT.md, "Update
+/// bundle"). `BLKBNDL1`, then per file its path length (u16), path, length (u32) and bytes, to
+/// the end. Every file is still checked against the signed metadata as if fetched alone: the
+/// bundle itself is not trusted.
+public enum UpdateBundle {
+    public static let magic = Array("BLKBNDL1".utf8)
+    /// The largest bundle a reader takes (64 MiB).
+    public static let maximumBytes = 64 << 20
+
+    /// The bundle of `files`.
+    public static func encode(_ files: [(path: String, bytes: [UInt8])]) -> [UInt8] {
+        var out = magic
+        for (path, bytes) in files {
+            let name = Array(path.utf8)
+            out += InlinePush.littleEndian(UInt64(name.count), 2) + name
+            out += InlinePush.littleEndian(UInt64(bytes.count), 4) + bytes
+        }
+        return out
+    }
+
+    /// The files of a bundle, by path.
+    ///
+    /// - Throws: `.malformed` for a bundle cut short, a path that is not plain or given twice.
+    public static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: [UInt8]] {
+        guard bytes.count <= maximumBytes else {
+            throw UpdateError(.limitExceeded, "\(what) is \(bytes.count) bytes; a bundle is at most \(maximumBytes).")
+        }
+        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else {
+            throw UpdateError(.malformed, "\(what) is not an update bundle (it does not start with BLKBNDL1).")
+        }
+        var files: [String: [UInt8]] = [:]
+        var reader = BitReader(bytes, at: magic.count, what: what)
+        while reader.position < bytes.count {
+            let nameLength = try reader.bytes(2, "a path length")
+            let name = try reader.bytes(Int(nameLength[0]) | Int(nameLength[1]) << 8, "a path")
+            let path = String(decoding: name, as: UTF8.self)
+            guard Array(path.utf8) == name, FileInfo.isSafe(path) else {
+                throw UpdateError(.malformed, "\(what) holds a file whose path is not a plain relative path.")
+            }
+            let length = try reader.bytes(4, "the length of \(path)")
+            let count = length.enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            let content = try reader.bytes(count, "\(path)")
+            guard files.updateValue(content, forKey: path) == nil else {
+                throw UpdateError(.malformed, "\(what) holds \(path) twice.")
+            }
+        }
+        return files
+    }
+}

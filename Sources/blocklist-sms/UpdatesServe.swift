@@ -1,0 +1,102 @@
+import ArgumentParser
+import ArgumentTypes
+import CommandSupport
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import Publication
+import UpdateCore
+
+/// `blocklist updates serve`, which `blocklist` execs here: a publication over HTTP.
+struct UpdatesTool: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blocklist updates",
+        abstract: "Serve a publication to phones.",
+        version: blocklistVersion,
+        subcommands: [UpdatesServe.self]
+    )
+}
+
+struct UpdatesServe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract:
+            "Serve a publication (blocklist publish's directory) over HTTP, with ETags, and every update in one request.",
+        discussion: """
+            GET /PATH serves PUBDIR's files with an ETag; If-None-Match answers 304. timestamp.json is sent with \
+            Cache-Control: no-cache, a generation's files as immutable. GET /v1/update?from=N answers one bundle that \
+            takes a phone from generation N to the newest (blocklist update uses it). Same time limits, connection \
+            limit and graceful shutdown as sms serve. Prints "listening on http://HOST:PORT/" once it accepts \
+            connections; any static HTTP server or CDN can serve PUBDIR instead (docs/USAGE.md, Publishing).
+            """,
+        version: blocklistVersion
+    )
+
+    @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+    var publication: String
+
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: publication + "/timestamp.json", isDirectory: &isDirectory),
+            !isDirectory.boolValue
+        else {
+            throw ValidationError("\(publication) holds no timestamp.json; run blocklist publish first.")
+        }
+    }
+
+    func run() async throws {
+        let root = publication
+        let router = Router()
+        router.get("v1/update") { request, _ -> Response in
+            guard let text = request.uri.queryParameters.get("from"), let from = UInt64(text) else {
+                return Self.text(.badRequest, "Give the installed generation: /v1/update?from=N (0 for none).\n")
+            }
+            let bundle = try UpdateBundle.compose(publication: root, from: from)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/octet-stream", .cacheControl: "no-cache"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bundle))
+            )
+        }
+        router.get("**") { request, context -> Response in
+            let path = context.parameters.getCatchAll().joined(separator: "/")
+            guard FileInfo.isSafe(path) else { return Self.text(.notFound, "Not found.\n") }
+            let full = root + "/" + path
+            var info = stat()
+            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                return Self.text(.notFound, "Not found.\n")
+            }
+            let etag =
+                "\"\(String(info.st_mtim.tv_sec, radix: 16))-\(String(info.st_mtim.tv_nsec, radix: 16))-\(String(info.st_size, radix: 16))\""
+            let cache =
+                path == Publisher.timestampName || path.hasSuffix("root.json")
+                ? "no-cache" : "public, max-age=31536000, immutable"
+            if let match = request.headers[.ifNoneMatch], match == etag || match == "*" {
+                return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cache])
+            }
+            guard let data = FileManager.default.contents(atPath: full) else {
+                return Self.text(.notFound, "Not found.\n")
+            }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: path.hasSuffix(".json") ? "application/json" : "application/octet-stream",
+                    .eTag: etag, .cacheControl: cache,
+                ],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+            )
+        }
+        try await server.run(router: router, path: "/", serverName: "blocklist-updates")
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/plain"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+}
