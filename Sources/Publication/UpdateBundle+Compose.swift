@@ -4,7 +4,7 @@ import UpdateCore
 
 extension UpdateBundle {
     /// The bundle that takes a phone from generation `from` to the newest of `publication`:
-    /// the timestamp, the snapshot, and per changed shard its delta from `from` if published,
+    /// every `N.root.json`, the timestamp, the snapshot, and per changed shard its delta from `from` if published,
     /// else the full shard. From the newest generation (or a newer one), only the timestamp.
     ///
     /// - Throws: if the publication cannot be read.
@@ -16,6 +16,10 @@ extension UpdateBundle {
             what: Publisher.timestampName
         )
         var files: [(String, [UInt8])] = [(Publisher.timestampName, timestampBytes)]
+        // Every root the publication has, so a phone learns of a rotation without asking.
+        for name in try directory.entries().sorted() where name.hasSuffix(".root.json") && name.first != "." {
+            files.append((name, try directory.readFile(name, limit: SignedDocument.maximumBytes)))
+        }
         guard from < timestamp.generation else { return encode(files) }
         let snapshotPath = timestamp.snapshot.path
         files.append((snapshotPath, try directory.readFile(snapshotPath, limit: SignedDocument.maximumBytes)))

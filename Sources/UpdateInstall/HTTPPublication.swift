@@ -63,6 +63,8 @@ public final class HTTPPublication: PublicationReader {
             }
             return bytes
         }
+        // A bundle holds every root the publication has: one it lacks does not exist.
+        if !bundled.isEmpty && path.hasSuffix(".root.json") { return nil }
         requests += 1
         let url = base.appending(path: path)
         var bytes: [UInt8] = []
@@ -95,12 +97,8 @@ public final class HTTPPublication: PublicationReader {
         var sha = SHA256()
         var written: Int64 = 0
         var failure: (any Error)?
-        let head = try HTTPFetch.get(
-            url,
-            deadline: deadline,
-            maximumBodyBytes: file.length,
-            isCancelled: { isCancelled() || self.isCancelled() }
-        ) {
+        let stop = { isCancelled() || self.isCancelled() }
+        let head = try HTTPFetch.get(url, deadline: deadline, maximumBodyBytes: file.length, isCancelled: stop) {
             chunk in
             guard failure == nil else { return }
             do {

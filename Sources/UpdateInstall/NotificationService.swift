@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+import HTTPFetch
 import UpdateCore
 
 #if canImport(Glibc)
@@ -139,9 +140,12 @@ public enum NotificationService {
             )
         } catch {
             if isCancelled() { throw error }
+            // A download that ran into the deadline is the deadline's: the best attempt, as
+            // serviceExtensionTimeWillExpire delivers it.
+            let expired = (error as? HTTPFetchError).map { $0.code == .timeout || $0.code == .cancelled } ?? false
             return Delivery(
                 notification: rewrite("Block list update", "The update finishes when you open the app."),
-                result: "failed",
+                result: expired ? "expired" : "failed",
                 outcome: nil,
                 message: "\(error)"
             )
