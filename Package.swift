@@ -33,6 +33,55 @@ let staticFoundationLibraries: [LinkerSetting] = [
     .linkedLibrary("swiftSynchronization", .when(platforms: [.linux])),
 ]
 
+/// The Notification Service Extension's host: static, with the Foundation archives swift-crypto
+/// needs on Linux (its `Data`), and its hot functions first.
+let notificationServiceLinking: [LinkerSetting] =
+    staticExecutable + staticFoundationLibraries + hotFunctionsFirst("blocklist-notification-service")
+
+// MARK: - Publication: signed, delta-updated sets and the Notification Service Extension
+
+/// The publication's modules and the Notification Service Extension's host, together: what lists
+/// need to reach a phone.
+let publicationTargets: [Target] = [
+        /// The update's portable core: what an app's Notification Service Extension links to
+        /// verify signed publication metadata, open inline pushes and apply shard deltas.
+        /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
+        .target(
+            name: "UpdateCore",
+            dependencies: ["BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        /// The update step around UpdateCore: reads a publication (a directory or a server),
+        /// verifies it, and installs its newest generation into an App Group through SetStorage's
+        /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
+        .target(
+            name: "UpdateInstall",
+            dependencies: [
+                "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        /// The publisher's side: key files, `publish` (signed metadata, shards, deltas, atomic
+        /// commit) and the push payload. No Foundation.
+        .target(
+            name: "Publication",
+            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        /// Plays an app's Notification Service Extension: opens or fetches the update a push
+        /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
+        /// No Foundation, no argument parser, statically linked, to stay small.
+        .executableTarget(
+            name: "blocklist-notification-service",
+            dependencies: ["UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
+            // Top-level code hands its state to the update thread and reads C's stdout and
+            // stderr; Swift 5 mode lets that through, as in CommandSupport.
+            exclude: ["hot-functions.order"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: notificationServiceLinking
+        ),
+]
+
 let package = Package(
     name: "blocklist",
     // iOS 15: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no
@@ -156,34 +205,6 @@ let package = Package(
             dependencies: ["MessageFilterCore"]
         ),
 
-        // MARK: - Publication: signed, delta-updated sets and the Notification Service Extension
-
-        /// The update's portable core: what an app's Notification Service Extension links to
-        /// verify signed publication metadata, open inline pushes and apply shard deltas.
-        /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
-        .target(
-            name: "UpdateCore",
-            dependencies: ["BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
-        ),
-
-        /// The update step around UpdateCore: reads a publication (a directory or a server),
-        /// verifies it, and installs its newest generation into an App Group through SetStorage's
-        /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
-        .target(
-            name: "UpdateInstall",
-            dependencies: [
-                "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
-
-        /// The publisher's side: key files, `publish` (signed metadata, shards, deltas, atomic
-        /// commit) and the push payload. No Foundation.
-        .target(
-            name: "Publication",
-            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
-        ),
-
         // MARK: - The tools: system calls, what the CLIs share, argument types
 
         /// What the tools need of the system and an extension never does: directory handles that
@@ -253,18 +274,6 @@ let package = Package(
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-message-filter")
         ),
-        /// Plays an app's Notification Service Extension: opens or fetches the update a push
-        /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
-        /// No Foundation, no argument parser, statically linked, to stay small.
-        .executableTarget(
-            name: "blocklist-notification-service",
-            dependencies: ["UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
-            // Top-level code hands its state to the update thread and reads C's stdout and
-            // stderr; Swift 5 mode lets that through, as in CommandSupport.
-            swiftSettings: [.swiftLanguageMode(.v5)],
-            // swift-crypto uses FoundationEssentials on Linux (its Data), whose static archives need these.
-            linkerSettings: staticExecutable + staticFoundationLibraries
-        ),
         /// `blocklist sms serve` and `blocklist sms simulate`: the deferral server (Hummingbird)
         /// and the Messages app that posts to it. A program of its own, so that SwiftNIO stays out
         /// of `blocklist` and `blocklist-generate`.
@@ -326,6 +335,6 @@ let package = Package(
             name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch"]),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
-    ],
+    ] + publicationTargets,
     swiftLanguageModes: [.v6]
 )

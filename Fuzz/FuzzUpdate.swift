@@ -45,12 +45,12 @@ func apply(_ payload: [UInt8]) {
     unlink(result)
     defer { unlink(result) }
     do {
-        let (header, counts) = try ShardDelta.apply(payload, what: "fuzz", baseAt: base(), to: result, sync: false)
+        let (header, counts, digest) = try ShardDelta.apply(payload, what: "fuzz", baseAt: base(), to: result, sync: false)
         // Whatever applied is a sound shard with the counts it claims.
         let reader = try! ShardReader(path: result)
         precondition(reader.header == header)
         precondition(counts.added >= 0 && counts.removed >= 0)
-        _ = try! ShardContent(shardAt: result)
+        precondition(try! ShardContent.digest(ofShardAt: result) == digest, "the digest made while writing differs")
     } catch {}
 }
 

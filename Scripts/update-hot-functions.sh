@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/blocklist/hot-functions.order (and the two extension hosts', below): the functions the blocklist CLI runs, in the
+# Regenerates Sources/blocklist/hot-functions.order (and the three extension hosts', below): the functions the blocklist CLI runs, in the
 # order it first runs them, as callgrind sees them. The linker puts them together (Package.swift,
 # hotFunctionsFirst), which keeps the static binary's resident memory low. Rerun after changes
 # that add code to the hot commands; a stale list only costs memory, never correctness.
@@ -39,3 +39,36 @@ valgrind --tool=callgrind --callgrind-out-file="$work/cg.ext" --compress-strings
     .build/release/blocklist-extension "$(ls "$work"/ext/set-*/shard-50.blk)" </dev/null >/dev/null 2>&1 || true
 cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-extension/hot-functions.order
 wc -l Sources/blocklist-extension/hot-functions.order
+
+# The Notification Service Extension's host: an inline push, then a push with a URL (a directory
+# publication), each applying a delta to a 20,000-number shard.
+swift build -c release --product blocklist-notification-service
+nse=$work/nse
+mkdir -p "$nse"
+python3 -c "
+import random
+r = random.Random(18)
+print('\n'.join('+8270%08d' % r.randrange(10**8) for _ in range(20000)))" > "$nse/numbers.txt"
+"$bin" keys create "$nse/keys" >/dev/null
+"$bin" generate --numbers "$nse/numbers.txt" --layout packed --output "$nse/set" --no-sync >/dev/null 2>&1
+"$bin" publish "$nse/set" --key "$nse/keys/signing.key" --to "$nse/pub" >/dev/null
+"$bin" update --from "$nse/pub" --trust "$nse/keys/root.json" --app-group "$nse/app" >/dev/null
+rm -f "$work"/cg.*
+# valgrind cannot read BoringSSL's DWARF 5: profile a copy without debug information (the symbol
+# names the order needs stay).
+cp .build/release/blocklist-notification-service "$work/nse-host"
+strip --strip-debug "$work/nse-host"
+for step in inline url; do
+    python3 -c "
+import random
+print('\n'.join('+8270%08d' % random.randrange(10**8) for _ in range(100)))" >> "$nse/numbers.txt"
+    "$bin" generate --numbers "$nse/numbers.txt" --layout packed --output "$nse/set" --no-sync >/dev/null 2>&1
+    "$bin" publish "$nse/set" --key "$nse/keys/signing.key" --to "$nse/pub" >/dev/null
+    if [ "$step" = inline ]; then flags=(); else flags=(--no-inline); fi
+    "$bin" push payload --from "$nse/pub" --key "$nse/keys/signing.key" --url "$nse/pub" "${flags[@]}" > "$nse/push.json" 2>/dev/null
+    valgrind --tool=callgrind --callgrind-out-file="$work/cg.nse-$step" --compress-strings=no --compress-pos=no \
+        "$work/nse-host" "$nse/push.json" --app-group "$nse/app" --trust "$nse/keys/root.json" \
+        >/dev/null 2>&1 || true
+done
+cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-notification-service/hot-functions.order
+wc -l Sources/blocklist-notification-service/hot-functions.order

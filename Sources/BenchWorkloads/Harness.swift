@@ -190,4 +190,6 @@ package enum BenchSize: Sendable {
     /// Messages through the extension's process, and deferred to the server.
     package var extensionMessages: Int { self == .full ? 20_000 : self == .quick ? 5_000 : 500 }
     package var deferredMessages: Int { self == .full ? 20_000 : self == .quick ? 3_000 : 300 }
+    /// Numbers in the publication rows' list (the goals are for 1,000,000).
+    package var publicationNumbers: Int { self == .full ? 1_000_000 : self == .quick ? 1_000_000 : 10_000 }
 }

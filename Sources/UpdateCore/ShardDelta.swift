@@ -204,7 +204,8 @@ public enum ShardDelta {
     /// Every removal must be in the base and every addition must be new; a delta made from
     /// another base fails here or at the digest check that follows.
     ///
-    /// - Returns: the result's header and what changed.
+    /// - Returns: the result's header, what changed, and the result's content digest (computed as
+    ///   it is written, from the runs as stored).
     /// - Throws: `UpdateError` naming `what` and the run; the caller removes `resultPath`.
     public static func apply(
         _ payload: [UInt8],
@@ -213,7 +214,7 @@ public enum ShardDelta {
         to resultPath: String,
         encoder: ShardEncoder? = nil,
         sync: Bool = true
-    ) throws(UpdateError) -> (header: ShardHeader, counts: Counts) {
+    ) throws(UpdateError) -> (header: ShardHeader, counts: Counts, digest: [UInt8]) {
         guard payload.count <= maximumPayloadBytes else {
             throw UpdateError(
                 .limitExceeded,
@@ -262,9 +263,10 @@ public enum ShardDelta {
 
         do {
             // Pass 1: which of the base's labels survive, so the result's table holds only used ones.
+            // A base without labels needs no such pass.
             let labelPass = try ShardReader(path: basePath)
             try checkBase(labelPass.header, target: target, what: what, basePath: basePath)
-            let baseLabels = try labelPass.readLabels()
+            let baseLabels = labelPass.header.labelCount > 0 ? try labelPass.readLabels() : []
             var sections = reader
             try skipRuns(&sections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
             try skipRuns(&sections, count: sectionCounts[1], labelWidth: 0, "added blocking runs")
@@ -277,10 +279,12 @@ public enum ShardDelta {
                     what: "removed identification runs"
                 )
             )
-            while let (run, label) = try keptIdentification.next(
-                base: { () throws in try labelPass.nextIdentificationRun() },
-                what: what
-            ) {
+            while !baseLabels.isEmpty,
+                let (run, label) = try keptIdentification.next(
+                    base: { () throws in try labelPass.nextIdentificationRun() },
+                    what: what
+                )
+            {
                 _ = run
                 used[label] = true
             }
@@ -317,6 +321,11 @@ public enum ShardDelta {
                 lowerBound: target.lowerBound
             )
             var counts = Counts()
+            // The result's digest, from the runs as the writer stores them (touching runs merged),
+            // so the result need not be read back.
+            var hasher = ContentHasher(version: target.version, index: target.index, lowerBound: target.lowerBound)
+            var pending: NumberRun?
+            var pendingLabel = -1
             var blockingSections = reader
             var kept = Subtraction(
                 removals: RunSection(
@@ -342,9 +351,18 @@ public enum ShardDelta {
                 emit: { (run, _, isAddition) throws in
                     try writer.append(run)
                     if isAddition { counts.blockingAdded += run.count }
+                    if let last = pending, last.last < Int64.max, last.last + 1 == run.start {
+                        pending = NumberRun(start: last.start, count: last.count + run.count)
+                    } else {
+                        if let last = pending { hasher.blocking(last) }
+                        pending = run
+                    }
                 }
             )
             counts.blockingRemoved = kept.removedEntries
+            if let last = pending { hasher.blocking(last) }
+            pending = nil
+            hasher.beginIdentification()
             if target.version >= 2 {
                 try writer.beginIdentification(labels: resultLabels)
             } else if sectionCounts[2] + sectionCounts[3] > 0 || base.header.identificationCount > 0 {
@@ -390,8 +408,16 @@ public enum ShardDelta {
                 what: "\(what), identification",
                 emit: { (run, label, isAddition) throws in
                     guard target.version >= 2 else { return }
-                    try writer.appendIdentification(run, label: isAddition ? deltaToResult[label] : baseToResult[label])
+                    let resultLabel = isAddition ? deltaToResult[label] : baseToResult[label]
+                    try writer.appendIdentification(run, label: resultLabel)
                     if isAddition { counts.identificationAdded += run.count }
+                    if let last = pending, last.last < Int64.max, last.last + 1 == run.start, pendingLabel == resultLabel {
+                        pending = NumberRun(start: last.start, count: last.count + run.count)
+                    } else {
+                        if let last = pending { hasher.identification(last, label: resultLabels[pendingLabel]) }
+                        pending = run
+                        pendingLabel = resultLabel
+                    }
                 }
             )
             counts.identificationRemoved = keptIds.removedEntries
@@ -401,7 +427,8 @@ public enum ShardDelta {
                 throw UpdateError(.malformed, "\(what) has bytes after its last section.")
             }
             _ = sectionsStart
-            return (try writer.finish(sync: sync), counts)
+            if let last = pending { hasher.identification(last, label: resultLabels[pendingLabel]) }
+            return (try writer.finish(sync: sync), counts, hasher.finish())
         } catch let error as UpdateError {
             throw error
         } catch let error as BlocklistError {

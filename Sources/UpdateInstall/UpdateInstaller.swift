@@ -315,11 +315,13 @@ final class UpdateProducer: ShardProducer {
             if isCancelled() {
                 throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
             }
+            let digest: [UInt8]
             switch sources[index - 1] {
             case .copy(let source):
-                try FileSystem.writeNewFile(path, try FileSystem.readFile(source, limit: 1 << 30), sync: sync)
+                try copyFile(source, to: path, sync: sync)
+                digest = try ShardContent.digest(ofShardAt: path)
             case .delta(let payload, let base):
-                let (_, counts) = try ShardDelta.apply(
+                let (_, counts, written) = try ShardDelta.apply(
                     payload,
                     what: "the delta of shard \(index)",
                     baseAt: base,
@@ -329,8 +331,8 @@ final class UpdateProducer: ShardProducer {
                 )
                 added += counts.added
                 removed += counts.removed
+                digest = written
             }
-            let digest = try ShardContent.digest(ofShardAt: path)
             if let expected {
                 guard digest == expected[index - 1] else {
                     throw UpdateError(
@@ -365,6 +367,22 @@ final class UpdateProducer: ShardProducer {
     }
 
     func cleanUp() {}
+
+    /// Copies `source` to the new file `destination` through one 64 KiB buffer.
+    private func copyFile(_ source: String, to destination: String, sync: Bool) throws {
+        let input = try FileDescriptor.openForReading(source)
+        let output = try FileDescriptor.createExclusive(destination)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let count = try input.read(into: buffer, at: offset)
+            if count == 0 { break }
+            try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+            offset += Int64(count)
+        }
+        if sync { try output.sync() }
+    }
 }
 
 /// Reads a manifest's few fields an update needs, without Foundation.

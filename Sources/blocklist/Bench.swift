@@ -39,6 +39,7 @@ struct Bench: ParsableCommand {
         /// GNU sort's wall time over the import's, on the same lines; `nil` without GNU sort.
         var importSpeedupOverSort: Double?
         var messageFilter: [SMSBench.Row]
+        var publication: [PublicationBench.Row]
     }
 
     func validate() throws {
@@ -118,12 +119,23 @@ struct Bench: ParsableCommand {
         let importSpeedup = importRows.count == 2 ? importRows[1].seconds / max(importRows[0].seconds, 1e-9) : nil
         let sms = try SMSBench(directory: directory, size: size, programs: programs).run { progress("running " + $0) }
         if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
+        let publication = try PublicationBench(
+            directory: directory,
+            numbers: size.publicationNumbers,
+            programs: PushSimulation.Programs(
+                blocklist: executablePath(),
+                server: siblingExecutable("blocklist-sms"),
+                notificationService: siblingExecutable("blocklist-notification-service")
+            )
+        ).run { progress("running " + $0) }
+        if !json && Terminal.stderrIsTerminal { Terminal.error(Terminal.clearProgress) }
         let report = Report(
             quick: quick,
             rows: rows,
             generatorSpeedupOverSeed: speedup,
             importSpeedupOverSort: importSpeedup,
-            messageFilter: sms
+            messageFilter: sms,
+            publication: publication
         )
         if json { return try printJSON(report) }
 
@@ -172,6 +184,11 @@ struct Bench: ParsableCommand {
                     + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true)
                     + "  " + (row.note ?? "")
             )
+        }
+        print()
+        print(pad("publication", 42) + pad("measured", 44) + "goal")
+        for row in publication {
+            print(pad(row.workload, 42) + pad(row.value, 44) + row.goal + (row.note.map { "; " + $0 } ?? ""))
         }
     }
 

@@ -164,7 +164,7 @@ import Testing
         _ = try writer.finish(sync: false)
 
         let (payload, counts) = ShardDelta.payload(from: old, to: new)
-        let (_, applied) = try ShardDelta.apply(
+        let (_, applied, digest) = try ShardDelta.apply(
             payload,
             what: "delta",
             baseAt: base,
@@ -173,6 +173,8 @@ import Testing
         )
         let result = try ShardContent(shardAt: directory.file("new.blk"))
         #expect(result.digest == new.digest)
+        // The digest computed while writing is the digest of what was written.
+        #expect(digest == new.digest)
         #expect(applied == counts)
         // The independent check: numbers and (number, label text) pairs as plain sets.
         let oldSet = Set(Self.expand(old.blocking))
