@@ -379,10 +379,28 @@ public final class ShardReader {
     }
 
     private func readRice(_ state: inout RiceState, what: @autoclosure () -> String) throws(BlocklistError) -> UInt64 {
+        // The unary quotient: one-bits up to a zero bit, at most `escapeQuotient` of them, taken
+        // a buffered byte at a time rather than a bit at a time.
         var quotient: UInt64 = 0
         while quotient < RiceState.escapeQuotient {
-            if try readBits(1, what: what()) == 0 { break }
-            quotient += 1
+            if bitCount == 0 {
+                guard let byte = try nextByte() else {
+                    throw BlocklistError(.corruptShard, "\(path): the payload ends inside \(what()).")
+                }
+                bitBuffer = UInt64(byte)
+                bitCount = 8
+            }
+            // Bits above `bitCount` are zero, so the ones counted never pass it.
+            let ones = min((~bitBuffer).trailingZeroBitCount, bitCount, Int(RiceState.escapeQuotient - quotient))
+            quotient += UInt64(ones)
+            bitBuffer >>= UInt64(ones)
+            bitCount -= ones
+            if bitCount > 0 && quotient < RiceState.escapeQuotient {
+                // The zero bit that ends the quotient.
+                bitBuffer >>= 1
+                bitCount -= 1
+                break
+            }
         }
         let value: UInt64
         if quotient < RiceState.escapeQuotient {

@@ -7,11 +7,16 @@ public final class ShardEncoder {
     var inUse = false
 
     /// Allocates the state: about 20 KiB of zlib state and two 16 KiB buffers.
-    public init() throws(BlocklistError) {
+    ///
+    /// - Parameter fast: deflate at zlib's level 1 instead of 9, for a shard a phone rewrites
+    ///   while it applies an update: a version 2 payload is Rice-coded already, deflate takes a
+    ///   few percent off it at most, and level 9 spends most of a rewrite's time. Default: false.
+    public init(fast: Bool = false) throws(BlocklistError) {
         deflater = try Deflater(
-            level: ShardFormat.compressionLevel,
+            level: fast ? 1 : ShardFormat.compressionLevel,
             windowBits: ShardFormat.windowBits,
-            memLevel: ShardFormat.memoryLevel,
+            // Fast: blocks of 32,768 symbols rather than 1,024, so Huffman trees are built 32 times less often.
+            memLevel: fast ? 9 : ShardFormat.memoryLevel,
             context: "a shard"
         )
         encodeBuffer = .allocate(byteCount: ShardFormat.bufferSize, alignment: 8)

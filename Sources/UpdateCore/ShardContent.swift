@@ -142,7 +142,14 @@ package struct ContentHasher {
 
     private mutating func append(_ value: UInt64, width: Int) {
         if used + width > buffer.count { flush() }
-        for byte in 0..<width { buffer[used + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
+        if width == 8 {
+            let offset = used
+            buffer.withUnsafeMutableBytes {
+                $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
+            }
+        } else {
+            for byte in 0..<width { buffer[used + byte] = UInt8(truncatingIfNeeded: value >> (8 * byte)) }
+        }
         used += width
     }
 

@@ -277,14 +277,11 @@ public enum ShardDelta {
                     count: sectionCounts[2],
                     labelWidth: 0,
                     what: "removed identification runs"
-                )
+                ),
+                base: labelPass,
+                identification: true
             )
-            while !baseLabels.isEmpty,
-                let (run, label) = try keptIdentification.next(
-                    base: { () throws in try labelPass.nextIdentificationRun() },
-                    what: what
-                )
-            {
+            while !baseLabels.isEmpty, let (run, label) = try keptIdentification.next(what: what) {
                 _ = run
                 used[label] = true
             }
@@ -333,7 +330,9 @@ public enum ShardDelta {
                     count: sectionCounts[0],
                     labelWidth: 0,
                     what: "removed blocking runs"
-                )
+                ),
+                base: base,
+                identification: false
             )
             try skipRuns(&blockingSections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
             var additions = RunSection(
@@ -344,7 +343,7 @@ public enum ShardDelta {
             )
             try merge(
                 kept: { () throws in
-                    try kept.next(base: { () throws in try base.nextRun().map { ($0, 0) } }, what: what)
+                    try kept.next(what: what)
                 },
                 added: { () throws in try additions.next() },
                 what: "\(what), blocking",
@@ -380,7 +379,9 @@ public enum ShardDelta {
                     count: sectionCounts[2],
                     labelWidth: 0,
                     what: "removed identification runs"
-                )
+                ),
+                base: base,
+                identification: true
             )
             try skipRuns(&idSections, count: sectionCounts[2], labelWidth: 0, "removed identification runs")
             let width = labelWidth(deltaLabels.count)
@@ -393,7 +394,7 @@ public enum ShardDelta {
             _ = try base.readLabels()
             try merge(
                 kept: { () throws in
-                    try keptIds.next(base: { () throws in try base.nextIdentificationRun() }, what: what)
+                    try keptIds.next(what: what)
                 },
                 added: { () throws in
                     guard let (run, label) = try idAdditions.next() else { return nil }
@@ -411,7 +412,9 @@ public enum ShardDelta {
                     let resultLabel = isAddition ? deltaToResult[label] : baseToResult[label]
                     try writer.appendIdentification(run, label: resultLabel)
                     if isAddition { counts.identificationAdded += run.count }
-                    if let last = pending, last.last < Int64.max, last.last + 1 == run.start, pendingLabel == resultLabel {
+                    if let last = pending, last.last < Int64.max, last.last + 1 == run.start,
+                        pendingLabel == resultLabel
+                    {
                         pending = NumberRun(start: last.start, count: last.count + run.count)
                     } else {
                         if let last = pending { hasher.identification(last, label: resultLabels[pendingLabel]) }
@@ -537,20 +540,28 @@ struct RunSection {
 /// The base's runs minus the removed runs, streaming; every removed number must be in the base.
 struct Subtraction {
     private var removals: RunSection
+    private let base: ShardReader
+    /// Whether the base's identification runs are read, rather than its blocking runs.
+    private let identification: Bool
     private var current: (NumberRun, Int)?
     private var removal: NumberRun?
     private var removalsDone = false
     private(set) var removedEntries: Int64 = 0
 
-    init(removals: RunSection) { self.removals = removals }
+    init(removals: RunSection, base: ShardReader, identification: Bool) {
+        self.removals = removals
+        self.base = base
+        self.identification = identification
+    }
 
-    mutating func next(
-        base: () throws -> (run: NumberRun, label: Int)?,
-        what: String
-    ) throws -> (NumberRun, Int)? {
+    mutating func next(what: String) throws -> (NumberRun, Int)? {
         while true {
             if current == nil {
-                current = try base().map { ($0.run, $0.label) }
+                if identification {
+                    current = try base.nextIdentificationRun().map { ($0.run, $0.label) }
+                } else {
+                    current = try base.nextRun().map { ($0, 0) }
+                }
             }
             if removal == nil && !removalsDone {
                 removal = try removals.next()?.0

@@ -270,6 +270,9 @@ final class UpdateProducer: ShardProducer {
     private(set) var added: Int64 = 0
     private(set) var removed: Int64 = 0
     private var staging: DirectoryHandle?
+    /// Deltas are applied with zlib's level 1 (`ShardEncoder(fast:)`): most of a rewrite's time
+    /// otherwise, for a payload that is Rice-coded already.
+    private lazy var fastEncoder = try? ShardEncoder(fast: true)
 
     init(
         sources: [ShardSource],
@@ -326,7 +329,7 @@ final class UpdateProducer: ShardProducer {
                     what: "the delta of shard \(index)",
                     baseAt: base,
                     to: path,
-                    encoder: encoder,
+                    encoder: fastEncoder,
                     sync: sync
                 )
                 added += counts.added
