@@ -45,7 +45,13 @@ func apply(_ payload: [UInt8]) {
     unlink(result)
     defer { unlink(result) }
     do {
-        let (header, counts, digest) = try ShardDelta.apply(payload, what: "fuzz", baseAt: base(), to: result, sync: false)
+        let (header, counts, digest) = try ShardDelta.apply(
+            payload,
+            what: "fuzz",
+            baseAt: base(),
+            to: result,
+            sync: false
+        )
         // Whatever applied is a sound shard with the counts it claims.
         let reader = try! ShardReader(path: result)
         precondition(reader.header == header)
