@@ -212,16 +212,18 @@ struct Bench: ParsableCommand {
         )
     }
 
-    /// Removes the bench's directory: files and directories it made, never following a link.
-    private func removeTree(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
-            for name in (try? FileSystem.list(path)) ?? [] { removeTree(path + "/" + name) }
-            rmdir(path)
-        } else {
-            unlink(path)
-        }
+}
+
+/// Removes a directory a command made for itself (bench's, push simulate's): the files and
+/// directories in it, never following a link.
+func removeTree(_ path: String) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return }
+    if info.st_mode & S_IFMT == S_IFDIR {
+        for name in (try? FileSystem.list(path)) ?? [] { removeTree(path + "/" + name) }
+        rmdir(path)
+    } else {
+        unlink(path)
     }
 }
 

@@ -371,16 +371,3 @@ extension Push {
         }
     }
 }
-
-/// Removes a directory push simulate made, and everything in it.
-private func removeTree(_ path: String) {
-    for name in (try? FileSystem.list(path)) ?? [] {
-        let child = path + "/" + name
-        if (try? FileSystem.kind(child, followingSymlinks: false)) == .directory {
-            removeTree(child)
-        } else {
-            try? FileSystem.removeFile(child)
-        }
-    }
-    try? FileSystem.removeEmptyDirectory(path)
-}
