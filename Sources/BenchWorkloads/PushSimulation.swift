@@ -170,6 +170,8 @@ package enum PushSimulation {
                 "The Notification Service Extension did not update: \(String(decoding: delivered.output, as: UTF8.self))"
             )
         }
+        // A new generation may have more shards than the last: their extensions are enabled too.
+        _ = try blocklist(["enable", "all", path("app"), "--store", path("store.sqlite")], what: "enable")
         let reload = try blocklist(
             ["load", path("app"), "--store", path("store.sqlite"), "--strategy", "delta", "--json"],
             what: "load --strategy delta"

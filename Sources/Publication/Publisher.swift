@@ -57,6 +57,32 @@ public enum Publisher {
         snapshotLifetime: Int64 = 30 * 86_400
     ) throws -> Outcome {
         precondition(keep >= 0)
+        // The set, as its manifest lists it.
+        let manifestPath = setDirectory + "/" + Manifest.fileName
+        let manifest = try JSONValue(
+            parsing: try FileSystem.readFile(manifestPath, limit: 16 << 20),
+            what: manifestPath
+        )
+        guard case .object(let members) = manifest, case .string(let setName)? = members["directory"],
+            case .array(let shardList)? = members["shards"], case .object(var specFields)? = members["spec"],
+            FileInfo.isSafe(setName)
+        else {
+            throw UpdateError(.malformed, "\(manifestPath) is not a blocklist set manifest.")
+        }
+        // The list files' paths are the publisher's: they would leak them, and a phone's `verify`
+        // would look for them there.
+        specFields["inputs"] = nil
+        let spec = JSONValue.object(specFields)
+        var shardPaths: [String] = []
+        for entry in shardList {
+            guard case .object(let shard) = entry, case .string(let file)? = shard["file"], FileInfo.isSafe(file),
+                !file.contains("/")
+            else { throw UpdateError(.malformed, "\(manifestPath) lists a shard without a plain file name.") }
+            shardPaths.append(setDirectory + "/" + setName + "/" + file)
+        }
+        let contents = try shardPaths.map { path throws(UpdateError) in try ShardContent(shardAt: path) }
+        let digests = contents.map(\.digest)
+
         if try FileSystem.kind(publication) == .missing { _ = try FileSystem.makeDirectory(publication) }
         guard try FileSystem.kind(publication) == .directory else {
             throw UpdateError(.malformed, "\(publication) is not a directory.")
@@ -86,27 +112,6 @@ public enum Publisher {
             try writeAtomically(directory, "\(root.version).root.json", rootBytes)
             try writeAtomically(directory, "root.json", rootBytes)
         }
-
-        // The set, as its manifest lists it.
-        let manifestPath = setDirectory + "/" + Manifest.fileName
-        let manifest = try JSONValue(
-            parsing: try FileSystem.readFile(manifestPath, limit: 16 << 20),
-            what: manifestPath
-        )
-        guard case .object(let members) = manifest, case .string(let setName)? = members["directory"],
-            case .array(let shardList)? = members["shards"], let spec = members["spec"], FileInfo.isSafe(setName)
-        else {
-            throw UpdateError(.malformed, "\(manifestPath) is not a blocklist set manifest.")
-        }
-        var shardPaths: [String] = []
-        for entry in shardList {
-            guard case .object(let shard) = entry, case .string(let file)? = shard["file"], FileInfo.isSafe(file),
-                !file.contains("/")
-            else { throw UpdateError(.malformed, "\(manifestPath) lists a shard without a plain file name.") }
-            shardPaths.append(setDirectory + "/" + setName + "/" + file)
-        }
-        let contents = try shardPaths.map { path throws(UpdateError) in try ShardContent(shardAt: path) }
-        let digests = contents.map(\.digest)
 
         // The current publication.
         let previous = try currentSnapshot(directory)
@@ -199,7 +204,13 @@ public enum Publisher {
             }
             if made { try (try stage.openDirectory(fromDirectory)).sync() }
         }
-        if previous == nil || previous!.shards.count != contents.count { changed = Set(1...max(contents.count, 1)) }
+        // What changed since the previous generation, whether or not deltas were made (--keep 0).
+        changed = Set(
+            digests.indices.filter { offset in
+                guard let previous, offset < previous.shards.count else { return true }
+                return previous.shards[offset].digest != digests[offset]
+            }.map { $0 + 1 }
+        )
         let snapshot = Snapshot(
             generation: generation,
             expires: now + snapshotLifetime,

@@ -24,11 +24,13 @@ public enum PushPayload {
     /// - Parameters:
     ///   - url: where a phone fetches the update when it is not inline.
     ///   - pushKey: seals an inline update; `nil` never inlines.
+    ///   - why: why there is no push key, for the note (default: there is none).
     public static func make(
         publication: String,
         signingKey: Curve25519.Signing.PrivateKey,
         pushKey: SymmetricKey?,
-        url: String?
+        url: String?,
+        why: String? = nil
     ) throws -> Made {
         let directory = try DirectoryHandle(path: publication)
         guard let snapshot = try Publisher.currentSnapshot(directory) else {
@@ -90,7 +92,7 @@ public enum PushPayload {
                 note = "a shard changed without a delta from generation \(generation - 1); the push carries the URL"
             }
         } else if pushKey == nil {
-            note = "no push key; the push carries the URL"
+            note = "\(why ?? "no push key"); the push carries the URL"
         } else {
             note = "no earlier generation to make a delta from; the push carries the URL"
         }

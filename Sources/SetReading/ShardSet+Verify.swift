@@ -149,6 +149,7 @@ extension ShardSet {
             let listed = Set(manifest.shards.map(\.file))
             for name in try FileSystem.list(setPath)
             where !listed.contains(name) && name != OutputDirectory.markerName && name != ShardSet.publicationStateName
+                && name != ShardSet.trustedRootsName
             {
                 problem("\(setPath)/\(name) is not listed in \(manifestPath).")
             }

@@ -148,7 +148,7 @@ public enum OutputDirectory {
             for entry in try child.entries() where entry != markerName {
                 let temporary = !legacy && entry.hasPrefix(".sort-") && entry.hasSuffix(".tmp")
                 if (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) || entry == ShardSet.pendingManifestName
-                    || entry == ShardSet.publicationStateName
+                    || entry == ShardSet.publicationStateName || entry == ShardSet.trustedRootsName
                     || temporary,
                     try child.kind(of: entry) == .file
                 {

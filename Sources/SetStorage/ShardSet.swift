@@ -342,6 +342,9 @@ extension ShardSet {
     /// The file in a generation's directory that records which publication it was installed
     /// from (`blocklist update`); removed with the generation.
     public static let publicationStateName = "publication.json"
+    /// The file beside it that keeps the root rotations an update followed (`N.root.json` files in
+    /// an update bundle), so that a retired key stays retired; removed with the generation.
+    public static let trustedRootsName = "roots.bundle"
 
     /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
     static func newGenerationName() -> String {

@@ -29,7 +29,7 @@ public indirect enum JSONValue: Hashable, Sendable {
             self = try Self.value(first, reader)
             guard try reader.next() == nil else { throw reader.error(.syntax, "text follows the value") }
         } catch {
-            throw UpdateError(.malformed, "\(what) is not valid JSON: \(error).")
+            throw UpdateError(.malformed, "\(what) is not valid JSON: \(error.description).")
         }
     }
 

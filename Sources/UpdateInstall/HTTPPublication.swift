@@ -27,6 +27,11 @@ public final class HTTPPublication: PublicationReader {
         self.isCancelled = isCancelled
     }
 
+    /// The largest bundle taken (1 MiB).
+    public static let maximumBundleBytes: Int64 = 1 << 20
+    /// The largest metadata file read into memory over the network (1 MiB).
+    public static let maximumMetadataBytes = 1 << 20
+
     /// Files of the bundle `GET /v1/update?from=N` answered, served before any request.
     private var bundled: [String: [UInt8]] = [:]
     /// Requests made.
@@ -39,13 +44,20 @@ public final class HTTPPublication: PublicationReader {
         let url = try HTTPURL(base.description + "v1/update?from=\(installedGeneration)")
         var bytes: [UInt8] = []
         requests += 1
-        let head = try HTTPFetch.get(
-            url,
-            deadline: deadline,
-            maximumBodyBytes: Int64(UpdateBundle.maximumBytes),
-            isCancelled: isCancelled
-        ) {
-            bytes.append(contentsOf: $0)
+        // A bundle is held in memory, so it is taken only while small (an extension has about
+        // 8 MiB); a larger update is fetched file by file, shards streamed to disk.
+        let head: HTTPResponseHead
+        do {
+            head = try HTTPFetch.get(
+                url,
+                deadline: deadline,
+                maximumBodyBytes: Self.maximumBundleBytes,
+                isCancelled: isCancelled
+            ) {
+                bytes.append(contentsOf: $0)
+            }
+        } catch let error as HTTPFetchError where error.code == .tooLarge {
+            return
         }
         bytesReceived += Int64(bytes.count)
         guard head.status == 200 else { return }
@@ -71,7 +83,7 @@ public final class HTTPPublication: PublicationReader {
         let head = try HTTPFetch.get(
             url,
             deadline: deadline,
-            maximumBodyBytes: Int64(maximumBytes),
+            maximumBodyBytes: Int64(min(maximumBytes, Self.maximumMetadataBytes)),
             isCancelled: isCancelled
         ) {
             bytes.append(contentsOf: $0)

@@ -70,7 +70,8 @@ public enum NotificationService {
                 message: "no blocklist update in the push"
             )
         }
-        let root = try Root.trusted(trust, what: "the trust root")
+        // The app's root, and every rotation an earlier update followed: a retired key stays retired.
+        let root = try UpdateInstaller.installed(in: appGroup).root(trusting: trust)
         do {
             var outcome: UpdateInstaller.Outcome?
             if case .string(let inline)? = blocklist["inline"], let pushKey {
@@ -78,6 +79,20 @@ public enum NotificationService {
                     throw UpdateError(.malformed, "The push's inline update is not base64.")
                 }
                 let push = try InlinePush(opening: sealed, pushKey: pushKey, trusting: root)
+                let installed = try UpdateInstaller.installed(in: appGroup)
+                if push.to <= installed.publication.generation {
+                    // A push replayed, or one for a generation an earlier update already installed.
+                    return Delivery(
+                        notification: rewrite(
+                            "Block list up to date",
+                            "\(grouped(installed.totalEntries)) numbers blocked (generation \(installed.publication.generation))."
+                        ),
+                        result: "current",
+                        outcome: nil,
+                        message:
+                            "the push is for generation \(push.to); generation \(installed.publication.generation) is installed"
+                    )
+                }
                 do {
                     outcome = try UpdateInstaller.apply(push, appGroup: appGroup, now: now, isCancelled: isCancelled)
                 } catch let error as UpdateError where error.code == .wrongBase {
@@ -131,8 +146,10 @@ public enum NotificationService {
             }
             return Delivery(
                 notification: rewrite(
-                    "Block list updated",
-                    "Block list updated: +\(grouped(done.added)) numbers, −\(grouped(done.removed)) (\(grouped(done.totalEntries)) blocked)"
+                    done.fromGeneration == 0 ? "Block list installed" : "Block list updated",
+                    done.fromGeneration == 0
+                        ? "Block list installed: \(grouped(done.totalEntries)) numbers blocked"
+                        : "Block list updated: +\(grouped(done.added)) numbers, −\(grouped(done.removed)) (\(grouped(done.totalEntries)) blocked)"
                 ),
                 result: "updated",
                 outcome: done,

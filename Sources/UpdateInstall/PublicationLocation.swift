@@ -15,5 +15,11 @@ public func publicationReader(
             isCancelled: isCancelled
         )
     }
+    if let colon = location.firstIndex(of: ":"), location[colon...].hasPrefix("://") {
+        throw UpdateError(
+            .malformed,
+            "\(location) is neither an http:// URL nor a directory; a publication is read over HTTP or from a directory."
+        )
+    }
     return DirectoryPublication(directory: location)
 }

@@ -44,6 +44,19 @@ public enum UpdateInstaller {
         /// The installed manifest's spec, canonical.
         public var specJSON: [UInt8]?
         public var totalEntries: Int64
+        /// The root rotations earlier updates followed, oldest first (`N.root.json` bytes).
+        public var rotations: [(version: Int64, bytes: [UInt8])] = []
+
+        /// The root to trust: the app's, then every rotation an earlier update followed, each
+        /// checked again. A key a rotation retired stays retired even if a publication leaves
+        /// the newer roots out.
+        public func root(trusting trust: [UInt8]) throws -> Root {
+            var root = try Root.trusted(trust, what: "the trust root")
+            for (version, bytes) in rotations where version > root.version {
+                root = try root.next(bytes, what: "the App Group's \(version).root.json")
+            }
+            return root
+        }
     }
 
     /// Reads what `appGroup` holds; an empty or missing App Group holds nothing.
@@ -87,7 +100,23 @@ public enum UpdateInstaller {
                 )
             }
         }
-        return Installed(publication: publication, shardPaths: paths, specJSON: manifest.spec, totalEntries: total)
+        var installed = Installed(
+            publication: publication,
+            shardPaths: paths,
+            specJSON: manifest.spec,
+            totalEntries: total
+        )
+        let rootsPath = appGroup + "/" + directory + "/" + ShardSet.trustedRootsName
+        if try FileSystem.kind(rootsPath) != .missing {
+            let files = try UpdateBundle.decode(try FileSystem.readFile(rootsPath, limit: 16 << 20), what: rootsPath)
+            installed.rotations = files.compactMap { name, bytes in
+                guard name.hasSuffix(".root.json"), let version = Int64(name.dropLast(".root.json".count)) else {
+                    return nil
+                }
+                return (version, bytes)
+            }.sorted { $0.version < $1.version }
+        }
+        return installed
     }
 
     /// Verifies the publication `reader` reads and installs its newest generation in `appGroup`.
@@ -104,8 +133,8 @@ public enum UpdateInstaller {
         isCancelled: @escaping () -> Bool = { false },
         sync: Bool = true
     ) throws -> Outcome {
-        let root = try Root.trusted(trust, what: "the trust root")
         let installed = try installed(in: appGroup)
+        let root = try installed.root(trusting: trust)
         try reader.prepare(installedGeneration: installed.publication.generation)
         var bytes: Int64 = 0
         let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) { path, maximum in
@@ -172,6 +201,8 @@ public enum UpdateInstaller {
             totalEntries: plan.snapshot.shards.reduce(0) { $0 + $1.entries },
             isCancelled: isCancelled
         )
+        producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
+        producer.expectedEntries = plan.snapshot.shards.map(\.entries)
         let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
         return Outcome(
             fromGeneration: installed.publication.generation,
@@ -228,6 +259,7 @@ public enum UpdateInstaller {
             totalEntries: installed.totalEntries,
             isCancelled: isCancelled
         )
+        producer.rotations = installed.rotations
         let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
         return Outcome(
             fromGeneration: push.from,
@@ -269,6 +301,10 @@ final class UpdateProducer: ShardProducer {
     let isCancelled: () -> Bool
     private(set) var added: Int64 = 0
     private(set) var removed: Int64 = 0
+    /// Root rotations to keep with the new generation.
+    var rotations: [(version: Int64, bytes: [UInt8])] = []
+    /// The entries each shard must hold, as the signed snapshot gives them (an update).
+    var expectedEntries: [Int64]?
     private var staging: DirectoryHandle?
     /// Deltas are applied with zlib's level 1 (`ShardEncoder(fast:)`): most of a rewrite's time
     /// otherwise, for a payload that is Rice-coded already.
@@ -358,8 +394,19 @@ final class UpdateProducer: ShardProducer {
                     state.stateBytes,
                     sync: sync
                 )
+                if !rotations.isEmpty {
+                    let bundle = UpdateBundle.encode(rotations.map { ("\($0.version).root.json", $0.bytes) })
+                    try FileSystem.writeNewFile(staging!.path(of: ShardSet.trustedRootsName), bundle, sync: sync)
+                }
             }
-            return try ShardHeader.read(path: path)
+            let header = try ShardHeader.read(path: path)
+            if let expectedEntries, header.totalEntries != expectedEntries[index - 1] {
+                throw UpdateError(
+                    .mismatch,
+                    "Shard \(index) holds \(header.totalEntries) entries, but the signed snapshot says \(expectedEntries[index - 1]); nothing was installed."
+                )
+            }
+            return header
         } catch let error as BlocklistError {
             throw error
         } catch let error as UpdateError {

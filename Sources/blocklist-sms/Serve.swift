@@ -122,7 +122,6 @@ struct Serve: AsyncParsableCommand {
             return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))
         }
         try await server.run(router: router, path: path, serverName: "blocklist-sms")
-        FileHandle.standardOutput.write(Data("stopped\n".utf8))
     }
 
     /// Sorted keys: JSONEncoder's order is otherwise not stable from run to run.

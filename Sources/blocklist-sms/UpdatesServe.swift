@@ -48,7 +48,13 @@ struct UpdatesServe: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let root = publication
+        // Every file served must resolve inside the publication: a symlink in it (to a file or a
+        // directory, at any depth) that leads out is not followed.
+        guard let resolved = realpath(publication, nil) else {
+            throw ValidationError("\(publication) cannot be resolved: \(String(cString: strerror(errno))).")
+        }
+        let root = String(cString: resolved)
+        free(resolved)
         let router = Router()
         router.get("v1/update") { request, _ -> Response in
             guard let text = request.uri.queryParameters.get("from"), let from = UInt64(text) else {
@@ -65,8 +71,11 @@ struct UpdatesServe: AsyncParsableCommand {
             let path = context.parameters.getCatchAll().joined(separator: "/")
             guard FileInfo.isSafe(path) else { return Self.text(.notFound, "Not found.\n") }
             let full = root + "/" + path
+            guard let real = realpath(full, nil) else { return Self.text(.notFound, "Not found.\n") }
+            let resolvedPath = String(cString: real)
+            free(real)
             var info = stat()
-            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            guard resolvedPath == full, lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
                 return Self.text(.notFound, "Not found.\n")
             }
             let etag =
@@ -74,7 +83,7 @@ struct UpdatesServe: AsyncParsableCommand {
             let cache =
                 path == Publisher.timestampName || path.hasSuffix("root.json")
                 ? "no-cache" : "public, max-age=31536000, immutable"
-            if let match = request.headers[.ifNoneMatch], match == etag || match == "*" {
+            if let match = request.headers[.ifNoneMatch], Self.matches(match, etag) {
                 return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cache])
             }
             guard let data = FileManager.default.contents(atPath: full) else {
@@ -90,6 +99,17 @@ struct UpdatesServe: AsyncParsableCommand {
             )
         }
         try await server.run(router: router, path: "/", serverName: "blocklist-updates")
+    }
+
+    /// Whether an If-None-Match value (a list of entity tags, or `*`) names `etag`; weak
+    /// comparison, as RFC 9110 §13.1.2 asks for If-None-Match.
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
     }
 
     static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {

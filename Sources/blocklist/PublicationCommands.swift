@@ -104,7 +104,7 @@ struct Publish: ParsableCommand {
         }
         if !outcome.removedGenerations.isEmpty {
             print(
-                "Removed generations \(outcome.removedGenerations.map(String.init).joined(separator: ", ")) (past --keep)."
+                "Removed generation\(outcome.removedGenerations.count == 1 ? "" : "s") \(outcome.removedGenerations.map(String.init).joined(separator: ", ")) (past --keep)."
             )
         }
     }
@@ -155,8 +155,19 @@ struct Update: ParsableCommand {
             )
             return
         }
+        let grouped = NotificationService.grouped
+        let shards = outcome.changedShards.count == 1 ? "shard" : "shards"
+        let changed =
+            outcome.changedShards.isEmpty
+            ? "no shard changed"
+            : "\(shards) \(outcome.changedShards.map(String.init).joined(separator: ", ")) changed"
+        let what =
+            outcome.fromGeneration == 0
+            ? "\(grouped(outcome.totalEntries)) entries in \(outcome.changedShards.count) \(shards)"
+            : "\(changed), +\(grouped(outcome.added)) −\(grouped(outcome.removed)) entries, \(grouped(outcome.totalEntries)) in all"
+        let from = outcome.fromGeneration == 0 ? "" : " (from \(outcome.fromGeneration))"
         print(
-            "Installed generation \(outcome.generation) (from \(outcome.fromGeneration)) in \(appGroup): shards \(outcome.changedShards.map(String.init).joined(separator: ", ")) changed, +\(NotificationService.grouped(outcome.added)) −\(NotificationService.grouped(outcome.removed)) entries, \(NotificationService.grouped(outcome.totalEntries)) in all; \(outcome.bytesDownloaded) bytes downloaded (\(outcome.deltas) deltas, \(outcome.fullShards) full shards)."
+            "Installed generation \(outcome.generation)\(from) in \(appGroup): \(what); \(outcome.bytesDownloaded) bytes downloaded (\(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s"), \(outcome.fullShards) full shard\(outcome.fullShards == 1 ? "" : "s"))."
         )
     }
 }
@@ -195,7 +206,13 @@ struct Push: ParsableCommand {
             let signing = try KeyFiles.signingKey(at: key)
             let pushPath = (key.contains("/") ? String(key[..<key.lastIndex(of: "/")!]) : ".") + "/push.key"
             let pushKey = noInline ? nil : try? KeyFiles.pushKey(at: pushPath)
-            let made = try PushPayload.make(publication: from, signingKey: signing, pushKey: pushKey, url: url)
+            let made = try PushPayload.make(
+                publication: from,
+                signingKey: signing,
+                pushKey: pushKey,
+                url: url,
+                why: noInline ? "--no-inline" : nil
+            )
             print(String(decoding: made.json, as: UTF8.self))
             Terminal.error(
                 "generation \(made.generation): \(made.json.count) bytes, \(made.inline ? "update inline" : "URL")\(made.note.map { " (\($0))" } ?? "")\n"
@@ -267,7 +284,9 @@ struct Push: ParsableCommand {
             try child.wait()
             let text = String(decoding: output, as: UTF8.self).trimmingSuffixNewline
             print(text)
-            Terminal.error("blocklist-notification-service: exit \(child.exitStatus), peak memory \(peak) KiB\n")
+            // A host that ends within the first 5 ms is gone before its memory is sampled.
+            let memory = peak >= 64 ? "peak memory \(peak) KiB" : "ended before its memory was sampled"
+            Terminal.error("blocklist-notification-service: exit \(child.exitStatus), \(memory)\n")
             if child.exitStatus != 0 { throw ExitCode(child.exitStatus) }
         }
     }

@@ -339,6 +339,51 @@ import Testing
         #expect(plain.result == "ignored")
     }
 
+    /// A rotation retires the old key for good: a publication signed by it alone, without the
+    /// newer root files, is refused once the App Group has followed the rotation.
+    @Test func aRotatedKeyStaysRetired() throws {
+        let fixture = try Fixture()
+        let oldKey = try KeyFiles.signingKey(at: fixture.keys + "/signing.key")
+        try fixture.publish([Self.random(1_000, seed: 1)])
+        _ = try fixture.update()
+        let newKey = Curve25519.Signing.PrivateKey()
+        let root2 = Root(version: 2, expires: Self.now + 86_400 * 30, threshold: 1, keys: [newKey.publicKey])
+        try writeBytes(
+            try SignedDocument.sign(root2.payload, with: [oldKey, newKey]),
+            to: fixture.publication + "/2.root.json"
+        )
+        try Self.writeSet([Self.random(1_100, seed: 1)], in: fixture.set)
+        _ = try Publisher.publish(
+            setDirectory: fixture.set,
+            signingKey: newKey,
+            root: nil,
+            to: fixture.publication,
+            keep: 3,
+            now: Self.now
+        )
+        #expect(try fixture.update().generation == 2)
+        #expect(try UpdateInstaller.installed(in: fixture.appGroup).rotations.map(\.version) == [2])
+        // The retired key publishes generation 3 and leaves 2.root.json out.
+        try FileManager.default.removeItem(atPath: fixture.publication + "/2.root.json")
+        try Self.writeSet([Self.random(1_200, seed: 1)], in: fixture.set)
+        _ = try Publisher.publish(
+            setDirectory: fixture.set,
+            signingKey: oldKey,
+            root: nil,
+            to: fixture.publication,
+            keep: 3,
+            now: Self.now
+        )
+        let before = try fixture.appGroupState()
+        #expect(throws: UpdateError.self) {
+            do { _ = try fixture.update() } catch let error as UpdateError {
+                #expect(error.code == .badSignature, "\(error)")
+                throw error
+            }
+        }
+        #expect(try fixture.appGroupState() == before)
+    }
+
     @Test func cancelledUpdateLeavesTheAppGroup() throws {
         let fixture = try Fixture()
         try fixture.publish([Self.random(2_000, seed: 1)])
