@@ -121,10 +121,14 @@ import Testing
         )
         let before = try fixture.appGroupState()
         let started = Date()
-        let result = try runBlocklist([
-            "push", "deliver", payload, "--app-group", fixture.appGroup, "--trust", fixture.keys + "/root.json",
-            "--deadline", "1",
-        ])
+        // The extension is ended at its deadline, its download directory (in TMPDIR) with it.
+        let result = try runBlocklist(
+            [
+                "push", "deliver", payload, "--app-group", fixture.appGroup, "--trust", fixture.keys + "/root.json",
+                "--deadline", "1",
+            ],
+            environment: ["TMPDIR": fixture.directory.path]
+        )
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("The update finishes when you open the app."), "\(result.stdout)")
@@ -172,10 +176,15 @@ import Testing
         var generator = SplitMix64(state: 3)
         var outcomes: [UInt64: Int] = [:]
         for attempt in 0..<16 {
-            let process = try RunningBlocklist([
-                "update", "--from", fixture.publication, "--trust", fixture.keys + "/root.json", "--app-group",
-                fixture.appGroup,
-            ])
+            // A killed update leaves its download directory in TMPDIR (iOS purges an extension's
+            // temporary directory): give it one inside the fixture.
+            let process = try RunningBlocklist(
+                [
+                    "update", "--from", fixture.publication, "--trust", fixture.keys + "/root.json", "--app-group",
+                    fixture.appGroup,
+                ],
+                environment: ["TMPDIR": fixture.directory.path]
+            )
             usleep(UInt32.random(in: 0...400_000, using: &generator))
             kill(process.process.processIdentifier, SIGKILL)
             _ = try process.wait()
