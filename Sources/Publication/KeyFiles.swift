@@ -59,6 +59,48 @@ public enum KeyFiles {
         return Keys.keyID(of: key.publicKey)
     }
 
+    /// Rotates keys: writes a new key directory whose root, one version up, lists a new signing
+    /// key and is signed by the old key and the new one (so that an app shipping the old root
+    /// follows it), with the same push key (the app holds it). Publishing with the new directory's
+    /// key puts the new root in the publication; from then on updates refuse the old key.
+    ///
+    /// - Returns: the new key ID and root version.
+    public static func rotate(from old: String, to new: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws
+        -> (keyID: String, version: Int64)
+    {
+        let oldKey = try signingKey(at: old + "/" + signingKeyName)
+        let oldRoot = try Root.trusted(
+            try FileSystem.readFile(old + "/" + rootName, limit: 4 << 20),
+            what: old + "/" + rootName
+        )
+        guard oldRoot.keys[Keys.keyID(of: oldKey.publicKey)] != nil else {
+            throw UpdateError(.badSignature, "\(old)/\(signingKeyName) is not one of the keys of \(old)/\(rootName).")
+        }
+        let pushBytes = try FileSystem.readFile(old + "/" + pushKeyName, limit: 64 * 1024)
+        _ = try pushKey(at: old + "/" + pushKeyName)
+        if try FileSystem.kind(new) == .missing { _ = try FileSystem.makeDirectory(new) }
+        for name in [signingKeyName, pushKeyName, rootName]
+        where try FileSystem.kind(new + "/" + name, followingSymlinks: false) != .missing {
+            throw UpdateError(
+                .malformed,
+                "\(new)/\(name) exists; keys rotate never overwrites a key. Give a new directory."
+            )
+        }
+        let key = Curve25519.Signing.PrivateKey()
+        let root = Root(version: oldRoot.version + 1, expires: now + rootLifetime, threshold: 1, keys: [key.publicKey])
+        try write(
+            new + "/" + signingKeyName,
+            JSONValue.object([
+                "type": .string("ed25519-private"),
+                "private": .string(TextEncodings.base64(Array(key.rawRepresentation))),
+            ]).canonicalBytes + [0x0A],
+            mode: 0o600
+        )
+        try write(new + "/" + pushKeyName, pushBytes, mode: 0o600)
+        try write(new + "/" + rootName, try SignedDocument.sign(root.payload, with: [oldKey, key]), mode: 0o644)
+        return (Keys.keyID(of: key.publicKey), root.version)
+    }
+
     /// Reads a signing key file.
     public static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
         let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)

@@ -101,7 +101,7 @@ public enum Publisher {
                 "\(publication) holds \(name), which blocklist publish did not write; give an empty or new directory."
             )
         }
-        if let rootBytes, try directory.kind(of: "root.json") == .missing {
+        if let rootBytes {
             let root = try Root.trusted(rootBytes, what: "the trust root")
             guard root.keys[Keys.keyID(of: signingKey.publicKey)] != nil else {
                 throw UpdateError(
@@ -109,8 +109,30 @@ public enum Publisher {
                     "The signing key is not one of the trust root's keys; an app would refuse everything it signs."
                 )
             }
-            try writeAtomically(directory, "\(root.version).root.json", rootBytes)
-            try writeAtomically(directory, "root.json", rootBytes)
+            let name = "\(root.version).root.json"
+            if try directory.kind(of: name) == .missing {
+                // A rotation (keys rotate): published only if the root before it signed it, so
+                // that apps shipping an older root can follow the chain.
+                if root.version > 1 {
+                    let previousName = "\(root.version - 1).root.json"
+                    guard try directory.kind(of: previousName) != .missing else {
+                        throw UpdateError(
+                            .malformed,
+                            "\(publication) has no \(previousName), so apps could not follow root version \(root.version); publish with the keys of each version in turn."
+                        )
+                    }
+                    let previous = try Root(
+                        payload: try SignedDocument(
+                            parsing: try directory.readFile(previousName, limit: SignedDocument.maximumBytes),
+                            what: previousName
+                        ).payload,
+                        what: previousName
+                    )
+                    _ = try previous.next(rootBytes, what: "root version \(root.version)")
+                }
+                try writeAtomically(directory, name, rootBytes)
+                try writeAtomically(directory, "root.json", rootBytes)
+            }
         }
 
         // The current publication.

@@ -17,8 +17,34 @@ struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "The publisher's keys: an Ed25519 signing key, a push key and the trust root an app ships.",
-        subcommands: [Create.self]
+        subcommands: [Create.self, Rotate.self]
     )
+
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Write a new key directory whose root, one version up, the old key signs; publish with it to retire the old key.",
+            discussion:
+                "NEW/root.json lists a new signing key and is signed by the old key and the new one, so an app that ships the old root follows it. NEW/push.key is the old one (the app holds it). The next publish with NEW/signing.key puts the new root in the publication; updates then refuse anything the old key signs."
+        )
+
+        @Argument(help: ArgumentHelp("The current key directory.", valueName: "old"))
+        var old: String
+
+        @Argument(help: ArgumentHelp("The new key directory (created if missing).", valueName: "new"))
+        var new: String
+
+        func run() throws {
+            let (id, version) = try KeyFiles.rotate(from: old, to: new, now: Int64(time(nil)))
+            print(
+                "Wrote \(new)/signing.key (mode 0600), \(new)/push.key (the old one) and \(new)/root.json (root version \(version), signed by the old key and the new)."
+            )
+            print("Key ID: \(id)")
+            print(
+                "Publish with \(new)/signing.key; apps follow the rotation at their next update, and refuse the old key from then on."
+            )
+        }
+    }
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(

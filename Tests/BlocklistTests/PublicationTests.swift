@@ -384,6 +384,56 @@ import Testing
         #expect(try fixture.appGroupState() == before)
     }
 
+    /// `keys rotate`, then publishing with the new keys: an app shipping the old root follows the
+    /// rotation, and from then on refuses what the old key signs.
+    @Test func keysRotateThroughAPublication() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(1_000, seed: 1)])
+        _ = try fixture.update()
+        let rotated = fixture.directory.file("keys-2")
+        let (_, version) = try KeyFiles.rotate(from: fixture.keys, to: rotated, now: Self.now)
+        #expect(version == 2)
+        #expect(throws: UpdateError.self) { _ = try KeyFiles.rotate(from: fixture.keys, to: rotated, now: Self.now) }
+        try Self.writeSet([Self.random(1_100, seed: 1)], in: fixture.set)
+        _ = try Publisher.publish(
+            setDirectory: fixture.set,
+            signingKey: try KeyFiles.signingKey(at: rotated + "/signing.key"),
+            root: try readBytes(rotated + "/root.json"),
+            to: fixture.publication,
+            keep: 3,
+            now: Self.now
+        )
+        #expect(FileManager.default.fileExists(atPath: fixture.publication + "/2.root.json"))
+        let second = try fixture.update()  // trusting the app's original root.json
+        #expect(second.generation == 2)
+        #expect(try UpdateInstaller.installed(in: fixture.appGroup).rotations.map(\.version) == [2])
+        // The old key publishes again: refused.
+        try Self.writeSet([Self.random(1_200, seed: 1)], in: fixture.set)
+        _ = try Publisher.publish(
+            setDirectory: fixture.set,
+            signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+            root: try readBytes(fixture.keys + "/root.json"),
+            to: fixture.publication,
+            keep: 3,
+            now: Self.now
+        )
+        #expect(throws: UpdateError.self) { _ = try fixture.update() }
+        // A root two versions up cannot be published where its predecessor is missing.
+        let third = fixture.directory.file("keys-3")
+        _ = try KeyFiles.rotate(from: rotated, to: third, now: Self.now)
+        let fresh = fixture.directory.file("pub-fresh")
+        #expect(throws: UpdateError.self) {
+            _ = try Publisher.publish(
+                setDirectory: fixture.set,
+                signingKey: try KeyFiles.signingKey(at: third + "/signing.key"),
+                root: try readBytes(third + "/root.json"),
+                to: fresh,
+                keep: 3,
+                now: Self.now
+            )
+        }
+    }
+
     @Test func cancelledUpdateLeavesTheAppGroup() throws {
         let fixture = try Fixture()
         try fixture.publish([Self.random(2_000, seed: 1)])
