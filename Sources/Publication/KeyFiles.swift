@@ -115,14 +115,7 @@ public enum KeyFiles {
 
     /// Reads a push key file.
     public static func pushKey(at path: String) throws -> SymmetricKey {
-        let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
-        guard case .object(let members) = fields, members["type"] == .string("chachapoly-key"),
-            case .string(let text)? = members["key"], let raw = TextEncodings.base64Decode(Array(text.utf8)),
-            raw.count == 32
-        else {
-            throw UpdateError(.malformed, "\(path) is not a push key written by blocklist keys create.")
-        }
-        return SymmetricKey(data: raw)
+        try PushKeyFile.key(try FileSystem.readFile(path, limit: 64 * 1024), what: path)
     }
 
     static func write(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {

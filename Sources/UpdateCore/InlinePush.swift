@@ -177,3 +177,19 @@ public struct InlinePush: Sendable {
         (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
     }
 }
+
+/// The push key file `keys create` writes and the app holds: `{"key":"<base64 of 32 bytes>","type":"chachapoly-key"}`.
+public enum PushKeyFile {
+    /// The key a push key file holds.
+    ///
+    /// - Throws: `.malformed` naming `what` if it is not such a file.
+    public static func key(_ bytes: [UInt8], what: String) throws(UpdateError) -> SymmetricKey {
+        guard case .object(let members) = try JSONValue(parsing: bytes, what: what),
+            members["type"] == .string("chachapoly-key"), case .string(let text)? = members["key"],
+            let raw = TextEncodings.base64Decode(Array(text.utf8)), raw.count == 32
+        else {
+            throw UpdateError(.malformed, "\(what) is not a push key written by blocklist keys create.")
+        }
+        return SymmetricKey(data: raw)
+    }
+}

@@ -80,20 +80,10 @@ var pushKey: SymmetricKey?
 do {
     payload = try FileSystem.readFile(payloadPath, limit: 64 * 1024)
     trust = try FileSystem.readFile(trustPath, limit: 4 << 20)
-    let keyPath =
-        pushKeyPath
-        ?? (trustPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/push.key")
-    if try FileSystem.kind(
-        keyPath.hasPrefix("/") || pushKeyPath != nil ? keyPath : (trustPath.contains("/") ? keyPath : "push.key")
-    ) != .missing {
-        let path = keyPath.hasPrefix("/") || pushKeyPath != nil || trustPath.contains("/") ? keyPath : "push.key"
-        let bytes = try FileSystem.readFile(path, limit: 64 * 1024)
-        let value = try JSONValue(parsing: bytes, what: path)
-        guard case .object(let members) = value, case .string(let text)? = members["key"],
-            let raw = TextEncodings.base64Decode(Array(text.utf8)), raw.count == 32
-        else { fail(1, "\(path) is not a push key written by blocklist keys create.") }
-        pushKey = SymmetricKey(data: raw)
+    // The push key: the one given, else push.key beside the trust root if the app has one.
+    let keyPath = pushKeyPath ?? siblingFile(of: trustPath, named: "push.key")
+    if try FileSystem.kind(keyPath) != .missing {
+        pushKey = try PushKeyFile.key(try FileSystem.readFile(keyPath, limit: 64 * 1024), what: keyPath)
     } else if pushKeyPath != nil {
         fail(1, "The push key \(keyPath) does not exist.")
     }

@@ -101,7 +101,7 @@ struct Publish: ParsableCommand {
 
     func run() throws {
         let signing = try KeyFiles.signingKey(at: key)
-        let rootPath = (key.contains("/") ? String(key[..<key.lastIndex(of: "/")!]) : ".") + "/root.json"
+        let rootPath = siblingFile(of: key, named: "root.json")
         let root = try? FileSystem.readFile(rootPath, limit: 4 << 20)
         let outcome = try Publisher.publish(
             setDirectory: setDirectory,
@@ -230,7 +230,7 @@ struct Push: ParsableCommand {
 
         func run() throws {
             let signing = try KeyFiles.signingKey(at: key)
-            let pushPath = (key.contains("/") ? String(key[..<key.lastIndex(of: "/")!]) : ".") + "/push.key"
+            let pushPath = siblingFile(of: key, named: "push.key")
             let pushKey = noInline ? nil : try? KeyFiles.pushKey(at: pushPath)
             let made = try PushPayload.make(
                 publication: from,

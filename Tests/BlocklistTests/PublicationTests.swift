@@ -453,6 +453,17 @@ import Testing
         #expect(try fixture.appGroupState() == before)
     }
 
+    @Test func keyFilesAreFoundBesideEachOtherAndCheckedByShape() throws {
+        #expect(siblingFile(of: "root.json", named: "push.key") == "push.key")
+        #expect(siblingFile(of: "keys/root.json", named: "push.key") == "keys/push.key")
+        #expect(siblingFile(of: "/root.json", named: "push.key") == "/push.key")
+        let fixture = try Fixture()
+        #expect(throws: Never.self) { _ = try KeyFiles.pushKey(at: fixture.keys + "/push.key") }
+        for bad in [#"{"type":"chachapoly-key","key":"AAAA"}"#, #"{"type":"ed25519-private","key":"x"}"#, "[]", ""] {
+            #expect(throws: UpdateError.self, "\(bad)") { _ = try PushKeyFile.key(Array(bad.utf8), what: "k") }
+        }
+    }
+
     /// Base64 against Foundation's (an independent implementation), both ways, seeded.
     @Test func base64MatchesFoundation() {
         var generator = SplitMix64(state: 42)
