@@ -76,6 +76,8 @@ package struct ChildRun: Sendable {
     package var peakKiB = 0
     package var anonymousKiB = 0
     package var ruMaxRSSKiB = 0
+    /// The child's exit status (0 unless `run` was told to accept a failure).
+    package var exitStatus: Int32 = 0
 }
 
 /// What one workload's child reported, plus what the parent saw of it.
@@ -118,7 +120,15 @@ package struct Measured: Sendable, Equatable {
 
 package enum BenchHarness {
     /// Runs `path` with `arguments`, reading its output and sampling its memory every 5 ms.
-    package static func run(_ path: String, _ arguments: [String], what: String) throws(BlocklistError) -> ChildRun {
+    ///
+    /// - Parameter acceptingFailure: return a run that exited non-zero (its status in
+    ///   `exitStatus`) instead of throwing; a signal still throws. Default: false.
+    package static func run(
+        _ path: String,
+        _ arguments: [String],
+        what: String,
+        acceptingFailure: Bool = false
+    ) throws(BlocklistError) -> ChildRun {
         let clock = ContinuousClock()
         let started = clock.now
         let child = try ChildProcess(path: path, arguments: arguments)
@@ -145,7 +155,8 @@ package enum BenchHarness {
             usleep(5000)
         }
         run.seconds = (clock.now - started).seconds
-        guard child.exitStatus == 0, child.termSignal == 0 else {
+        run.exitStatus = child.exitStatus
+        guard child.exitStatus == 0 || acceptingFailure, child.termSignal == 0 else {
             throw BlocklistError(
                 .io,
                 "The bench workload \(what) failed (status \(child.exitStatus), signal \(child.termSignal))."

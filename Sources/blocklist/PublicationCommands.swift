@@ -294,26 +294,19 @@ struct Push: ParsableCommand {
                 network,
             ]
             if let pushKey { arguments += ["--push-key", pushKey] }
-            let child = try ChildProcess(path: path, arguments: arguments)
-            child.release()
-            var output: [UInt8] = []
-            var peak = 0
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 1)
-            defer { buffer.deallocate() }
-            while true {
-                if let sample = child.peakResidentKiB() { peak = max(peak, sample) }
-                guard child.waitForOutput(milliseconds: 5) else { continue }
-                let n = try child.read(into: buffer)
-                if n == 0 { break }
-                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            }
-            try child.wait()
-            let text = String(decoding: output, as: UTF8.self).trimmingSuffixNewline
-            print(text)
+            // Run and sampled as the bench runs its workloads; the host's answer is printed even when
+            // it exits non-zero.
+            let run = try BenchHarness.run(
+                path,
+                arguments,
+                what: "blocklist-notification-service",
+                acceptingFailure: true
+            )
+            print(String(decoding: run.output, as: UTF8.self).trimmingSuffixNewline)
             // A host that ends within the first 5 ms is gone before its memory is sampled.
-            let memory = peak >= 64 ? "peak memory \(peak) KiB" : "ended before its memory was sampled"
-            Terminal.error("blocklist-notification-service: exit \(child.exitStatus), \(memory)\n")
-            if child.exitStatus != 0 { throw ExitCode(child.exitStatus) }
+            let memory = run.peakKiB >= 64 ? "peak memory \(run.peakKiB) KiB" : "ended before its memory was sampled"
+            Terminal.error("blocklist-notification-service: exit \(run.exitStatus), \(memory)\n")
+            if run.exitStatus != 0 { throw ExitCode(run.exitStatus) }
         }
     }
 }
