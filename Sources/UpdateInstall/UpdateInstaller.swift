@@ -166,7 +166,9 @@ public enum UpdateInstaller {
             let index = offset + 1
             switch step {
             case .keep:
-                sources.append(.copy(installed.shardPaths[offset]))
+                sources.append(
+                    .installed(installed.shardPaths[offset], digest: installed.publication.shardDigests[offset])
+                )
             case .delta(let delta):
                 let path = downloads + "/delta-\(index)"
                 try reader.download(delta.file, to: path, isCancelled: isCancelled)
@@ -234,13 +236,18 @@ public enum UpdateInstaller {
         guard push.expires > now else {
             throw UpdateError(.expired, "The push expired at \(push.expires) (now \(now)); nothing was installed.")
         }
-        guard installed.publication.generation == push.from, installed.shardPaths.count == push.shardCount else {
+        guard push.from >= 1, installed.publication.generation == push.from,
+            installed.shardPaths.count == push.shardCount,
+            installed.publication.shardDigests.count == push.shardCount
+        else {
             throw UpdateError(
                 .wrongBase,
                 "The push leads from generation \(push.from), but the App Group holds generation \(installed.publication.generation)."
             )
         }
-        var sources = installed.shardPaths.map { ShardSource.copy($0) }
+        var sources = zip(installed.shardPaths, installed.publication.shardDigests).map {
+            ShardSource.installed($0, digest: $1)
+        }
         var changed: [Int] = []
         for delta in push.deltas {
             let target = try ShardDelta.target(of: delta, what: "the push's delta")
@@ -285,6 +292,10 @@ public enum UpdateInstaller {
 
 /// Where each shard of the new generation comes from.
 enum ShardSource {
+    /// A shard the App Group holds, unchanged: copied, its digest the one recorded when it was
+    /// installed (not read and hashed again on every update).
+    case installed(String, digest: [UInt8])
+    /// A downloaded shard: copied and hashed.
     case copy(String)
     case delta([UInt8], base: String)
 }
@@ -356,6 +367,9 @@ final class UpdateProducer: ShardProducer {
             }
             let digest: [UInt8]
             switch sources[index - 1] {
+            case .installed(let source, let recorded):
+                try copyFile(source, to: path, sync: sync)
+                digest = recorded
             case .copy(let source):
                 try copyFile(source, to: path, sync: sync)
                 digest = try ShardContent.digest(ofShardAt: path)
