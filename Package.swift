@@ -62,11 +62,12 @@ let publicationTargets: [Target] = [
             ]
         ),
 
-        /// The publisher's side: key files, `publish` (signed metadata, shards, deltas, atomic
-        /// commit) and the push payload. No Foundation.
+        /// The publisher's side: key files, `publish` (the set verified through SetReading, the
+        /// key checked against the published roots, signed metadata, shards, deltas, atomic
+        /// commit), `publication status` and the push payload. No Foundation of its own.
         .target(
             name: "Publication",
-            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
         /// Plays an app's Notification Service Extension: opens or fetches the update a push
         /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
@@ -320,6 +321,7 @@ let package = Package(
                 "Publication",
                 "UpdateCore",
                 "UpdateInstall",
+                "HTTPFetch",
                 "ArgumentTypes",
                 "BenchWorkloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -79,9 +79,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         }
         _ = try? Snapshot(payload: bytes, what: "fuzz")
         _ = try? Timestamp(payload: bytes, what: "fuzz")
+        // A push's signed announcement: a URL it accepts is an http(s) URL with a host.
+        if let announcement = try? PushAnnouncement(payload: bytes, what: "fuzz"), let url = announcement.url {
+            precondition(url.hasPrefix("http://") || url.hasPrefix("https://"), "a push URL of another scheme")
+            precondition((try? PushAnnouncement(payload: announcement.payload, what: "again")) == announcement)
+        }
+        _ = try? PushAnnouncement.checkURL(String(decoding: bytes, as: UTF8.self))
         _ = try? Root(payload: bytes, what: "fuzz")
     case 3:
-        if let push = try? InlinePush(opening: bytes, pushKey: SymmetricKey(data: []), trusting: root) {
+        if let push = try? InlinePush(opening: bytes, pushKey: SymmetricKey(data: []), trusting: root, now: 0) {
             for delta in push.deltas { apply(delta) }
         }
     case 4:

@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import Publication
+import SetStorage
 import UpdateCore
 import UpdateInstall
 
@@ -178,18 +179,9 @@ package struct PublicationBench {
         return Int(header.fileSize)
     }
 
-    /// A one-shard set as generate leaves it (a manifest and its set directory).
+    /// A one-shard set, committed as generate commits one.
     private func writeSet(_ content: ShardContent, in path: String) throws {
-        if try FileSystem.kind(path) == .missing { _ = try FileSystem.makeDirectory(path) }
-        let setName = "set-\(content.blocking.count)"
-        _ = try FileSystem.makeDirectory(path + "/" + setName)
-        let writer = try ShardWriter(path: path + "/" + setName + "/shard-01.blk", shardIndex: 1, version: 2)
-        for run in content.blocking { try writer.append(run) }
-        let header = try writer.finish(sync: false)
-        let manifest =
-            #"{"directory":"\#(setName)","spec":{"patterns":[],"exclusions":[],"rangeSize":0,"capacity":1999999,"layout":"packed"},"shards":[{"file":"shard-01.blk","index":1,"count":\#(header.entryCount)}]}"#
-        try? FileSystem.removeFile(path + "/manifest.json")
-        try FileSystem.writeNewFile(path + "/manifest.json", Array(manifest.utf8), sync: false)
+        _ = try ShardSet.generate(producer: RunsProducer([(0, content.blocking)]), into: path, sync: false)
     }
 
     private func fixed(_ value: Double, _ digits: Int) -> String {

@@ -166,3 +166,38 @@ public struct IdentificationDiff {
         }
     }
 }
+
+/// How many entries differ between two shards: blocking numbers added and removed, and
+/// identification entries (numbers with a label) added and removed, a changed label counting
+/// once each way. Streamed through both shards' readers.
+///
+/// - Complexity: O(runs of both); memory is fixed.
+public struct ShardChangeCounts: Hashable, Sendable {
+    public var added: Int64 = 0
+    public var removed: Int64 = 0
+    public var labelsAdded: Int64 = 0
+    public var labelsRemoved: Int64 = 0
+
+    public init() {}
+
+    /// The counts from the shard at `oldPath` to the one at `newPath`.
+    public init(from oldPath: String, to newPath: String) throws(BlocklistError) {
+        let old = ShardRuns(try ShardReader(path: oldPath))
+        let new = ShardRuns(try ShardReader(path: newPath))
+        var diff = RunDiff(old: old, new: new)
+        while let change = diff.next() {
+            switch change {
+            case .remove(let run): removed += run.count
+            case .add(let run): added += run.count
+            }
+        }
+        if let error = old.error ?? new.error { throw error }
+        var labels = try IdentificationDiff(old: old.reader, new: new.reader)
+        while let change = try labels.next() {
+            switch change {
+            case .remove(let run): labelsRemoved += run.count
+            case .add(let run, _): labelsAdded += run.count
+            }
+        }
+    }
+}

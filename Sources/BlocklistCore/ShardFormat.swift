@@ -56,3 +56,6 @@ package struct RiceState {
         }
     }
 }
+
+/// The version every blocklist program prints for `--version`.
+public let blocklistVersion = "0.1.0"

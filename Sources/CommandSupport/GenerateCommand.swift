@@ -1,8 +1,10 @@
 import BlocklistCore
 import SetStorage
 
-/// The version every blocklist command prints for `--version`.
-public let blocklistVersion = "0.1.0"
+// The version every blocklist command prints for `--version` is BlocklistCore's (the
+// notification service host, which has no CommandSupport, prints it too); the commands see it
+// through CommandSupport.
+@_exported import var BlocklistCore.blocklistVersion
 
 /// The one-line descriptions of the commands that `blocklist` hands to `blocklist-sms`: both
 /// executables list them, so they are written once.

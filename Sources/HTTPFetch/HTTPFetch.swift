@@ -52,8 +52,13 @@ public enum HTTPFetch {
     ///   - maximumBodyBytes: the largest body accepted; a longer one is refused with `.tooLarge`
     ///     before any byte past the limit is handed over (a Content-Length or chunk size above it
     ///     before any of that body is).
+    ///   - stallTimeout: nanoseconds without progress (connecting, sending, or a byte arriving)
+    ///     after which the fetch stops with `.timeout`, whatever `deadline` allows: a slow but
+    ///     moving download goes on, a silent one stops. Default: none.
     ///   - isCancelled: asked between reads and at least every 50 ms while waiting; true stops the
     ///     fetch with `.cancelled`.
+    ///   - onHead: called with the final response's head before any of its body reaches `body`
+    ///     (a resumed download learns there whether the server honoured its Range).
     /// - Returns: the final response's head (interim 1xx responses are skipped). Any status is
     ///   returned: what a 404 or a 304 (which has no body) means is the caller's to say.
     /// - Throws: `HTTPFetchError` (its sentence names the URL), or what `body` throws; the
@@ -62,23 +67,45 @@ public enum HTTPFetch {
         _ url: HTTPURL,
         headers: [(String, String)] = [],
         deadline: UInt64,
+        stallTimeout: UInt64 = .max,
         maximumBodyBytes: Int64,
         isCancelled: () -> Bool = { false },
+        head onHead: (HTTPResponseHead) throws -> Void = { _ in },
         body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> HTTPResponseHead {
         let request = try requestBytes(url, headers)
         try checkTime(url, deadline, isCancelled, "before connecting")
-        let socket = try connect(url, deadline, isCancelled)
+        // The deadline in force: the whole fetch's, or sooner if nothing moves for stallTimeout.
+        var stallDeadline = now().addingReportingOverflow(stallTimeout)
+        func limit() -> UInt64 { stallDeadline.overflow ? deadline : min(deadline, stallDeadline.partialValue) }
+        func stalled<T>(_ step: () throws(HTTPFetchError) -> T) throws(HTTPFetchError) -> T {
+            do {
+                return try step()
+            } catch let error where error.code == .timeout && limit() < deadline {
+                throw HTTPFetchError(
+                    .timeout,
+                    "Fetching \(url) stalled: no byte moved for \(stallTimeout / 1_000_000_000) s (the stall timeout)."
+                )
+            }
+        }
+        let socket = try stalled { () throws(HTTPFetchError) in try connect(url, limit(), isCancelled) }
         defer { _ = close(socket) }  // a socket only read from loses nothing if close fails
-        try send(request, on: socket, url, deadline, isCancelled)
+        stallDeadline = now().addingReportingOverflow(stallTimeout)
+        try stalled { () throws(HTTPFetchError) in try send(request, on: socket, url, limit(), isCancelled) }
+        stallDeadline = now().addingReportingOverflow(stallTimeout)
 
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferBytes, alignment: 16)
         defer { buffer.deallocate() }
         var parser = HTTPResponseParser(maximumBodyBytes: maximumBodyBytes, subject: "The response from \(url)")
         var callerError: (any Error)?
+        var headDelivered = false
+        var early: [UInt8] = []
         while true {
-            try wait(for: Int16(POLLIN), on: socket, url, deadline, isCancelled, "for the response")
+            try stalled { () throws(HTTPFetchError) in
+                try wait(for: Int16(POLLIN), on: socket, url, limit(), isCancelled, "for the response")
+            }
             let count = recv(socket, buffer.baseAddress, buffer.count, 0)
+            if count > 0 { stallDeadline = now().addingReportingOverflow(stallTimeout) }
             if count < 0 {
                 let code = errno
                 if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { continue }
@@ -90,9 +117,20 @@ public enum HTTPFetch {
             }
             let complete = try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { chunk in
                 guard callerError == nil else { return }
+                // Until `onHead` has seen the head, the body waits (at most one read's worth).
+                if !headDelivered {
+                    early.append(contentsOf: chunk)
+                    return
+                }
                 do { try body(chunk) } catch { callerError = error }
             }
             if let callerError { throw callerError }
+            if !headDelivered, let head = parser.head {
+                headDelivered = true
+                try onHead(head)
+                if !early.isEmpty { try early.withUnsafeBytes { try body($0) } }
+                early = []
+            }
             if complete { break }
         }
         guard let head = parser.head else {

@@ -102,7 +102,11 @@ public enum KeyFiles {
     }
 
     /// Reads a signing key file.
+    ///
+    /// - Throws: if others than its owner may read or write it (as ssh refuses such a key),
+    ///   naming the `chmod` that fixes it, or if it is not a key `keys create` wrote.
     public static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
+        try checkPrivate(path, what: "signing key")
         let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
         guard case .object(let members) = fields, members["type"] == .string("ed25519-private"),
             case .string(let text)? = members["private"], let raw = TextEncodings.base64Decode(Array(text.utf8)),
@@ -113,9 +117,25 @@ public enum KeyFiles {
         return key
     }
 
-    /// Reads a push key file.
+    /// Reads a push key file (the publisher's copy: private, as the signing key).
     public static func pushKey(at path: String) throws -> SymmetricKey {
-        try PushKeyFile.key(try FileSystem.readFile(path, limit: 64 * 1024), what: path)
+        try checkPrivate(path, what: "push key")
+        return try PushKeyFile.key(try FileSystem.readFile(path, limit: 64 * 1024), what: path)
+    }
+
+    /// Refuses a key file that its group or others may read or write.
+    static func checkPrivate(_ path: String, what: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw UpdateError(.malformed, "The \(what) \(path) cannot be read: \(String(cString: strerror(errno))).")
+        }
+        let mode = info.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw UpdateError(
+                .malformed,
+                "The \(what) \(path) can be read by others (mode 0\(String(mode, radix: 8))); a private key must be the owner's alone. Run chmod 600 \(path) (and think about whether it leaked)."
+            )
+        }
     }
 
     static func write(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {

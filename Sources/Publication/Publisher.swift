@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+import SetReading
 import SetStorage
 import UpdateCore
 
@@ -35,6 +36,9 @@ public enum Publisher {
         public var deltaBytes: Int64
         public var bytesWritten: Int64
         public var removedGenerations: [UInt64]
+        /// Why a new generation was written although the set is unchanged (a damaged or
+        /// wrongly signed generation, a snapshot past half its lifetime); empty otherwise.
+        public var resigned: [String]
     }
 
     public static let timestampName = "timestamp.json"
@@ -42,14 +46,28 @@ public enum Publisher {
 
     /// Publishes the set committed in `setDirectory`.
     ///
+    /// Before anything is written: the set is verified as `blocklist verify` verifies it, and
+    /// the key is checked against the roots PUBDIR already publishes (`checkKey`). Then a new
+    /// generation is written when the set changed, when the current generation does not verify
+    /// under the newest root (a damaged file, or a wrong publish made with an older version),
+    /// or when its snapshot has less than half of `snapshotLifetime` left; otherwise only
+    /// `timestamp.json` is re-signed. Either way the timestamp is fresh for `timestampLifetime`.
+    ///
     /// - Parameters:
-    ///   - keep: how many earlier generations get deltas (and stay published).
+    ///   - root: the bytes of `root.json` in the key's directory, if it has one; `rootPath`
+    ///     names it in sentences.
+    ///   - keep: how many earlier generations get deltas (and stay published). The generation
+    ///     before the new one always stays until the next publish, so that a phone that read
+    ///     the old timestamp still finds every file it names (also with `keep` 0).
     ///   - timestampLifetime: seconds a timestamp is valid (default 1 day).
     ///   - snapshotLifetime: seconds a snapshot is valid (default 30 days).
+    /// - Throws: `UpdateError` naming the mistake and the command that fixes it; nothing is
+    ///   written in PUBDIR when the set or the key is refused.
     public static func publish(
         setDirectory: String,
         signingKey: Curve25519.Signing.PrivateKey,
         root rootBytes: [UInt8]?,
+        rootPath: String = "root.json",
         to publication: String,
         keep: Int,
         now: Int64,
@@ -57,7 +75,15 @@ public enum Publisher {
         snapshotLifetime: Int64 = 30 * 86_400
     ) throws -> Outcome {
         precondition(keep >= 0)
-        // The set, as its manifest lists it.
+        // The set, verified as `blocklist verify` verifies it, before anything is signed.
+        let verification = ShardSet.verify(setDirectory)
+        guard verification.isValid else {
+            let problems = verification.problems.prefix(3).map(\.message).joined(separator: " ")
+            throw UpdateError(
+                .malformed,
+                "The set in \(setDirectory) does not verify, so nothing was published: \(problems) Run blocklist generate again (blocklist verify \(setDirectory) lists every problem)."
+            )
+        }
         let manifestPath = setDirectory + "/" + Manifest.fileName
         let manifest = try JSONValue(
             parsing: try FileSystem.readFile(manifestPath, limit: 16 << 20),
@@ -83,10 +109,22 @@ public enum Publisher {
         let contents = try shardPaths.map { path throws(UpdateError) in try ShardContent(shardAt: path) }
         let digests = contents.map(\.digest)
 
-        if try FileSystem.kind(publication) == .missing { _ = try FileSystem.makeDirectory(publication) }
-        guard try FileSystem.kind(publication) == .directory else {
+        // The key, against the roots already published: read only, before PUBDIR is touched.
+        let existingKind = try FileSystem.kind(publication)
+        guard existingKind == .missing || existingKind == .directory else {
             throw UpdateError(.malformed, "\(publication) is not a directory.")
         }
+        let published = existingKind == .missing ? [] : try publishedRoots(try DirectoryHandle(path: publication))
+        let trust = try checkKey(
+            signingKey,
+            keyRoot: rootBytes,
+            keyRootPath: rootPath,
+            published: published,
+            publication: publication,
+            now: now
+        )
+
+        if existingKind == .missing { _ = try FileSystem.makeDirectory(publication) }
         let directory = try DirectoryHandle(path: publication)
         let lock = try directory.lock(
             lockName,
@@ -101,44 +139,36 @@ public enum Publisher {
                 "\(publication) holds \(name), which blocklist publish did not write; give an empty or new directory."
             )
         }
-        if let rootBytes {
-            let root = try Root.trusted(rootBytes, what: "the trust root")
-            guard root.keys[Keys.keyID(of: signingKey.publicKey)] != nil else {
-                throw UpdateError(
-                    .badSignature,
-                    "The signing key is not one of the trust root's keys; an app would refuse everything it signs."
-                )
-            }
-            let name = "\(root.version).root.json"
-            if try directory.kind(of: name) == .missing {
-                // A rotation (keys rotate): published only if the root before it signed it, so
-                // that apps shipping an older root can follow the chain.
-                if root.version > 1 {
-                    let previousName = "\(root.version - 1).root.json"
-                    guard try directory.kind(of: previousName) != .missing else {
-                        throw UpdateError(
-                            .malformed,
-                            "\(publication) has no \(previousName), so apps could not follow root version \(root.version); publish with the keys of each version in turn."
-                        )
-                    }
-                    let previous = try Root(
-                        payload: try SignedDocument(
-                            parsing: try directory.readFile(previousName, limit: SignedDocument.maximumBytes),
-                            what: previousName
-                        ).payload,
-                        what: previousName
-                    )
-                    _ = try previous.next(rootBytes, what: "root version \(root.version)")
-                }
-                try writeAtomically(directory, name, rootBytes)
-                try writeAtomically(directory, "root.json", rootBytes)
-            }
+        // What a killed publish left: staging directories and temporary files, each proved ours
+        // by the marker publish writes first (we hold the lock: no publish is running).
+        try removeLeftovers(directory)
+        // The roots again, under the lock: another publish may have added one meanwhile.
+        guard try publishedRoots(directory).count == published.count else {
+            throw UpdateError(
+                .malformed,
+                "Another publish changed the roots of \(publication) meanwhile; run it again."
+            )
         }
+        if let add = trust.add {
+            try writeAtomically(directory, "\(add.root.version).root.json", add.bytes)
+            try writeAtomically(directory, "root.json", add.bytes)
+        }
+        let root = trust.root
 
-        // The current publication.
+        // The current publication, and whether it still holds as a phone would check it.
         let previous = try currentSnapshot(directory)
         let existing = try directory.entries().compactMap { UInt64($0) }.sorted()
-        if let previous, previous.shards.map(\.digest) == digests, previous.spec == spec {
+        var reasons: [String] = []
+        if let previous {
+            if let problem = soundnessProblem(directory, generation: previous.generation, root: root, now: now) {
+                reasons.append(problem)
+            } else if previous.expires - now < snapshotLifetime / 2 {
+                reasons.append(
+                    "the snapshot of generation \(previous.generation) expires at \(previous.expires), within half of --snapshot-lifetime"
+                )
+            }
+        }
+        if let previous, previous.shards.map(\.digest) == digests, previous.spec == spec, reasons.isEmpty {
             // Unchanged: only a fresh timestamp, so phones do not see a frozen publication.
             try writeTimestamp(
                 directory,
@@ -153,16 +183,17 @@ public enum Publisher {
                 deltas: 0,
                 deltaBytes: 0,
                 bytesWritten: 0,
-                removedGenerations: []
+                removedGenerations: [],
+                resigned: []
             )
         }
         let generation = (existing.last ?? 0) + 1
         let staging = ".staging-\(generation)"
-        if try directory.kind(of: staging) != .missing { try removeGeneration(directory, staging) }
         try directory.makeDirectory(staging)
         var committed = false
         defer { if !committed { try? removeGeneration(directory, staging) } }
         let stage = try directory.openDirectory(staging)
+        try FileSystem.writeNewFile(stage.path(of: markerName), markerContent, sync: true)
         var written: Int64 = 0
         var shards: [Snapshot.Shard] = []
         for (offset, path) in shardPaths.enumerated() {
@@ -184,10 +215,9 @@ public enum Publisher {
                 )
             )
         }
-        // Deltas from each kept generation.
+        // Deltas from each kept generation that still verifies (a damaged one is no base).
         var deltas: [Snapshot.Delta] = []
         var deltaBytes: Int64 = 0
-        var changed: Set<Int> = []
         for from in existing.suffix(keep) {
             guard let old = try? snapshot(directory, generation: from) else { continue }
             let fromDirectory = "from-\(from)"
@@ -195,9 +225,11 @@ public enum Publisher {
             for (offset, content) in contents.enumerated() where offset < old.shards.count {
                 let oldShard = old.shards[offset]
                 if oldShard.digest == digests[offset] { continue }
-                if from == existing.last { changed.insert(offset + 1) }
-                let oldContent = try ShardContent(shardAt: publication + "/" + oldShard.file.path)
-                guard oldContent.index == content.index else { continue }
+                // A damaged base would make a delta no phone can apply: only a base that still
+                // has its published digest.
+                guard let oldContent = try? ShardContent(shardAt: publication + "/" + oldShard.file.path),
+                    oldContent.digest == oldShard.digest, oldContent.index == content.index
+                else { continue }
                 let (payload, _) = ShardDelta.payload(from: oldContent, to: content)
                 guard payload.count <= ShardDelta.maximumPayloadBytes else { continue }
                 let file = try DeltaFile.encode(payload: payload, index: offset + 1, from: from, to: generation)
@@ -227,12 +259,10 @@ public enum Publisher {
             if made { try (try stage.openDirectory(fromDirectory)).sync() }
         }
         // What changed since the previous generation, whether or not deltas were made (--keep 0).
-        changed = Set(
-            digests.indices.filter { offset in
-                guard let previous, offset < previous.shards.count else { return true }
-                return previous.shards[offset].digest != digests[offset]
-            }.map { $0 + 1 }
-        )
+        let changed = digests.indices.filter { offset in
+            guard let previous, offset < previous.shards.count else { return true }
+            return previous.shards[offset].digest != digests[offset]
+        }.map { $0 + 1 }
         let snapshot = Snapshot(
             generation: generation,
             expires: now + snapshotLifetime,
@@ -247,22 +277,178 @@ public enum Publisher {
         try directory.rename(staging, to: String(generation))
         committed = true
         try directory.sync()
+        try? (try directory.openDirectory(String(generation))).removeRegularFile(markerName)
         try writeTimestamp(directory, generation: generation, signingKey: signingKey, expires: now + timestampLifetime)
 
-        // Generations past `keep` are no longer a base for deltas: remove them (only what we wrote).
+        // Generations past `keep` are no longer a base for deltas: remove them (only what we
+        // wrote). The one before the new generation stays until the next publish: phones that
+        // read the old timestamp are still fetching what it names.
         var removed: [UInt64] = []
-        for old in existing.dropLast(keep) {
+        for old in existing.dropLast(max(keep, 1)) {
             if (try? removeGeneration(directory, String(old))) != nil { removed.append(old) }
         }
         return Outcome(
             generation: generation,
             published: true,
-            changedShards: changed.sorted(),
+            changedShards: changed,
             deltas: deltas.filter { $0.from == existing.last }.count,
             deltaBytes: deltaBytes,
             bytesWritten: written,
-            removedGenerations: removed
+            removedGenerations: removed,
+            resigned: reasons
         )
+    }
+
+    /// The roots PUBDIR publishes, `1.root.json` up to the newest, each checked against the one
+    /// before (version 1 against itself), with their bytes.
+    ///
+    /// - Throws: `.malformed` if a version is missing in between, or a root does not follow
+    ///   from the one before: the publication is broken, and the sentence says which file.
+    package static func publishedRoots(_ directory: DirectoryHandle) throws -> [(root: Root, bytes: [UInt8])] {
+        let versions = try directory.entries().compactMap { name -> Int64? in
+            guard name.hasSuffix(".root.json"), !name.hasPrefix(".") else { return nil }
+            return Int64(name.dropLast(".root.json".count))
+        }.sorted()
+        var roots: [(root: Root, bytes: [UInt8])] = []
+        for (offset, version) in versions.enumerated() {
+            let name = "\(version).root.json"
+            guard version == Int64(offset + 1) else {
+                throw UpdateError(
+                    .malformed,
+                    "\(directory.path(of: name)) is published, but \(offset + 1).root.json is not: the chain of roots is broken, and apps cannot follow it."
+                )
+            }
+            let bytes = try directory.readFile(name, limit: SignedDocument.maximumBytes)
+            let root =
+                try roots.last.map { try $0.root.next(bytes, what: directory.path(of: name)) }
+                ?? Root.trusted(bytes, what: directory.path(of: name))
+            roots.append((root, bytes))
+        }
+        return roots
+    }
+
+    /// What a key may publish: the root to trust (the newest published, or the key
+    /// directory's root that extends the chain by one version) and the root to add, if any.
+    ///
+    /// - Throws: `.badSignature`, `.expired` or `.malformed`, naming the mistake (another
+    ///   publisher's key, a retired key, a rotation whose predecessor is not published, a second
+    ///   root of a published version, an expired root) and the command that fixes it.
+    package static func checkKey(
+        _ signingKey: Curve25519.Signing.PrivateKey,
+        keyRoot keyRootBytes: [UInt8]?,
+        keyRootPath: String,
+        published: [(root: Root, bytes: [UInt8])],
+        publication: String,
+        now: Int64
+    ) throws -> (root: Root, add: (root: Root, bytes: [UInt8])?) {
+        let keyID = Keys.keyID(of: signingKey.publicKey)
+        let newest = published.last
+        var root: Root
+        var add: (root: Root, bytes: [UInt8])?
+        if let keyRootBytes {
+            let keyRoot = try Root.trusted(keyRootBytes, what: keyRootPath)
+            guard keyRoot.keys[keyID] != nil else {
+                throw UpdateError(
+                    .badSignature,
+                    "The signing key is not one of the keys of \(keyRootPath), the root beside it: the key directory is mixed up. Publish with the signing.key that keys create or keys rotate wrote beside that root.json."
+                )
+            }
+            if let newest {
+                let version = newest.root.version
+                if keyRoot.version == version {
+                    guard keyRoot.payload == newest.root.payload else {
+                        throw UpdateError(
+                            .badSignature,
+                            "\(keyRootPath) is a different root version \(version) from the one \(publication) publishes: this key belongs to another publisher (or was made again with keys create), and every phone would refuse what it signs. Publish with the key directory that published \(publication), or to a new publication."
+                        )
+                    }
+                    root = newest.root
+                } else if keyRoot.version == version + 1 {
+                    do {
+                        root = try newest.root.next(keyRootBytes, what: keyRootPath)
+                    } catch {
+                        throw UpdateError(
+                            .badSignature,
+                            "\(keyRootPath) is root version \(keyRoot.version), but the keys of root version \(version), which \(publication) publishes, did not sign it: it is another publisher's rotation. Run blocklist keys rotate with the key directory of root version \(version), and publish with the new directory."
+                        )
+                    }
+                    add = (root, keyRootBytes)
+                } else if keyRoot.version > version + 1 {
+                    throw UpdateError(
+                        .malformed,
+                        "\(keyRootPath) is root version \(keyRoot.version), but \(publication) publishes versions up to \(version): apps could not follow the rotations in between. Publish once with the key directory of each root version from \(version + 1) to \(keyRoot.version - 1) first, in order."
+                    )
+                } else {
+                    throw UpdateError(
+                        .badSignature,
+                        "\(keyRootPath) is root version \(keyRoot.version), which root version \(version) published in \(publication) replaced: this key was rotated out, and phones that followed the rotation refuse it. Publish with the key directory of root version \(version) (the one keys rotate wrote)."
+                    )
+                }
+            } else {
+                guard keyRoot.version == 1 else {
+                    throw UpdateError(
+                        .malformed,
+                        "\(keyRootPath) is root version \(keyRoot.version), and \(publication) publishes no root yet: apps that ship version 1 could not follow it. Publish first with the key directory of root version 1, then with each rotation in order."
+                    )
+                }
+                root = keyRoot
+                add = (keyRoot, keyRootBytes)
+            }
+        } else {
+            guard let newest else {
+                throw UpdateError(
+                    .malformed,
+                    "There is no root.json beside the signing key (\(keyRootPath)), and \(publication) publishes no root: apps would have nothing to trust. Publish with the key directory keys create wrote."
+                )
+            }
+            root = newest.root
+        }
+        guard root.keys[keyID] != nil else {
+            throw UpdateError(
+                .badSignature,
+                "The signing key is not one of the keys of root version \(root.version), which \(publication) publishes: it is another publisher's key or a retired one, and every phone would refuse what it signs. Publish with the key directory of root version \(root.version)."
+            )
+        }
+        guard root.expires > now else {
+            throw UpdateError(
+                .expired,
+                "Root version \(root.version) expired at \(PublicationStatus.formatTime(root.expires)), so phones refuse everything it signs. Run blocklist keys rotate KEYDIR NEWDIR and publish with NEWDIR/signing.key: the new root, signed by the old key, takes over."
+            )
+        }
+        return (root, add)
+    }
+
+    /// Why generation `generation` does not hold as a phone would check it, or `nil` if it
+    /// does: its snapshot signed by `root`'s keys and unexpired at `now`, every file it names of
+    /// the length and SHA-256 it gives.
+    static func soundnessProblem(_ directory: DirectoryHandle, generation: UInt64, root: Root, now: Int64)
+        -> String?
+    {
+        let path = "\(generation)/snapshot.json"
+        do {
+            let document = try SignedDocument(
+                parsing: try directory.readFile(path, limit: SignedDocument.maximumBytes),
+                what: path
+            )
+            let payload = try document.verifiedPayload(trusting: root, what: path)
+            let snapshot = try Snapshot(payload: payload, what: path)
+            guard snapshot.expires > now else { return "the snapshot of generation \(generation) has expired" }
+            for shard in snapshot.shards {
+                try shard.file.check(
+                    try directory.readFile(shard.file.path, limit: Int(shard.file.length) + 1),
+                    what: directory.path(of: shard.file.path)
+                )
+            }
+            for delta in snapshot.deltas {
+                try delta.file.check(
+                    try directory.readFile(delta.file.path, limit: Int(delta.file.length) + 1),
+                    what: directory.path(of: delta.file.path)
+                )
+            }
+            return nil
+        } catch {
+            return "generation \(generation) does not verify (\(error))"
+        }
     }
 
     /// The snapshot the current timestamp names, if any (the publisher trusts its own files).
@@ -305,19 +491,63 @@ public enum Publisher {
         try writeAtomically(directory, timestampName, try SignedDocument.sign(timestamp.payload, with: [signingKey]))
     }
 
-    /// Writes `name` aside and renames it into place.
+    /// The marker publish writes first into each directory it writes aside (`.staging-N`,
+    /// `.publish-tmp`): what proves to a later run that the directory, and the files in it
+    /// named as publish names them, are publish's own.
+    static let markerName = ".blocklist-publish"
+    static let markerContent = Array("blocklist publish\n".utf8)
+    /// Where single files (the timestamp, roots) are written before their rename into place.
+    static let temporaryDirectoryName = ".publish-tmp"
+
+    /// Writes `name` aside (in `.publish-tmp`, marked) and renames it into place.
     static func writeAtomically(_ directory: DirectoryHandle, _ name: String, _ bytes: [UInt8]) throws {
-        let temporary = ".\(name).\(getpid()).tmp"
-        try? directory.removeRegularFile(temporary)
-        try FileSystem.writeNewFile(directory.path(of: temporary), bytes, sync: true)
-        try directory.rename(temporary, to: name)
+        if try directory.kind(of: temporaryDirectoryName) == .missing {
+            try directory.makeDirectory(temporaryDirectoryName)
+        }
+        let temporary = try directory.openDirectory(temporaryDirectoryName)
+        if try temporary.kind(of: markerName) == .missing {
+            try FileSystem.writeNewFile(temporary.path(of: markerName), markerContent, sync: true)
+        }
+        let aside = name + ".tmp"
+        if try temporary.kind(of: aside) != .missing { try temporary.removeRegularFile(aside) }
+        try FileSystem.writeNewFile(temporary.path(of: aside), bytes, sync: true)
+        try temporary.rename(aside, to: name, in: directory)
         try directory.sync()
     }
 
     /// Whether `name` is something publish writes in a publication directory.
     static func isOurs(_ name: String) -> Bool {
         name == timestampName || name == lockName || name == "root.json" || name.hasSuffix(".root.json")
-            || UInt64(name) != nil || name.hasPrefix(".staging-") || (name.hasPrefix(".") && name.hasSuffix(".tmp"))
+            || UInt64(name) != nil || name.hasPrefix(".staging-") || name == temporaryDirectoryName
+            || (name.hasPrefix(".") && name.hasSuffix(".tmp"))
+    }
+
+    /// Whether `name` in `directory` is a directory that holds publish's marker (never
+    /// following a symlink).
+    static func isMarked(_ directory: DirectoryHandle, _ name: String) -> Bool {
+        guard (try? directory.kind(of: name)) == .directory, let child = try? directory.openDirectory(name),
+            (try? child.kind(of: markerName)) == .file, let marker = try? child.readFile(markerName, limit: 64)
+        else { return false }
+        return marker == markerContent
+    }
+
+    /// Removes what killed publishes left: staging directories and `.publish-tmp`'s files, each
+    /// only where publish's marker proves it publish's own; anything else stays.
+    static func removeLeftovers(_ directory: DirectoryHandle) throws {
+        for name in try directory.entries() where name.hasPrefix(".staging-") {
+            if isMarked(directory, name) {
+                try removeGeneration(directory, name)
+            } else if try directory.kind(of: name) == .directory {
+                // Killed between its mkdir and its marker: rmdir takes only an empty directory.
+                try? directory.removeEmptyDirectory(name)
+            }
+        }
+        if isMarked(directory, temporaryDirectoryName) {
+            let temporary = try directory.openDirectory(temporaryDirectoryName)
+            for name in try temporary.entries() where name.hasSuffix(".tmp") && !name.hasPrefix(".") {
+                if try temporary.kind(of: name) == .file { try temporary.removeRegularFile(name) }
+            }
+        }
     }
 
     /// Removes a generation directory: only the files publish writes in one, then the directory.
@@ -328,7 +558,9 @@ public enum Publisher {
                 let deltas = try generation.openDirectory(entry)
                 for file in try deltas.entries() where file.hasSuffix(".delta") { try deltas.removeRegularFile(file) }
                 try generation.removeEmptyDirectory(entry)
-            } else if entry == "snapshot.json" || (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) {
+            } else if entry == "snapshot.json" || entry == markerName
+                || (entry.hasPrefix("shard-") && entry.hasSuffix(".blk"))
+            {
                 try generation.removeRegularFile(entry)
             }
         }

@@ -4,9 +4,9 @@ import Crypto
 import UpdateCore
 
 /// The APNs payload announcing a publication's newest generation (`blocklist push payload`):
-/// `aps.alert` with a title and body, `mutable-content: 1`, and under `blocklist` the generation
-/// and either the update itself, sealed (`InlinePush`), when it fits APNs's 4 KB, or a URL to
-/// fetch it from.
+/// `aps.alert` with a title and body, `mutable-content: 1`, and under `blocklist` the generation,
+/// the signed `announcement` (`PushAnnouncement`: the generation, its expiry and the URL to fetch
+/// from) and, when it fits APNs's 4 KB, the update itself, sealed (`InlinePush`).
 public enum PushPayload {
     /// APNs's limit for a remote notification's payload.
     public static let maximumBytes = 4096
@@ -22,7 +22,8 @@ public enum PushPayload {
     /// The payload for `publication`'s newest generation.
     ///
     /// - Parameters:
-    ///   - url: where a phone fetches the update when it is not inline.
+    ///   - url: where a phone fetches the update when it is not inline: an `http://` or
+    ///     `https://` URL (`PushAnnouncement.checkURL`), signed with the announcement.
     ///   - pushKey: seals an inline update; `nil` never inlines.
     ///   - why: why there is no push key, for the note (default: there is none).
     public static func make(
@@ -57,6 +58,15 @@ public enum PushPayload {
                 "blocklist": .object(blocklist.merging(["generation": .number(String(generation))]) { a, _ in a }),
             ]).canonicalBytes
         }
+        if let url { try PushAnnouncement.checkURL(url) }
+        // The announcement carries the URL inside the signed part: a phone reads it from nowhere else.
+        let announcement = try JSONValue(
+            parsing: try SignedDocument.sign(
+                PushAnnouncement(generation: generation, expires: timestamp.expires, url: url).payload,
+                with: [signingKey]
+            ),
+            what: "the push's announcement"
+        )
         var note: String?
         if let pushKey, generation > 1, let previous = try? Publisher.snapshot(directory, generation: generation - 1) {
             var deltas: [[UInt8]] = []
@@ -81,9 +91,7 @@ public enum PushPayload {
                     deltas: deltas
                 )
                 let sealed = try push.sealed(signingWith: [signingKey], pushKey: pushKey)
-                var fields: [String: JSONValue] = ["inline": .string(TextEncodings.base64(sealed))]
-                if let url { fields["url"] = .string(url) }
-                let json = payload(fields)
+                let json = payload(["inline": .string(TextEncodings.base64(sealed)), "announcement": announcement])
                 if json.count <= maximumBytes {
                     return Made(json: json, generation: generation, inline: true, note: nil)
                 }
@@ -102,6 +110,6 @@ public enum PushPayload {
                 "The update cannot go inline (\(note ?? "")) and no --url was given to fetch it from."
             )
         }
-        return Made(json: payload(["url": .string(url)]), generation: generation, inline: false, note: note)
+        return Made(json: payload(["announcement": announcement]), generation: generation, inline: false, note: note)
     }
 }

@@ -19,6 +19,12 @@ import BlocklistSystem
 public enum OutputDirectory {
     /// The marker in every generation directory: proof of ownership, and the readers' lock.
     public static let markerName = ".blocklist-generation"
+    /// The App Group's download cache (`blocklist update`): partial and finished downloads of the
+    /// update under way, kept across runs so that an interrupted one resumes. Proved ours by
+    /// `downloadsMarkerName` inside, with `downloadsMarkerContent`.
+    public static let downloadsName = ".blocklist-downloads"
+    public static let downloadsMarkerName = ".blocklist-downloads-marker"
+    public static let downloadsMarkerContent = Array("blocklist downloads\n".utf8)
     /// Entries any directory may hold without making it "not empty" (placeholders that version
     /// control needs to keep an empty folder).
     static let placeholders: Set<String> = [".gitignore", ".gitkeep"]
@@ -45,8 +51,15 @@ public enum OutputDirectory {
         case temporaryManifest
         /// `.gitignore`, `.gitkeep`.
         case placeholder
+        /// The download cache an update keeps (`downloadsName`, marked).
+        case downloads
         /// Anything else; `why` says what it is when it looks like one of ours but is not.
         case foreign(why: String?)
+    }
+
+    /// Whether `name` in `directory` is the download cache blocklist made (marked).
+    package static func isDownloadCache(_ name: String, in directory: DirectoryHandle) throws(BlocklistError) -> Bool {
+        try classify(name, in: directory) == .downloads
     }
 
     /// Classifies `name` in `directory`, reading only what the proof needs and following nothing.
@@ -67,6 +80,15 @@ public enum OutputDirectory {
             return kind == .file ? .lock : .foreign(why: "\(directory.path(of: name)) is \(describe(kind))")
         }
         if placeholders.contains(name) { return .placeholder }
+        if name == downloadsName, kind == .directory {
+            let child = try directory.openDirectory(name)
+            if try child.kind(of: downloadsMarkerName) == .file,
+                let marker = try? child.readFile(downloadsMarkerName, limit: 64), marker == downloadsMarkerContent
+            {
+                return .downloads
+            }
+            return .foreign(why: "\(directory.path(of: name)) has no \(downloadsMarkerName)")
+        }
         for prefix in [ShardSet.setPrefix, ShardSet.stagingPrefix] where name.hasPrefix(prefix) {
             let generation = name.dropFirst(prefix.count)
             guard isGeneration(generation) else { return .foreign(why: nil) }

@@ -314,7 +314,7 @@ extension ShardSet {
             let entry = try OutputDirectory.classify(name, in: directory)
             switch entry {
             case .manifest, .lock, .generation: isSet = true
-            case .temporaryManifest, .placeholder: break
+            case .temporaryManifest, .placeholder, .downloads: break
             case .foreign(let why):
                 if name == Manifest.fileName {
                     throw BlocklistError(
@@ -417,6 +417,45 @@ package final class RangeProducer: ShardProducer {
             )
         }
         return header
+    }
+
+    package func cleanUp() {}
+}
+
+/// A packed set from runs held in memory, shard by shard (each with its lower bound): what
+/// tests and benchmarks publish, committed as `generate` commits any set.
+package final class RunsProducer: ShardProducer {
+    let shards: [(lowerBound: Int64, runs: [NumberRun])]
+
+    /// - Parameter shards: each shard's lower bound and ascending runs; the bounds ascend, and
+    ///   a shard's numbers lie between its bound and the next one's.
+    package init(_ shards: [(lowerBound: Int64, runs: [NumberRun])]) { self.shards = shards }
+
+    package var manifestSpec: Manifest.Spec {
+        Manifest.Spec(
+            patterns: [],
+            exclusions: [],
+            rangeSize: 0,
+            capacity: BlockSpec.defaultCapacity,
+            layout: .packed,
+            allowPatterns: nil,
+            inputs: nil
+        )
+    }
+
+    package func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (
+        shardCount: Int, totalEntries: Int64
+    ) {
+        (shards.count, shards.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.count } })
+    }
+
+    package func writeShard(_ index: Int, path: String, encoder: ShardEncoder, sync: Bool) throws(BlocklistError)
+        -> ShardHeader
+    {
+        let shard = shards[index - 1]
+        let writer = try ShardWriter(path: path, shardIndex: index, encoder: encoder, lowerBound: shard.lowerBound)
+        for run in shard.runs { try writer.append(run) }
+        return try writer.finish(sync: sync)
     }
 
     package func cleanUp() {}

@@ -83,11 +83,14 @@ public struct InlinePush: Sendable {
         }
     }
 
-    /// Opens a sealed push: decrypts, inflates, checks the signatures against `root` and the
-    /// fields against the format.
+    /// Opens a sealed push: decrypts, inflates, checks the signatures against `root` as every
+    /// signed role is checked (an expired root signs nothing), then the push's own expiry and
+    /// its fields against the format.
     ///
-    /// - Throws: `.decryption` for the wrong key or damaged bytes, `.badSignature`, `.malformed`.
-    public init(opening sealed: [UInt8], pushKey: SymmetricKey, trusting root: Root) throws(UpdateError) {
+    /// - Throws: `.decryption` for the wrong key or damaged bytes, `.expired` (the root or the
+    ///   push), `.badSignature`, `.malformed`.
+    public init(opening sealed: [UInt8], pushKey: SymmetricKey, trusting root: Root, now: Int64) throws(UpdateError) {
+        try root.checkCurrent(now: now)
         let opened: [UInt8]
         do {
             opened = Array(try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: sealed), using: pushKey))
@@ -146,18 +149,13 @@ public struct InlinePush: Sendable {
         guard reader.atCleanEnd else {
             throw UpdateError(.malformed, "The push's update has bytes after its signatures.")
         }
-        let body = Array(plain[0..<bodyEnd])
-        var verified: Set<String> = []
-        for signature in signatures {
-            for (id, key) in root.keys where !verified.contains(id) && key.isValidSignature(signature, for: body) {
-                verified.insert(id)
-            }
-        }
-        guard verified.count >= root.threshold else {
-            throw UpdateError(
-                .badSignature,
-                "The push's update has \(verified.count) valid signatures by trusted keys; root version \(root.version) needs \(root.threshold)."
-            )
+        try root.requireSignatures(
+            signatures.map { (nil, $0) },
+            over: Array(plain[0..<bodyEnd]),
+            what: "The push's update"
+        )
+        guard expires > now else {
+            throw UpdateError(.expired, "The push expired at \(expires) (now \(now)); nothing was installed.")
         }
         guard to > from, to <= UInt64(Int64.max) else {
             throw UpdateError(.malformed, "The push leads from generation \(from) to \(to), not forward.")
@@ -191,5 +189,108 @@ public enum PushKeyFile {
             throw UpdateError(.malformed, "\(what) is not a push key written by blocklist keys create.")
         }
         return SymmetricKey(data: raw)
+    }
+}
+
+/// What every push says in its signed part (`blocklist.announcement` in the APNs payload): the
+/// generation it announces, until when the announcement holds, and where a phone fetches the
+/// update when it cannot apply one inline. A phone reads the URL only from here, after the
+/// signature checked against its root, never from the push's unsigned fields.
+///
+/// The payload is canonical JSON, `{"expires":E,"generation":G,"type":"push","url":"http…"}`
+/// (`url` absent when the push has none), in a `SignedDocument` envelope.
+public struct PushAnnouncement: Hashable, Sendable {
+    public var generation: UInt64
+    public var expires: Int64
+    public var url: String?
+
+    public init(generation: UInt64, expires: Int64, url: String?) {
+        self.generation = generation
+        self.expires = expires
+        self.url = url
+    }
+
+    public var payload: [UInt8] {
+        var members: [String: JSONValue] = [
+            "type": .string("push"), "generation": .number(String(generation)), "expires": .number(String(expires)),
+        ]
+        if let url { members["url"] = .string(url) }
+        return JSONValue.object(members).canonicalBytes
+    }
+
+    /// Reads a verified payload; the URL is checked as `checkURL` checks it.
+    public init(payload: [UInt8], what: String) throws(UpdateError) {
+        let fields = try JSONFields(try JSONValue(parsing: payload, what: what), what: what)
+        try fields.expectType("push")
+        generation = UInt64(try fields.integer("generation", in: 1...Int64.max))
+        expires = try fields.integer("expires")
+        if case .string(let text)? = try? fields.value("url") {
+            try Self.checkURL(text)
+            url = text
+        } else {
+            url = nil
+        }
+    }
+
+    /// The announcement in `envelope` (a `SignedDocument`), once `root` (current at `now`)
+    /// signed it and it has not expired.
+    ///
+    /// - Throws: `.expired`, `.badSignature`, `.malformed`.
+    public static func verified(_ envelope: [UInt8], trusting root: Root, now: Int64) throws(UpdateError)
+        -> PushAnnouncement
+    {
+        let what = "the push's announcement"
+        let document = try SignedDocument(parsing: envelope, what: what)
+        let announcement = try PushAnnouncement(
+            payload: try document.verifiedPayload(trusting: root, now: now, what: what),
+            what: what
+        )
+        guard announcement.expires > now else {
+            throw UpdateError(
+                .expired,
+                "The push's announcement expired at \(announcement.expires) (now \(now)); nothing was fetched."
+            )
+        }
+        return announcement
+    }
+
+    /// The most bytes a push URL may have.
+    public static let maximumURLBytes = 1024
+
+    /// Refuses anything but an absolute `http://` or `https://` URL with a host: a push never
+    /// names a local path, another scheme, credentials, white space or control characters.
+    ///
+    /// - Throws: `.malformed`, naming the URL and what is wrong with it.
+    public static func checkURL(_ url: String) throws(UpdateError) {
+        let bytes = Array(url.utf8)
+        let scheme: Int
+        if bytes.starts(with: Array("http://".utf8)) {
+            scheme = 7
+        } else if bytes.starts(with: Array("https://".utf8)) {
+            scheme = 8
+        } else {
+            throw UpdateError(
+                .malformed,
+                "The push URL \"\(url.prefix(80))\" is not an http:// or https:// URL; a push never names a local path or another scheme."
+            )
+        }
+        guard bytes.count <= maximumURLBytes else {
+            throw UpdateError(.malformed, "The push URL is \(bytes.count) bytes; at most \(maximumURLBytes).")
+        }
+        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw UpdateError(
+                .malformed,
+                "The push URL \"\(url.prefix(80))\" holds white space, control or non-ASCII characters."
+            )
+        }
+        let authority = bytes[scheme...].prefix {
+            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        }
+        guard !authority.isEmpty, authority.first != UInt8(ascii: ":") else {
+            throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" has no host.")
+        }
+        guard !authority.contains(UInt8(ascii: "@")) else {
+            throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" carries credentials (user@host).")
+        }
     }
 }

@@ -65,21 +65,23 @@ public struct SignedDocument: Sendable {
         ]).canonicalBytes + [0x0A]
     }
 
-    /// The payload, once at least `root.threshold` of the root's keys have signed it.
+    /// The payload, once at least `root.threshold` of the root's keys have signed it and the
+    /// root has not expired: how every signed role (timestamp, snapshot, push) is read.
+    ///
+    /// - Throws: `.expired` if `root` has expired at `now`; `.badSignature` naming `what` and
+    ///   how many trusted signatures verified.
+    public func verifiedPayload(trusting root: Root, now: Int64, what: String) throws(UpdateError) -> [UInt8] {
+        try root.checkCurrent(now: now)
+        return try verifiedPayload(trusting: root, what: what)
+    }
+
+    /// The payload, once at least `root.threshold` of the root's keys have signed it, whatever
+    /// the root's expiry: for the chain of roots, where an expired root may still hand over to
+    /// the next one.
     ///
     /// - Throws: `.badSignature` naming `what` and how many trusted signatures verified.
     public func verifiedPayload(trusting root: Root, what: String) throws(UpdateError) -> [UInt8] {
-        var verified: Set<String> = []
-        for (keyID, signature) in signatures where !verified.contains(keyID) {
-            guard let key = root.keys[keyID] else { continue }
-            if key.isValidSignature(signature, for: payload) { verified.insert(keyID) }
-        }
-        guard verified.count >= root.threshold else {
-            throw UpdateError(
-                .badSignature,
-                "\(what) has \(verified.count) valid signature\(verified.count == 1 ? "" : "s") by a trusted key; root version \(root.version) needs \(root.threshold). It was signed by another key, or changed after signing."
-            )
-        }
+        try root.requireSignatures(signatures.map { (Optional($0.keyID), $0.signature) }, over: payload, what: what)
         return payload
     }
 }
@@ -154,6 +156,43 @@ public struct Root: Sendable {
             guard keys.updateValue(key, forKey: id) == nil else {
                 throw UpdateError(.malformed, "\(what) lists key \(id) twice.")
             }
+        }
+    }
+
+    /// Refuses an expired root: nothing it signs is trusted once it has expired (updates and
+    /// pushes alike), until a newer root that it signed takes over.
+    ///
+    /// - Throws: `.expired`, naming the version, the time and what fixes it.
+    public func checkCurrent(now: Int64) throws(UpdateError) {
+        guard expires > now else {
+            throw UpdateError(
+                .expired,
+                "Root version \(version) expired at \(expires) (now \(now)); nothing it signs is trusted. The publisher runs blocklist keys rotate and publishes with the new key, or the app ships a new trust root."
+            )
+        }
+    }
+
+    /// Refuses `body` unless at least `threshold` of this root's keys signed it. A signature
+    /// with a key ID is checked against that key; one without, against each key.
+    ///
+    /// - Throws: `.badSignature` naming `what` and how many trusted signatures verified.
+    public func requireSignatures(
+        _ signatures: [(keyID: String?, signature: [UInt8])],
+        over body: [UInt8],
+        what: String
+    ) throws(UpdateError) {
+        var verified: Set<String> = []
+        for (keyID, signature) in signatures {
+            let candidates = keyID.map { id in keys[id].map { [(id, $0)] } ?? [] } ?? keys.map { ($0.key, $0.value) }
+            for (id, key) in candidates where !verified.contains(id) && key.isValidSignature(signature, for: body) {
+                verified.insert(id)
+            }
+        }
+        guard verified.count >= threshold else {
+            throw UpdateError(
+                .badSignature,
+                "\(what) has \(verified.count) valid signature\(verified.count == 1 ? "" : "s") by a trusted key; root version \(version) needs \(threshold). It was signed by another key, or changed after signing."
+            )
         }
     }
 

@@ -74,8 +74,10 @@ public struct UpdatePlan: Sendable {
 
     /// Verifies the publication `fetch` reads and plans the update from `installed`.
     ///
-    /// `fetch(path, maximumBytes)` returns a file of the publication, `nil` if it does not exist;
-    /// it must refuse (throw) past `maximumBytes`.
+    /// `fetch(path, maximumBytes, optional)` returns a file of the publication, `nil` if it does
+    /// not exist; it must refuse (throw) past `maximumBytes`. `optional` marks a file the
+    /// publication may lack (the next root): a static host that hides a missing file behind 403
+    /// or an HTML page answers `nil` for it; a required file fails with the host's answer.
     ///
     /// - Returns: the plan, or `nil` if `installed` is already the newest generation.
     /// - Throws: `UpdateError`: `.badSignature`, `.expired` (freeze), `.rollback`, `.mismatch`
@@ -84,32 +86,27 @@ public struct UpdatePlan: Sendable {
         trusting trusted: Root,
         installed: InstalledPublication,
         now: Int64,
-        fetch: (String, Int) throws -> [UInt8]?
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> UpdatePlan? {
         var root = trusted
         var rootFiles: [(Int64, [UInt8])] = []
         var metadataBytes: Int64 = 0
         // Rotation: follow N+1.root.json while there is one, each signed by the one before.
         while root.version < Int64(Int32.max),
-            let bytes = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes)
+            let bytes = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true)
         {
             metadataBytes += Int64(bytes.count)
             root = try root.next(bytes, what: "\(root.version + 1).root.json")
             rootFiles.append((root.version, bytes))
         }
-        guard root.expires > now else {
-            throw UpdateError(
-                .expired,
-                "Root version \(root.version) expired at \(root.expires) (now \(now)); the app needs a new trust root."
-            )
-        }
-        guard let timestampBytes = try fetch("timestamp.json", 64 * 1024) else {
+        try root.checkCurrent(now: now)
+        guard let timestampBytes = try fetch("timestamp.json", 64 * 1024, false) else {
             throw UpdateError(.malformed, "The publication has no timestamp.json; nothing has been published there.")
         }
         metadataBytes += Int64(timestampBytes.count)
         let timestamp = try Timestamp(
             payload: try SignedDocument(parsing: timestampBytes, what: "timestamp.json")
-                .verifiedPayload(trusting: root, what: "timestamp.json"),
+                .verifiedPayload(trusting: root, now: now, what: "timestamp.json"),
             what: "timestamp.json"
         )
         guard timestamp.expires > now else {
@@ -127,7 +124,7 @@ public struct UpdatePlan: Sendable {
         if timestamp.generation == installed.generation { return nil }
         let snapshotPath = timestamp.snapshot.path
         guard timestamp.snapshot.length <= Int64(SignedDocument.maximumBytes),
-            let snapshotBytes = try fetch(snapshotPath, Int(timestamp.snapshot.length))
+            let snapshotBytes = try fetch(snapshotPath, Int(timestamp.snapshot.length), false)
         else {
             throw UpdateError(.mismatch, "\(snapshotPath), which timestamp.json names, is missing or too large.")
         }
@@ -135,7 +132,7 @@ public struct UpdatePlan: Sendable {
         try timestamp.snapshot.check(snapshotBytes, what: snapshotPath)
         let snapshot = try Snapshot(
             payload: try SignedDocument(parsing: snapshotBytes, what: snapshotPath)
-                .verifiedPayload(trusting: root, what: snapshotPath),
+                .verifiedPayload(trusting: root, now: now, what: snapshotPath),
             what: snapshotPath
         )
         guard snapshot.generation == timestamp.generation else {

@@ -5,13 +5,19 @@ import HTTPFetch
 import UpdateCore
 
 /// A publication on a static HTTP server or CDN (`http://`; an app fetches over TLS with
-/// URLSession). Each file is one GET under `base`; 404 means it does not exist. Every request
-/// shares one deadline, and downloads stream to their file through HTTPFetch's fixed buffer
-/// while their SHA-256 is computed, so a shard costs no memory of its size.
+/// URLSession). Each file is one GET under `base`; 404 means it does not exist. A request stops
+/// when no byte has moved for `stallTimeout`, or at the optional whole `deadline`; a slow but
+/// moving network is never cut off. Downloads stream to their file through HTTPFetch's fixed
+/// buffer while their SHA-256 is computed, so a shard costs no memory of its size, and an
+/// interrupted one is resumed with `Range` where it stopped.
 public final class HTTPPublication: PublicationReader {
     public let base: HTTPURL
-    /// CLOCK_MONOTONIC nanoseconds after which every request fails with a timeout.
+    /// CLOCK_MONOTONIC nanoseconds after which every request fails with a timeout (`.max`: none).
     public let deadline: UInt64
+    /// Nanoseconds without a byte after which a request fails with a timeout.
+    public let stallTimeout: UInt64
+    /// The default stall timeout: 30 s.
+    public static let defaultStallTimeout: UInt64 = 30_000_000_000
     private let isCancelled: () -> Bool
     /// Body bytes received, all requests together.
     public private(set) var bytesReceived: Int64 = 0
@@ -19,11 +25,17 @@ public final class HTTPPublication: PublicationReader {
     public var name: String { base.description }
     public var bytesOnTheWire: Int64? { bytesReceived }
 
-    public init(_ location: String, deadline: UInt64, isCancelled: @escaping () -> Bool = { false }) throws {
+    public init(
+        _ location: String,
+        deadline: UInt64 = .max,
+        stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
+        isCancelled: @escaping () -> Bool = { false }
+    ) throws {
         var text = location
         if !text.hasSuffix("/") { text += "/" }
         base = try HTTPURL(text)
         self.deadline = deadline
+        self.stallTimeout = stallTimeout
         self.isCancelled = isCancelled
     }
 
@@ -51,6 +63,7 @@ public final class HTTPPublication: PublicationReader {
             head = try HTTPFetch.get(
                 url,
                 deadline: deadline,
+                stallTimeout: stallTimeout,
                 maximumBodyBytes: Self.maximumBundleBytes,
                 isCancelled: isCancelled
             ) {
@@ -60,11 +73,14 @@ public final class HTTPPublication: PublicationReader {
             return
         }
         bytesReceived += Int64(bytes.count)
-        guard head.status == 200 else { return }
+        // A static host answers what it answers for an unknown path: 404, 403 (S3 without list
+        // permission), or 200 with an HTML page (a single-page-app fallback). Only a bundle is
+        // a bundle; anything else means "fetch file by file".
+        guard head.status == 200, bytes.starts(with: UpdateBundle.magic) else { return }
         bundled = try UpdateBundle.decode(bytes, what: "\(url)'s bundle")
     }
 
-    public func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
+    public func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
         guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
         if let bytes = bundled[path] {
             guard bytes.count <= maximumBytes else {
@@ -83,6 +99,7 @@ public final class HTTPPublication: PublicationReader {
         let head = try HTTPFetch.get(
             url,
             deadline: deadline,
+            stallTimeout: stallTimeout,
             maximumBodyBytes: Int64(min(maximumBytes, Self.maximumMetadataBytes)),
             isCancelled: isCancelled
         ) {
@@ -90,13 +107,30 @@ public final class HTTPPublication: PublicationReader {
         }
         bytesReceived += Int64(bytes.count)
         switch head.status {
+        case 200 where optional && Self.isHTMLPage(head, bytes): return nil
         case 200: return bytes
         case 404, 410: return nil
+        case 403 where optional: return nil
         default:
-            throw HTTPFetchError(.status, "\(url) answered \(head.status) \(head.reason); 200 or 404 was expected.")
+            throw HTTPFetchError(
+                .status,
+                "\(url) answered \(head.status) \(head.reason); 200 or 404 was expected\(head.status == 403 ? " (a bucket that refuses reads: give the files public read access)" : "")."
+            )
         }
     }
 
+    /// Whether a 200 answer is a host's HTML page (a single-page-app fallback, a login or
+    /// error page) rather than a publication file: a `text/html` type, or a body that starts,
+    /// after white space, with `<`. Metadata is JSON, which never starts with `<`.
+    static func isHTMLPage(_ head: HTTPResponseHead, _ body: [UInt8]) -> Bool {
+        if let type = head.value(of: "Content-Type"), type.lowercased().hasPrefix("text/html") { return true }
+        return body.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } == UInt8(ascii: "<")
+    }
+
+    /// Downloads `file` to `destination`, by way of `destination.part`: what an interrupted
+    /// run left there is resumed with `Range: bytes=N-` (its bytes hashed again first); a host
+    /// that answers the whole file instead (200) starts it over. The part stays on a failure,
+    /// for the next run, unless its bytes are proved wrong (then it is removed).
     public func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
         if let bytes = bundled[file.path] {
             try file.check(bytes, what: "\(base)\(file.path) (in the bundle)")
@@ -105,35 +139,101 @@ public final class HTTPPublication: PublicationReader {
         }
         requests += 1
         let url = base.appending(path: file.path)
-        let output = try FileDescriptor.createExclusive(destination)
+        let part = destination + ".part"
         var sha = SHA256()
-        var written: Int64 = 0
+        var offset: Int64 = 0
+        switch try FileSystem.kind(part, followingSymlinks: false) {
+        case .missing: _ = try FileDescriptor.createExclusive(part)
+        case .file: break
+        default: throw UpdateError(.malformed, "\(part) is not a regular file; refusing to write to it.")
+        }
+        let output = try FileDescriptor.openForResuming(part)
+        offset = try output.size()
+        if offset >= file.length {
+            try output.truncate(to: 0)
+            offset = 0
+        } else if offset > 0 {
+            try Self.hash(part, bytes: offset, into: &sha)
+        }
+        let resumedFrom = offset
         var failure: (any Error)?
         let stop = { isCancelled() || self.isCancelled() }
-        let head = try HTTPFetch.get(url, deadline: deadline, maximumBodyBytes: file.length, isCancelled: stop) {
-            chunk in
-            guard failure == nil else { return }
-            do {
-                try output.write(chunk, at: written)
-                sha.update(bufferPointer: chunk)
-                written += Int64(chunk.count)
-            } catch {
-                failure = error
+        let head = try HTTPFetch.get(
+            url,
+            headers: resumedFrom > 0 ? [("Range", "bytes=\(resumedFrom)-")] : [],
+            deadline: deadline,
+            stallTimeout: stallTimeout,
+            maximumBodyBytes: file.length,
+            isCancelled: stop,
+            head: { head in
+                guard resumedFrom > 0 else { return }
+                if head.status == 206 {
+                    guard Self.rangeStart(head) == resumedFrom else {
+                        throw HTTPFetchError(
+                            .status,
+                            "\(url) answered 206 with Content-Range \(head.value(of: "Content-Range") ?? "(none)"), not the bytes from \(resumedFrom) that were asked for."
+                        )
+                    }
+                } else if head.status == 200 {
+                    // The host ignores Range: the whole file comes again.
+                    try output.truncate(to: 0)
+                    sha = SHA256()
+                    offset = 0
+                }
+            },
+            body: { chunk in
+                guard failure == nil else { return }
+                do {
+                    guard offset + Int64(chunk.count) <= file.length else {
+                        throw UpdateError(
+                            .mismatch,
+                            "\(url) sends more than the \(file.length) bytes the signed metadata gives."
+                        )
+                    }
+                    try output.write(chunk, at: offset)
+                    sha.update(bufferPointer: chunk)
+                    offset += Int64(chunk.count)
+                } catch {
+                    failure = error
+                }
             }
-        }
-        bytesReceived += written
+        )
+        bytesReceived += offset - (head.status == 206 ? resumedFrom : 0)
         if let failure { throw failure }
-        guard head.status == 200 else {
+        guard head.status == 200 || (head.status == 206 && resumedFrom > 0) else {
             throw HTTPFetchError(
                 .status,
                 "\(url) answered \(head.status) \(head.reason); the signed snapshot names it."
             )
         }
-        guard written == file.length, Array(sha.finalize()) == file.sha256 else {
+        guard offset == file.length, Array(sha.finalize()) == file.sha256 else {
+            try? FileSystem.removeFile(part)
             throw UpdateError(
                 .mismatch,
-                "\(url) is \(written) bytes with another SHA-256 than the signed metadata gives (\(file.length) bytes); it was truncated or replaced."
+                "\(url) is \(offset) bytes with another SHA-256 than the signed metadata gives (\(file.length) bytes); it was truncated or replaced."
             )
+        }
+        try FileSystem.rename(part, to: destination)
+    }
+
+    /// The first byte a 206's `Content-Range: bytes FIRST-LAST/LENGTH` covers.
+    static func rangeStart(_ head: HTTPResponseHead) -> Int64? {
+        guard let value = head.value(of: "Content-Range"), value.hasPrefix("bytes ") else { return nil }
+        return Int64(value.dropFirst(6).prefix { $0 != "-" })
+    }
+
+    /// Feeds the first `bytes` of `path` to `sha` through one 64 KiB buffer.
+    static func hash(_ path: String, bytes: Int64, into sha: inout SHA256) throws {
+        let input = try FileDescriptor.openForReading(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < bytes {
+            let want = Int(min(Int64(buffer.count), bytes - offset))
+            let count = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            guard count > 0 else { throw UpdateError(.shard, "\(path) ended before its \(bytes) bytes.") }
+            sha.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
         }
     }
 }

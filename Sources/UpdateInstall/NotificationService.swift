@@ -34,7 +34,8 @@ public enum NotificationService {
     ///
     /// - Parameters:
     ///   - payload: the APNs payload's bytes.
-    ///   - reader: opens the publication a push points to (`url`), or `nil` if it cannot be reached.
+    ///   - reader: opens the publication at the URL the push's signed announcement gives (an
+    ///     `http://` or `https://` URL, checked), or `nil` if it cannot be reached.
     public static func handle(
         payload: [UInt8],
         appGroup: String,
@@ -70,15 +71,23 @@ public enum NotificationService {
                 message: "no blocklist update in the push"
             )
         }
-        // The app's root, and every rotation an earlier update followed: a retired key stays retired.
-        let root = try UpdateInstaller.installed(in: appGroup).root(trusting: trust)
         do {
+            // The app's root, and every rotation an earlier update followed: a retired key stays
+            // retired. Everything in the push is checked against it as an update checks its
+            // metadata: an expired root trusts nothing.
+            let root = try UpdateInstaller.installed(in: appGroup).root(trusting: trust)
+            try root.checkCurrent(now: now)
+            // The URL comes only from the signed announcement.
+            var announcement: PushAnnouncement?
+            if let envelope = blocklist["announcement"] {
+                announcement = try PushAnnouncement.verified(envelope.canonicalBytes, trusting: root, now: now)
+            }
             var outcome: UpdateInstaller.Outcome?
             if case .string(let inline)? = blocklist["inline"], let pushKey {
                 guard let sealed = TextEncodings.base64Decode(Array(inline.utf8)) else {
                     throw UpdateError(.malformed, "The push's inline update is not base64.")
                 }
-                let push = try InlinePush(opening: sealed, pushKey: pushKey, trusting: root)
+                let push = try InlinePush(opening: sealed, pushKey: pushKey, trusting: root, now: now)
                 let installed = try UpdateInstaller.installed(in: appGroup)
                 if push.to <= installed.publication.generation {
                     // A push replayed, or one for a generation an earlier update already installed.
@@ -100,10 +109,10 @@ public enum NotificationService {
                 }
             }
             if outcome == nil {
-                guard case .string(let location)? = blocklist["url"], let publication = try reader(location) else {
+                guard let location = announcement?.url, let publication = try reader(location) else {
                     throw UpdateError(
                         .malformed,
-                        "The push carries no update this phone can apply and no URL to fetch one."
+                        "The push carries no update this phone can apply and no signed URL to fetch one."
                     )
                 }
                 if network == .cellular {
@@ -112,8 +121,8 @@ public enum NotificationService {
                         trusting: root,
                         installed: installed.publication,
                         now: now,
-                        fetch: { path, maximum in
-                            try publication.read(path, maximumBytes: maximum)
+                        fetch: { path, maximum, optional in
+                            try publication.read(path, maximumBytes: maximum, optional: optional)
                         }
                     ), plan.downloadBytes > cellularLimitBytes {
                         return Delivery(

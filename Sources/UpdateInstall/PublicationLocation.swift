@@ -8,19 +8,18 @@ public func siblingFile(of path: String, named name: String) -> String {
     return String(path[...slash]) + name
 }
 
-/// The reader for a publication a push or `--from` names: an `http://` URL (every request within
-/// `deadline`, CLOCK_MONOTONIC nanoseconds; default: a minute from now), or a directory path.
+/// The reader for a publication `--from` names: an `http://` URL (a request stops once no byte
+/// has moved for `stallTimeout` nanoseconds, and everything at `deadline`, CLOCK_MONOTONIC
+/// nanoseconds, if one is given), or a directory path. A push's URL never comes here: the
+/// notification service reads only URLs (`HTTPPublication`).
 public func publicationReader(
     _ location: String,
-    deadline: UInt64? = nil,
+    deadline: UInt64 = .max,
+    stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
     isCancelled: @escaping () -> Bool = { false }
 ) throws -> any PublicationReader {
     if location.hasPrefix("http://") || location.hasPrefix("https://") {
-        return try HTTPPublication(
-            location,
-            deadline: deadline ?? HTTPFetch.now() + 60_000_000_000,
-            isCancelled: isCancelled
-        )
+        return try HTTPPublication(location, deadline: deadline, stallTimeout: stallTimeout, isCancelled: isCancelled)
     }
     if let colon = location.firstIndex(of: ":"), location[colon...].hasPrefix("://") {
         throw UpdateError(

@@ -7,10 +7,12 @@ import UpdateCore
 public protocol PublicationReader {
     /// Names the publication in sentences.
     var name: String { get }
-    /// The file at `path` (relative to the publication), `nil` if it does not exist.
+    /// The file at `path` (relative to the publication), `nil` if it does not exist. An
+    /// `optional` file (one the publication may lack, as the next root) also counts as missing
+    /// where a static host hides missing files behind a refusal or an HTML page.
     ///
     /// - Throws: past `maximumBytes`, or if it cannot be read.
-    func read(_ path: String, maximumBytes: Int) throws -> [UInt8]?
+    func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]?
     /// Copies `file` to the new file `destination`, checking its length and SHA-256 as it goes;
     /// `isCancelled` is polled between pieces.
     func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws
@@ -22,6 +24,10 @@ public protocol PublicationReader {
 }
 
 extension PublicationReader {
+    /// A file the publication must have: the host's refusal is an error.
+    public func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
+        try read(path, maximumBytes: maximumBytes, optional: false)
+    }
     public func prepare(installedGeneration: UInt64) throws {}
     public var bytesOnTheWire: Int64? { nil }
 }
@@ -33,7 +39,7 @@ public struct DirectoryPublication: PublicationReader {
 
     public init(directory: String) { self.directory = directory }
 
-    public func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
+    public func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
         guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
         let full = directory + "/" + path
         guard try FileSystem.kind(full) != .missing else { return nil }

@@ -25,8 +25,13 @@ public enum UpdateInstaller {
         public var generation: UInt64
         /// Shards rewritten, by index.
         public var changedShards: [Int]
+        /// Blocking numbers added and removed, whether by deltas or by whole shards.
         public var added: Int64
         public var removed: Int64
+        /// Identification entries (numbers with a label) added and removed; a changed label
+        /// counts once each way.
+        public var labelsAdded: Int64 = 0
+        public var labelsRemoved: Int64 = 0
         public var totalEntries: Int64
         public var bytesDownloaded: Int64
         public var deltas: Int
@@ -137,8 +142,11 @@ public enum UpdateInstaller {
         let root = try installed.root(trusting: trust)
         try reader.prepare(installedGeneration: installed.publication.generation)
         var bytes: Int64 = 0
-        let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) { path, maximum in
-            let data = try reader.read(path, maximumBytes: maximum)
+        let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) {
+            path,
+            maximum,
+            optional in
+            let data = try reader.read(path, maximumBytes: maximum, optional: optional)
             bytes += Int64(data?.count ?? 0)
             return data
         }
@@ -156,8 +164,19 @@ public enum UpdateInstaller {
                 setGeneration: ""
             )
         }
-        let downloads = try FileSystem.makeTemporaryDirectory(prefix: "blocklist-update")
-        defer { removeDownloads(downloads) }
+        // Over a network, downloads go to the App Group's cache, named by content: what an
+        // interrupted run got is resumed; what no step of this plan needs (an older plan's)
+        // goes. From a directory there is nothing to resume: a temporary directory, removed.
+        let cache = try DownloadCache(in: reader.bytesOnTheWire != nil ? appGroup : nil)
+        defer { cache.removeTemporary() }
+        let needed: [FileInfo] = plan.steps.compactMap {
+            switch $0 {
+            case .keep: nil
+            case .delta(let delta): delta.file
+            case .full(let shard): shard.file
+            }
+        }
+        try cache.prune(keeping: Set(needed.map(\.sha256)))
         var sources: [ShardSource] = []
         for (offset, step) in plan.steps.enumerated() {
             if isCancelled() {
@@ -170,9 +189,11 @@ public enum UpdateInstaller {
                     .installed(installed.shardPaths[offset], digest: installed.publication.shardDigests[offset])
                 )
             case .delta(let delta):
-                let path = downloads + "/delta-\(index)"
-                try reader.download(delta.file, to: path, isCancelled: isCancelled)
-                bytes += delta.file.length
+                let path = cache.path(of: delta.file)
+                if !cache.holds(delta.file) {
+                    try reader.download(delta.file, to: path, isCancelled: isCancelled)
+                    bytes += delta.file.length
+                }
                 let decoded = try DeltaFile.decode(
                     try FileSystem.readFile(path, limit: Int(delta.file.length)),
                     what: "\(reader.name)/\(delta.file.path)"
@@ -185,10 +206,17 @@ public enum UpdateInstaller {
                 }
                 sources.append(.delta(decoded.payload, base: installed.shardPaths[offset]))
             case .full(let shard):
-                let path = downloads + "/shard-\(index)"
-                try reader.download(shard.file, to: path, isCancelled: isCancelled)
-                bytes += shard.file.length
-                sources.append(.copy(path))
+                let path = cache.path(of: shard.file)
+                if !cache.holds(shard.file) {
+                    try reader.download(shard.file, to: path, isCancelled: isCancelled)
+                    bytes += shard.file.length
+                }
+                sources.append(
+                    .copy(
+                        path,
+                        base: installed.shardPaths.indices.contains(offset) ? installed.shardPaths[offset] : nil
+                    )
+                )
             }
         }
         let producer = UpdateProducer(
@@ -206,12 +234,15 @@ public enum UpdateInstaller {
         producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
         producer.expectedEntries = plan.snapshot.shards.map(\.entries)
         let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
+        try? cache.prune(keeping: [])
         return Outcome(
             fromGeneration: installed.publication.generation,
             generation: plan.snapshot.generation,
             changedShards: plan.changedShards,
             added: producer.added,
             removed: producer.removed,
+            labelsAdded: producer.labelsAdded,
+            labelsRemoved: producer.labelsRemoved,
             totalEntries: generated.totalEntries,
             bytesDownloaded: reader.bytesOnTheWire ?? bytes,
             deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
@@ -233,9 +264,6 @@ public enum UpdateInstaller {
         sync: Bool = true
     ) throws -> Outcome {
         let installed = try installed(in: appGroup)
-        guard push.expires > now else {
-            throw UpdateError(.expired, "The push expired at \(push.expires) (now \(now)); nothing was installed.")
-        }
         guard push.from >= 1, installed.publication.generation == push.from,
             installed.shardPaths.count == push.shardCount,
             installed.publication.shardDigests.count == push.shardCount
@@ -274,6 +302,8 @@ public enum UpdateInstaller {
             changedShards: changed.sorted(),
             added: producer.added,
             removed: producer.removed,
+            labelsAdded: producer.labelsAdded,
+            labelsRemoved: producer.labelsRemoved,
             totalEntries: generated.totalEntries,
             bytesDownloaded: 0,
             deltas: changed.count,
@@ -282,12 +312,6 @@ public enum UpdateInstaller {
         )
     }
 
-    private static func removeDownloads(_ directory: String) {
-        for name in (try? FileSystem.list(directory)) ?? [] where name.hasPrefix("delta-") || name.hasPrefix("shard-") {
-            try? FileSystem.removeFile(directory + "/" + name)
-        }
-        try? FileSystem.removeEmptyDirectory(directory)
-    }
 }
 
 /// Where each shard of the new generation comes from.
@@ -295,8 +319,9 @@ enum ShardSource {
     /// A shard the App Group holds, unchanged: copied, its digest the one recorded when it was
     /// installed (not read and hashed again on every update).
     case installed(String, digest: [UInt8])
-    /// A downloaded shard: copied and hashed.
-    case copy(String)
+    /// A downloaded shard: copied and hashed; `base`, the installed shard it replaces (its
+    /// changes are counted), if any.
+    case copy(String, base: String?)
     case delta([UInt8], base: String)
 }
 
@@ -312,6 +337,8 @@ final class UpdateProducer: ShardProducer {
     let isCancelled: () -> Bool
     private(set) var added: Int64 = 0
     private(set) var removed: Int64 = 0
+    private(set) var labelsAdded: Int64 = 0
+    private(set) var labelsRemoved: Int64 = 0
     /// Root rotations to keep with the new generation.
     var rotations: [(version: Int64, bytes: [UInt8])] = []
     /// The entries each shard must hold, as the signed snapshot gives them (an update).
@@ -370,9 +397,20 @@ final class UpdateProducer: ShardProducer {
             case .installed(let source, let recorded):
                 try copyFile(source, to: path, sync: sync)
                 digest = recorded
-            case .copy(let source):
+            case .copy(let source, let base):
                 try copyFile(source, to: path, sync: sync)
                 digest = try ShardContent.digest(ofShardAt: path)
+                if let base {
+                    let counts = try ShardChangeCounts(from: base, to: path)
+                    added += counts.added
+                    removed += counts.removed
+                    labelsAdded += counts.labelsAdded
+                    labelsRemoved += counts.labelsRemoved
+                } else {
+                    let header = try ShardHeader.read(path: path)
+                    added += header.entryCount
+                    labelsAdded += header.identificationCount
+                }
             case .delta(let payload, let base):
                 let (_, counts, written) = try ShardDelta.apply(
                     payload,
@@ -382,8 +420,10 @@ final class UpdateProducer: ShardProducer {
                     encoder: fastEncoder,
                     sync: sync
                 )
-                added += counts.added
-                removed += counts.removed
+                added += counts.blockingAdded
+                removed += counts.blockingRemoved
+                labelsAdded += counts.identificationAdded
+                labelsRemoved += counts.identificationRemoved
                 digest = written
             }
             if let expected {

@@ -59,9 +59,12 @@ while index < arguments.count {
             fail(64, "--network \(text) is not one of wifi, cellular.")
         }
         network = chosen
+    case "--version":
+        print(blocklistVersion)
+        exit(0)
     case "-h", "--help":
         print(
-            "usage: blocklist-notification-service PAYLOAD.json --app-group DIR --trust root.json [--push-key FILE] [--deadline S] [--network wifi|cellular]"
+            "usage: blocklist-notification-service PAYLOAD.json --app-group DIR --trust root.json [--push-key FILE] [--deadline S] [--network wifi|cellular] | --version"
         )
         exit(0)
     default:
@@ -119,8 +122,9 @@ let body: @Sendable () -> Void = {
             now: now,
             isCancelled: { work.cancelled.load(ordering: .relaxed) },
             reader: { location in
-                // Downloads stop at the deadline too (and when cancelled), like a URLSession task.
-                try publicationReader(
+                // Only a URL, never a local path: the announcement's URL, checked. Downloads stop
+                // at the deadline too (and when cancelled), like a URLSession task.
+                try HTTPPublication(
                     location,
                     deadline: UInt64(started + Int64(deadlineSeconds * 1000)) * 1_000_000,
                     isCancelled: { work.cancelled.load(ordering: .relaxed) }

@@ -13,8 +13,8 @@ struct Blocklist: ParsableCommand {
         version: blocklistVersion,
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
-            Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, Update.self,
-            UpdatesCommand.self, Push.self,
+            Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, PublicationCommand.self,
+            Update.self, UpdatesCommand.self, Push.self,
             Bench.self,
             BenchWorkload.self,
         ]

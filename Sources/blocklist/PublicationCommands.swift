@@ -4,6 +4,7 @@ import BenchWorkloads
 import BlocklistCore
 import BlocklistSystem
 import CommandSupport
+import HTTPFetch
 import Publication
 import UpdateCore
 import UpdateInstall
@@ -73,7 +74,7 @@ struct Publish: ParsableCommand {
         abstract:
             "Publish the current generation of a set as signed static files, with deltas from earlier generations.",
         discussion:
-            "Any static HTTP server or CDN can serve PUBDIR (docs/USAGE.md, Publishing). Publishing again with an unchanged set only re-signs timestamp.json, which expires after --timestamp-lifetime."
+            "Any static HTTP server or CDN can serve PUBDIR (docs/USAGE.md, Publishing). The set is verified first, and the key checked against the roots PUBDIR publishes; a refusal writes nothing. Publishing again with an unchanged set re-signs timestamp.json (valid for --timestamp-lifetime), and writes a new generation with the same shards once the snapshot has less than half of --snapshot-lifetime left, or if the current generation no longer verifies. Run it daily (docs/USAGE.md has the cron line) and an unchanged list stays installable."
     )
 
     @Argument(help: ArgumentHelp("The set's output directory (holding manifest.json).", valueName: "setdir"))
@@ -88,8 +89,18 @@ struct Publish: ParsableCommand {
     @Option(help: ArgumentHelp("Earlier generations to make deltas from, and keep published.", valueName: "N"))
     var keep: WholeNumber = 5
 
-    @Option(help: ArgumentHelp("Seconds timestamp.json stays valid.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp("Seconds timestamp.json stays valid (re-signed by every publish).", valueName: "seconds")
+    )
     var timestampLifetime: WholeNumber = 86_400
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a generation's snapshot stays valid; re-signed once less than half is left.",
+            valueName: "seconds"
+        )
+    )
+    var snapshotLifetime: WholeNumber = 2_592_000
 
     @Flag(help: "Print the result as JSON.")
     var json = false
@@ -97,29 +108,51 @@ struct Publish: ParsableCommand {
     func validate() throws {
         try keep.check("--keep", 0...1_000)
         try timestampLifetime.check("--timestamp-lifetime", 60...31_536_000, unit: " seconds")
+        try snapshotLifetime.check("--snapshot-lifetime", 120...31_536_000, unit: " seconds")
     }
 
     func run() throws {
         let signing = try KeyFiles.signingKey(at: key)
         let rootPath = siblingFile(of: key, named: "root.json")
-        let root = try? FileSystem.readFile(rootPath, limit: 4 << 20)
+        let root = try FileSystem.kind(rootPath) == .missing ? nil : try FileSystem.readFile(rootPath, limit: 4 << 20)
         let outcome = try Publisher.publish(
             setDirectory: setDirectory,
             signingKey: signing,
             root: root,
+            rootPath: rootPath,
             to: to,
             keep: Int(keep.value),
             now: Int64(time(nil)),
-            timestampLifetime: Int64(timestampLifetime.value)
+            timestampLifetime: Int64(timestampLifetime.value),
+            snapshotLifetime: Int64(snapshotLifetime.value)
         )
         if json {
-            print(
-                """
-                {"generation": \(outcome.generation), "published": \(outcome.published), "changedShards": \(outcome.changedShards), \
-                "deltas": \(outcome.deltas), "deltaBytes": \(outcome.deltaBytes), "bytesWritten": \(outcome.bytesWritten)}
-                """
+            struct Report: Encodable {
+                var generation: UInt64
+                var published: Bool
+                var changedShards: [Int]
+                var deltas: Int
+                var deltaBytes: Int64
+                var bytesWritten: Int64
+                var removedGenerations: [UInt64]
+                var resigned: [String]
+            }
+            try printJSON(
+                Report(
+                    generation: outcome.generation,
+                    published: outcome.published,
+                    changedShards: outcome.changedShards,
+                    deltas: outcome.deltas,
+                    deltaBytes: outcome.deltaBytes,
+                    bytesWritten: outcome.bytesWritten,
+                    removedGenerations: outcome.removedGenerations,
+                    resigned: outcome.resigned
+                )
             )
             return
+        }
+        for reason in outcome.resigned {
+            print("Writing a new generation with the same list: \(reason).")
         }
         if outcome.published {
             print(
@@ -132,6 +165,100 @@ struct Publish: ParsableCommand {
             print(
                 "Removed generation\(outcome.removedGenerations.count == 1 ? "" : "s") \(outcome.removedGenerations.map(String.init).joined(separator: ", ")) (past --keep)."
             )
+        }
+    }
+}
+
+/// `blocklist publication`.
+struct PublicationCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publication",
+        abstract: "Look at a publication: what expires when.",
+        subcommands: [Status.self]
+    )
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Say when the publication's root, snapshot and timestamp expire; exit 3 if one expires soon.",
+            discussion:
+                "Exits 0 when nothing expires within --warn-days, 3 when something does (or has: phones then refuse the publication), 1 on an error. For a cron job or a monitor; docs/USAGE.md has the daily cron line."
+        )
+
+        @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+        var publication: String
+
+        @Option(help: ArgumentHelp("Warn of what expires within this many days.", valueName: "days"))
+        var warnDays: WholeNumber = 7
+
+        @Flag(help: "Print the status as JSON.")
+        var json = false
+
+        func validate() throws { try warnDays.check("--warn-days", 0...3_650, unit: " days") }
+
+        func run() throws {
+            let status = try PublicationStatus.read(publication)
+            let now = Int64(time(nil))
+            let expiring = status.expiring(now: now, within: Int64(warnDays.value) * 86_400)
+            if json {
+                struct Role: Encodable {
+                    var role: String
+                    var version: UInt64
+                    var expires: Int64
+                    var expiresAt: String
+                    var secondsLeft: Int64
+                    var expiringSoon: Bool
+                    var fix: String
+                }
+                struct Report: Encodable {
+                    var publication: String
+                    var generation: UInt64
+                    var shards: Int
+                    var entries: Int64
+                    var warnDays: Int
+                    var roles: [Role]
+                }
+                try printJSON(
+                    Report(
+                        publication: publication,
+                        generation: status.generation,
+                        shards: status.shards,
+                        entries: status.entries,
+                        warnDays: warnDays.value,
+                        roles: status.roles.map { role in
+                            Role(
+                                role: role.name,
+                                version: role.version,
+                                expires: role.expires,
+                                expiresAt: PublicationStatus.formatTime(role.expires),
+                                secondsLeft: role.expires - now,
+                                expiringSoon: expiring.contains { $0.name == role.name },
+                                fix: role.fix
+                            )
+                        }
+                    )
+                )
+            } else {
+                print(
+                    "Publication \(publication): generation \(status.generation), \(status.shards) shard\(status.shards == 1 ? "" : "s"), \(NotificationService.grouped(status.entries)) entries"
+                )
+                for role in status.roles {
+                    let what = role.name == "root" ? "version \(role.version)" : "generation \(role.version)"
+                    let name = role.name + String(repeating: " ", count: max(1, 10 - role.name.count))
+                    let version = what + String(repeating: " ", count: max(1, 15 - what.count))
+                    print(
+                        "  \(name)\(version)expires \(PublicationStatus.formatTime(role.expires)) (\(PublicationStatus.formatDuration(role.expires - now)))"
+                    )
+                }
+                if expiring.isEmpty {
+                    print("Nothing expires within \(warnDays.value) day\(warnDays.value == 1 ? "" : "s").")
+                }
+            }
+            for role in expiring {
+                Terminal.error(
+                    "\(role.name) \(role.expires <= now ? "has expired" : "expires within \(warnDays.value) days") (\(PublicationStatus.formatTime(role.expires))): run \(role.fix)\n"
+                )
+            }
+            if !expiring.isEmpty { throw ExitCode(3) }
         }
     }
 }
@@ -154,24 +281,71 @@ struct Update: ParsableCommand {
     @Option(help: ArgumentHelp("The App Group directory holding the installed set.", valueName: "dir"))
     var appGroup: String
 
+    @Option(
+        help: ArgumentHelp(
+            "Over HTTP: stop when no byte has arrived for this many seconds (what arrived is kept, and resumed next time).",
+            valueName: "seconds"
+        )
+    )
+    var stallTimeout: WholeNumber = 30
+
+    @Option(
+        help: ArgumentHelp(
+            "Over HTTP: stop the whole update after this many seconds (default: no limit).",
+            valueName: "seconds"
+        )
+    )
+    var deadline: WholeNumber?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
+    func validate() throws {
+        try stallTimeout.check("--stall-timeout", 1...86_400, unit: " seconds")
+        try deadline?.check("--deadline", 1...604_800, unit: " seconds")
+    }
+
     func run() throws {
         let trustBytes = try FileSystem.readFile(trust, limit: 4 << 20)
+        let reader = try publicationReader(
+            from,
+            deadline: deadline.map { HTTPFetch.now() + UInt64($0.value) * 1_000_000_000 } ?? .max,
+            stallTimeout: UInt64(stallTimeout.value) * 1_000_000_000
+        )
         let outcome = try UpdateInstaller.update(
-            from: try publicationReader(from),
+            from: reader,
             trust: trustBytes,
             appGroup: appGroup,
             now: Int64(time(nil))
         )
         if json {
-            print(
-                """
-                {"fromGeneration": \(outcome.fromGeneration), "generation": \(outcome.generation), "changedShards": \(outcome.changedShards), \
-                "added": \(outcome.added), "removed": \(outcome.removed), "totalEntries": \(outcome.totalEntries), \
-                "bytesDownloaded": \(outcome.bytesDownloaded), "deltas": \(outcome.deltas), "fullShards": \(outcome.fullShards)}
-                """
+            struct Report: Encodable {
+                var fromGeneration: UInt64
+                var generation: UInt64
+                var changedShards: [Int]
+                var added: Int64
+                var removed: Int64
+                var labelsAdded: Int64
+                var labelsRemoved: Int64
+                var totalEntries: Int64
+                var bytesDownloaded: Int64
+                var deltas: Int
+                var fullShards: Int
+            }
+            try printJSON(
+                Report(
+                    fromGeneration: outcome.fromGeneration,
+                    generation: outcome.generation,
+                    changedShards: outcome.changedShards,
+                    added: outcome.added,
+                    removed: outcome.removed,
+                    labelsAdded: outcome.labelsAdded,
+                    labelsRemoved: outcome.labelsRemoved,
+                    totalEntries: outcome.totalEntries,
+                    bytesDownloaded: outcome.bytesDownloaded,
+                    deltas: outcome.deltas,
+                    fullShards: outcome.fullShards
+                )
             )
             return
         }
@@ -231,7 +405,10 @@ struct Push: ParsableCommand {
         func run() throws {
             let signing = try KeyFiles.signingKey(at: key)
             let pushPath = siblingFile(of: key, named: "push.key")
-            let pushKey = noInline ? nil : try? KeyFiles.pushKey(at: pushPath)
+            // A push key beside the signing key seals inline updates; one that is there but
+            // unreadable or readable by others is an error, not a silent fallback to the URL.
+            let hasPushKey = try FileSystem.kind(pushPath) != .missing
+            let pushKey = noInline || !hasPushKey ? nil : try KeyFiles.pushKey(at: pushPath)
             let made = try PushPayload.make(
                 publication: from,
                 signingKey: signing,
@@ -288,6 +465,9 @@ struct Push: ParsableCommand {
         }
 
         func run() throws {
+            if host == nil, let missing = missingHelper("blocklist-notification-service") {
+                throw UpdateError(.malformed, missing)
+            }
             let path = host ?? siblingExecutable("blocklist-notification-service")
             var arguments = [
                 payload, "--app-group", appGroup, "--trust", trust, "--deadline", String(deadline.value), "--network",

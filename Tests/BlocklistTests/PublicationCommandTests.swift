@@ -141,9 +141,12 @@ import Testing
         try fixture.publish([PublicationTests.random(1_000, seed: 1)])
         _ = try fixture.update()
         try fixture.publish([PublicationTests.random(1_000_000, seed: 5)])
-        let payload = Array(
-            #"{"aps":{"alert":"new list","mutable-content":1},"blocklist":{"generation":2,"url":"x"}}"#.utf8
-        )
+        let payload = try PushPayload.make(
+            publication: fixture.publication,
+            signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+            pushKey: nil,
+            url: "http://updates.example/pub/"
+        ).json
         let before = try fixture.appGroupState()
         func deliver(_ network: NotificationService.Network) throws -> NotificationService.Delivery {
             try NotificationService.handle(

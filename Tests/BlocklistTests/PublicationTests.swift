@@ -13,20 +13,19 @@ import Testing
 @Suite struct PublicationTests {
     static let now: Int64 = 1_800_000_000
 
-    /// A set directory holding `shards` (blocking runs per shard) with a minimal manifest.
-    static func writeSet(_ shards: [[NumberRun]], in directory: String, name: String = "set-a") throws {
-        try? FileManager.default.removeItem(atPath: directory + "/" + name)
-        try FileManager.default.createDirectory(atPath: directory + "/" + name, withIntermediateDirectories: true)
-        var entries: [String] = []
-        for (offset, runs) in shards.enumerated() {
-            let file = "shard-\(String(format: "%02d", offset + 1)).blk"
-            let header = try writeShard(runs, index: offset + 1, to: directory + "/" + name + "/" + file)
-            entries.append(#"{"file":"\#(file)","index":\#(offset + 1),"count":\#(header.entryCount)}"#)
-        }
-        let manifest =
-            #"{"directory":"\#(name)","spec":{"patterns":[],"exclusions":[],"rangeSize":0,"capacity":1999999,"layout":"packed"},"shards":[\#(entries.joined(separator: ","))]}"#
-        try? FileManager.default.removeItem(atPath: directory + "/manifest.json")
-        try writeBytes(Array(manifest.utf8), to: directory + "/manifest.json")
+    /// Shard `offset`'s numbers in a set: shifted past the shards before it, so that a packed
+    /// set's shards ascend (tests give each shard numbers below 1,000,000,000).
+    static func shift(_ offset: Int) -> Int64 { Int64(offset) * 1_000_000_000 }
+
+    /// A set directory holding `shards` (blocking runs per shard, shard i's shifted by
+    /// `shift(i)`), committed as generate commits one, so that it verifies.
+    static func writeSet(_ shards: [[NumberRun]], in directory: String) throws {
+        let producer = RunsProducer(
+            shards.enumerated().map { offset, runs in
+                (shift(offset), runs.map { NumberRun(start: $0.start + shift(offset), count: $0.count) })
+            }
+        )
+        _ = try ShardSet.generate(producer: producer, into: directory, sync: false)
     }
 
     static func random(_ count: Int, seed: UInt64, below: Int64 = 100_000_000) -> [NumberRun] {
@@ -77,22 +76,30 @@ import Testing
             )
         }
 
-        /// Every number installed, per shard.
+        /// Every number installed, per shard (unshifted, as the test gave them).
         func installedNumbers() throws -> [[Int64]] {
-            try UpdateInstaller.installed(in: appGroup).shardPaths.map { try readNumbers($0) }
+            try UpdateInstaller.installed(in: appGroup).shardPaths.enumerated().map { offset, path in
+                try readNumbers(path).map { $0 - PublicationTests.shift(offset) }
+            }
         }
 
         /// The App Group's files and their bytes, to prove a refusal wrote nothing.
-        func appGroupState() throws -> [String: [UInt8]] {
-            var state: [String: [UInt8]] = [:]
-            guard let enumerator = FileManager.default.enumerator(atPath: appGroup) else { return state }
-            while let name = enumerator.nextObject() as? String {
-                var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: appGroup + "/" + name, isDirectory: &isDirectory)
-                state[name] = isDirectory.boolValue ? [] : try readBytes(appGroup + "/" + name)
-            }
-            return state
+        func appGroupState() throws -> [String: [UInt8]] { try PublicationTests.tree(appGroup) }
+
+        /// The publication's files and their bytes, to prove a refused publish wrote nothing.
+        func publicationState() throws -> [String: [UInt8]] { try PublicationTests.tree(publication) }
+    }
+
+    /// Every entry under `directory` and its bytes (a directory's are empty).
+    static func tree(_ directory: String) throws -> [String: [UInt8]] {
+        var state: [String: [UInt8]] = [:]
+        guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return state }
+        while let name = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory)
+            state[name] = isDirectory.boolValue ? [] : try readBytes(directory + "/" + name)
         }
+        return state
     }
 
     static func expand(_ runs: [NumberRun]) -> [Int64] { runs.flatMap { Array($0.start...$0.last) } }
@@ -117,7 +124,7 @@ import Testing
         #expect(second.deltas == 2 && second.fullShards == 0 && second.removed == 17)
         #expect(try fixture.installedNumbers() == shards.map(Self.expand))
         // The delta for about 1,000 new random numbers is about their entropy, far below the shard.
-        #expect(second.bytesDownloaded < 1_000 * 3 + 2_048, "downloaded \(second.bytesDownloaded)")
+        #expect(second.bytesDownloaded < 1_000 * 3 + 2_200, "downloaded \(second.bytesDownloaded)")
         #expect(try fixture.update().upToDate)
     }
 
@@ -295,7 +302,7 @@ import Testing
             publication: fixture.publication,
             signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
             pushKey: try KeyFiles.pushKey(at: fixture.keys + "/push.key"),
-            url: fixture.publication
+            url: "http://updates.example/pub/"
         )
         #expect(made.inline && made.json.count <= 4096)
         // The wrong push key: refused by the extension, the App Group unchanged.
@@ -407,17 +414,26 @@ import Testing
         let second = try fixture.update()  // trusting the app's original root.json
         #expect(second.generation == 2)
         #expect(try UpdateInstaller.installed(in: fixture.appGroup).rotations.map(\.version) == [2])
-        // The old key publishes again: refused.
+        // The old key publishes again: publish refuses it (phones would), and writes nothing.
         try Self.writeSet([Self.random(1_200, seed: 1)], in: fixture.set)
-        _ = try Publisher.publish(
-            setDirectory: fixture.set,
-            signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
-            root: try readBytes(fixture.keys + "/root.json"),
-            to: fixture.publication,
-            keep: 3,
-            now: Self.now
-        )
-        #expect(throws: UpdateError.self) { _ = try fixture.update() }
+        let published = try fixture.publicationState()
+        #expect(throws: UpdateError.self) {
+            do {
+                _ = try Publisher.publish(
+                    setDirectory: fixture.set,
+                    signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+                    root: try readBytes(fixture.keys + "/root.json"),
+                    to: fixture.publication,
+                    keep: 3,
+                    now: Self.now
+                )
+            } catch let error as UpdateError {
+                #expect(error.message.contains("rotated out") && error.message.contains("root version 2"), "\(error)")
+                throw error
+            }
+        }
+        #expect(try fixture.publicationState() == published)
+        #expect(try fixture.update().upToDate)
         // A root two versions up cannot be published where its predecessor is missing.
         let third = fixture.directory.file("keys-3")
         _ = try KeyFiles.rotate(from: rotated, to: third, now: Self.now)

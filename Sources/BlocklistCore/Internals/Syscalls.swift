@@ -45,6 +45,29 @@ package struct FileDescriptor: ~Copyable {
         return FileDescriptor(rawValue: fd, path: path)
     }
 
+    /// Opens the existing regular file `path` for writing, to go on where it ends (a download
+    /// resumed); a symlink is refused (O_NOFOLLOW), never written through.
+    package static func openForResuming(_ path: String) throws(BlocklistError) -> FileDescriptor {
+        let fd = path.withCString { open($0, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw _ioError("Opening", path) }
+        let descriptor = FileDescriptor(rawValue: fd, path: path)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw _ioError("Reading the status of", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw BlocklistError(
+                .io,
+                "\(path) is \(_fileTypeName(info.st_mode)), not a regular file; refusing to write to it."
+            )
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return descriptor
+    }
+
+    /// Cuts the file to `length` bytes.
+    package func truncate(to length: Int64) throws(BlocklistError) {
+        guard ftruncate(rawValue, off_t(length)) == 0 else { throw _ioError("Truncating", path) }
+    }
+
     private init(rawValue: Int32, path: String) {
         self.rawValue = rawValue
         self.path = path

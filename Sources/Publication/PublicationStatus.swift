@@ -1,0 +1,102 @@
+import BlocklistCore
+import BlocklistSystem
+import UpdateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What expires when in a publication (`blocklist publication status`): the newest root, the
+/// current snapshot and the timestamp, each as a phone checks it. A cron job or a monitor calls
+/// it to learn, days ahead, that phones would soon refuse the publication.
+public struct PublicationStatus: Sendable {
+    /// One signed role.
+    public struct Role: Sendable {
+        /// "root", "snapshot" or "timestamp".
+        public var name: String
+        /// The root's version, or the generation the snapshot or timestamp is of.
+        public var version: UInt64
+        public var expires: Int64
+        /// What renews it.
+        public var fix: String
+    }
+
+    public var publication: String
+    public var generation: UInt64
+    public var shards: Int
+    public var entries: Int64
+    /// Root, snapshot, timestamp.
+    public var roles: [Role]
+
+    /// Reads `publication`'s roles (the publisher's own files; signatures are `publish`'s and
+    /// `update`'s to check).
+    ///
+    /// - Throws: if it holds no publication, or its metadata cannot be read.
+    public static func read(_ publication: String) throws -> PublicationStatus {
+        let directory = try DirectoryHandle(path: publication)
+        guard let snapshot = try Publisher.currentSnapshot(directory) else {
+            throw UpdateError(.malformed, "\(publication) holds no publication yet; run blocklist publish first.")
+        }
+        let timestamp = try Timestamp(
+            payload: try SignedDocument(
+                parsing: try directory.readFile(Publisher.timestampName, limit: 64 * 1024),
+                what: Publisher.timestampName
+            ).payload,
+            what: Publisher.timestampName
+        )
+        guard let root = try Publisher.publishedRoots(directory).last?.root else {
+            throw UpdateError(
+                .malformed,
+                "\(publication) publishes no root (1.root.json); publish again with the key directory."
+            )
+        }
+        let publish = "blocklist publish SETDIR --key KEYDIR/signing.key --to \(publication)"
+        return PublicationStatus(
+            publication: publication,
+            generation: snapshot.generation,
+            shards: snapshot.shards.count,
+            entries: snapshot.shards.reduce(0) { $0 + $1.entries },
+            roles: [
+                Role(
+                    name: "root",
+                    version: UInt64(root.version),
+                    expires: root.expires,
+                    fix: "blocklist keys rotate KEYDIR NEWDIR, then publish with NEWDIR/signing.key"
+                ),
+                Role(name: "snapshot", version: snapshot.generation, expires: snapshot.expires, fix: publish),
+                Role(name: "timestamp", version: timestamp.generation, expires: timestamp.expires, fix: publish),
+            ]
+        )
+    }
+
+    /// The roles that expire before `now + seconds` (or have expired).
+    public func expiring(now: Int64, within seconds: Int64) -> [Role] {
+        roles.filter { $0.expires <= now + seconds }
+    }
+
+    /// `seconds` since 1970 as `2026-11-26 08:53 UTC`.
+    public static func formatTime(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return "\(seconds)" }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M UTC", &parts)
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A duration as people say it: "29 days", "5 hours", "expired 2 days ago".
+    public static func formatDuration(_ seconds: Int64) -> String {
+        let magnitude = seconds.magnitude
+        let text: String
+        if magnitude >= 2 * 86_400 {
+            text = "\(magnitude / 86_400) days"
+        } else if magnitude >= 2 * 3_600 {
+            text = "\(magnitude / 3_600) hours"
+        } else {
+            text = "\(magnitude / 60) minutes"
+        }
+        return seconds < 0 ? "expired \(text) ago" : "in \(text)"
+    }
+}

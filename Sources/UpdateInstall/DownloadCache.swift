@@ -1,0 +1,122 @@
+import BlocklistCore
+import BlocklistSystem
+import Crypto
+import SetStorage
+import UpdateCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The App Group's download cache (`.blocklist-downloads`): each file an update downloads is
+/// kept there under its SHA-256 (`<hex>`, and `<hex>.part` while it arrives), so that a run that
+/// is interrupted (a stall, the extension's deadline, a kill) leaves what it got, and the next
+/// run resumes it instead of starting over. Proved blocklist's own by its marker; only names of
+/// that form are ever removed from it, never anything else, and never through a symlink.
+///
+/// Without an App Group (an update from a directory, where nothing needs resuming), it is a
+/// temporary directory of its own, which `removeTemporary` removes.
+struct DownloadCache {
+    let directory: DirectoryHandle
+    let isTemporary: Bool
+
+    /// Opens (creating if missing) the cache in `appGroup`, or a new temporary one.
+    init(in appGroup: String?) throws {
+        guard let appGroup else {
+            Self.removeAbandoned()
+            directory = try DirectoryHandle(path: try FileSystem.makeTemporaryDirectory(prefix: Self.temporaryPrefix))
+            isTemporary = true
+            // The marker names this process: a later run removes the directory once it is gone.
+            try FileSystem.writeNewFile(
+                directory.path(of: OutputDirectory.downloadsMarkerName),
+                OutputDirectory.downloadsMarkerContent + Array("pid \(getpid())\n".utf8),
+                sync: false
+            )
+            return
+        }
+        isTemporary = false
+        if try FileSystem.kind(appGroup) == .missing { _ = try FileSystem.makeDirectory(appGroup) }
+        let group = try DirectoryHandle(path: appGroup)
+        let name = OutputDirectory.downloadsName
+        if try group.kind(of: name) == .missing {
+            try group.makeDirectory(name)
+            try FileSystem.writeNewFile(
+                group.path(of: name) + "/" + OutputDirectory.downloadsMarkerName,
+                OutputDirectory.downloadsMarkerContent,
+                sync: false
+            )
+        }
+        guard try OutputDirectory.isDownloadCache(name, in: group) else {
+            throw UpdateError(
+                .malformed,
+                "\(group.path(of: name)) is not the download cache blocklist made (no marker); move it away."
+            )
+        }
+        directory = try group.openDirectory(name)
+    }
+
+    /// Where `file` is downloaded to.
+    func path(of file: FileInfo) -> String { directory.path(of: TextEncodings.hex(file.sha256)) }
+
+    /// Whether `file` is here whole, with its length and SHA-256 (an earlier run finished it).
+    func holds(_ file: FileInfo) -> Bool {
+        let name = TextEncodings.hex(file.sha256)
+        guard (try? directory.kind(of: name)) == .file, let input = try? FileDescriptor.openForReading(path(of: file)),
+            (try? input.size()) == file.length
+        else { return false }
+        var sha = SHA256()
+        guard (try? HTTPPublication.hash(path(of: file), bytes: file.length, into: &sha)) != nil else { return false }
+        return Array(sha.finalize()) == file.sha256
+    }
+
+    /// Removes every cached file but those of `keeping` (by SHA-256): what a finished update, or
+    /// one for a generation no longer published, left.
+    func prune(keeping: Set<[UInt8]>) throws {
+        let kept = Set(keeping.map { TextEncodings.hex($0) })
+        for name in try directory.entries() {
+            let base = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            guard base.utf8.count == 64, base.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
+                !kept.contains(base), try directory.kind(of: name) == .file
+            else { continue }
+            try directory.removeRegularFile(name)
+        }
+    }
+
+    static let temporaryPrefix = "blocklist-update"
+
+    /// Removes a temporary cache: its files of the cache's names, its marker, the directory.
+    func removeTemporary() {
+        guard isTemporary else { return }
+        try? prune(keeping: [])
+        try? directory.removeRegularFile(OutputDirectory.downloadsMarkerName)
+        try? FileSystem.removeEmptyDirectory(directory.path)
+    }
+
+    /// Removes the temporary caches in $TMPDIR of updates that were killed: those whose marker
+    /// names a process that no longer runs. Anything without the marker stays.
+    static func removeAbandoned(
+        in parent: String = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    ) {
+        guard let names = try? FileSystem.list(parent) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix + "-") {
+            guard let child = try? DirectoryHandle(path: parent + "/" + name, followingSymlinks: false),
+                let marker = try? child.readFile(OutputDirectory.downloadsMarkerName, limit: 64),
+                marker.starts(with: OutputDirectory.downloadsMarkerContent),
+                let pid = Int32(
+                    String(decoding: marker.dropFirst(OutputDirectory.downloadsMarkerContent.count), as: UTF8.self)
+                        .dropFirst(4).prefix { $0 != "\n" }
+                ),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            let abandoned = DownloadCache(directory: child, isTemporary: true)
+            abandoned.removeTemporary()
+        }
+    }
+
+    private init(directory: DirectoryHandle, isTemporary: Bool) {
+        self.directory = directory
+        self.isTemporary = isTemporary
+    }
+}
