@@ -71,9 +71,10 @@ public struct PublicationStatus: Sendable {
         )
     }
 
-    /// The roles that expire before `now + seconds` (or have expired).
-    public func expiring(now: Int64, within seconds: Int64) -> [Role] {
-        roles.filter { $0.expires <= now + seconds }
+    /// The roles that expire before `now + seconds` (or have expired); the timestamp, which
+    /// every publish renews and which lives a day by default, before `now + timestampSeconds`.
+    public func expiring(now: Int64, within seconds: Int64, timestampWithin timestampSeconds: Int64? = nil) -> [Role] {
+        roles.filter { $0.expires <= now + ($0.name == "timestamp" ? timestampSeconds ?? seconds : seconds) }
     }
 
     /// `seconds` since 1970 as `2026-11-26 08:53 UTC`.

@@ -181,24 +181,36 @@ struct PublicationCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Say when the publication's root, snapshot and timestamp expire; exit 3 if one expires soon.",
             discussion:
-                "Exits 0 when nothing expires within --warn-days, 3 when something does (or has: phones then refuse the publication), 1 on an error. For a cron job or a monitor; docs/USAGE.md has the daily cron line."
+                "Exits 0 when neither the root nor the snapshot expires within --warn-days and the timestamp (which every publish renews) not within --warn-hours; 3 when one does, or has (phones then refuse the publication); 1 on an error. For a cron job or a monitor; docs/USAGE.md has the daily cron line."
         )
 
         @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
         var publication: String
 
-        @Option(help: ArgumentHelp("Warn of what expires within this many days.", valueName: "days"))
+        @Option(
+            help: ArgumentHelp("Warn when the root or the snapshot expires within this many days.", valueName: "days")
+        )
         var warnDays: WholeNumber = 7
+
+        @Option(help: ArgumentHelp("Warn when the timestamp expires within this many hours.", valueName: "hours"))
+        var warnHours: WholeNumber = 6
 
         @Flag(help: "Print the status as JSON.")
         var json = false
 
-        func validate() throws { try warnDays.check("--warn-days", 0...3_650, unit: " days") }
+        func validate() throws {
+            try warnDays.check("--warn-days", 0...3_650, unit: " days")
+            try warnHours.check("--warn-hours", 0...8_760, unit: " hours")
+        }
 
         func run() throws {
             let status = try PublicationStatus.read(publication)
             let now = Int64(time(nil))
-            let expiring = status.expiring(now: now, within: Int64(warnDays.value) * 86_400)
+            let expiring = status.expiring(
+                now: now,
+                within: Int64(warnDays.value) * 86_400,
+                timestampWithin: Int64(warnHours.value) * 3_600
+            )
             if json {
                 struct Role: Encodable {
                     var role: String
@@ -250,12 +262,14 @@ struct PublicationCommand: ParsableCommand {
                     )
                 }
                 if expiring.isEmpty {
-                    print("Nothing expires within \(warnDays.value) day\(warnDays.value == 1 ? "" : "s").")
+                    print(
+                        "Nothing expires soon (the root and the snapshot within \(warnDays.value) days, the timestamp within \(warnHours.value) hours)."
+                    )
                 }
             }
             for role in expiring {
                 Terminal.error(
-                    "\(role.name) \(role.expires <= now ? "has expired" : "expires within \(warnDays.value) days") (\(PublicationStatus.formatTime(role.expires))): run \(role.fix)\n"
+                    "\(role.name) \(role.expires <= now ? "has expired" : "expires soon") (\(PublicationStatus.formatTime(role.expires)), \(PublicationStatus.formatDuration(role.expires - now))): run \(role.fix)\n"
                 )
             }
             if !expiring.isEmpty { throw ExitCode(3) }

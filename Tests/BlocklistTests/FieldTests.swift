@@ -404,4 +404,60 @@ import Testing
         #expect(updated.labelsAdded == 0 && updated.labelsRemoved == 0)
         #expect(try fixture.installedNumbers() == second.map(PublicationTests.expand))
     }
+
+    // MARK: - The programs
+
+    /// `publication status` exits 0 while nothing expires soon, 3 (naming the fix) when
+    /// something does; a readable key and a local push URL are refused by the commands; the
+    /// notification service host answers --version; a lone `blocklist` names the host it lacks.
+    @Test func theProgramsSayWhatExpiresAndWhatIsMissing() throws {
+        let fixture = try Fixture()
+        // Keys and publication as of now: the programs read the clock.
+        let keys = fixture.directory.file("keys-now")
+        _ = try KeyFiles.create(in: keys, now: Int64(time(nil)))
+        try Self.publish(fixture, [PublicationTests.random(1_000, seed: 1)], keys: keys, now: Int64(time(nil)))
+        let fine = try runBlocklist(["publication", "status", fixture.publication])
+        #expect(fine.status == 0 && fine.stdout.contains("Nothing expires soon"), "\(fine)")
+        #expect(fine.stdout.contains("root") && fine.stdout.contains("snapshot") && fine.stdout.contains("timestamp"))
+        let soon = try runBlocklist(["publication", "status", fixture.publication, "--warn-days", "400", "--json"])
+        // A day's timestamp is within 30 hours; the root, a year away, within 400 days.
+        #expect(
+            soon.status == 3 && soon.stderr.contains("keys rotate") && soon.stdout.contains("\"expiringSoon\" : true")
+        )
+        let none = try runBlocklist(["publication", "status", fixture.directory.file("nowhere")])
+        #expect(none.status == 1 && none.stderr.contains("nowhere"), "\(none)")
+
+        let local = try runBlocklist([
+            "push", "payload", "--from", fixture.publication, "--key", keys + "/signing.key", "--url",
+            fixture.publication, "--no-inline",
+        ])
+        #expect(local.status != 0 && local.stderr.contains("not an http:// or https:// URL"), "\(local)")
+        chmod(fixture.keys + "/signing.key", 0o640)
+        let readable = try runBlocklist([
+            "publish", fixture.set, "--key", fixture.keys + "/signing.key", "--to", fixture.publication,
+        ])
+        #expect(readable.status != 0 && readable.stderr.contains("chmod 600"), "\(readable)")
+        chmod(fixture.keys + "/signing.key", 0o600)
+
+        let version = try RunningBlocklist(
+            ["--version"],
+            executable: productsDirectory + "/blocklist-notification-service"
+        ).wait()
+        #expect(version.status == 0 && version.stdout == blocklistVersion + "\n", "\(version)")
+
+        let lone = fixture.directory.file("lone")
+        try FileManager.default.createDirectory(atPath: lone, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: lone + "/blocklist")
+        let deliver = try RunningBlocklist(
+            ["push", "deliver", "push.json", "--app-group", "app", "--trust", "root.json"],
+            in: lone,
+            executable: lone + "/blocklist"
+        ).wait()
+        #expect(deliver.status != 0, "\(deliver)")
+        #expect(
+            deliver.stderr.contains("blocklist-notification-service") && deliver.stderr.contains("Scripts/install.sh")
+                && deliver.stderr.contains(lone + "/blocklist-notification-service"),
+            "\(deliver.stderr)"
+        )
+    }
 }
