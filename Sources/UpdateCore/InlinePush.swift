@@ -292,5 +292,23 @@ public struct PushAnnouncement: Hashable, Sendable {
         guard !authority.contains(UInt8(ascii: "@")) else {
             throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" carries credentials (user@host).")
         }
+        if authority.contains(UInt8(ascii: "[")) || authority.contains(UInt8(ascii: "]")) {
+            // Brackets hold an IPv6 address, and only at the start: [::1]:8080.
+            let inside = authority.dropFirst().prefix { $0 != UInt8(ascii: "]") }
+            let rest = authority.dropFirst(inside.count + 2)
+            guard authority.first == UInt8(ascii: "["), authority.count >= inside.count + 2, !inside.isEmpty,
+                inside.contains(UInt8(ascii: ":")),
+                inside.allSatisfy({
+                    UInt8(ascii: "0")...UInt8(ascii: ":") ~= $0 || $0 == UInt8(ascii: ".")
+                        || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 || UInt8(ascii: "A")...UInt8(ascii: "F") ~= $0
+                }),
+                !rest.contains(UInt8(ascii: "[")), !rest.contains(UInt8(ascii: "]"))
+            else {
+                throw UpdateError(
+                    .malformed,
+                    "The push URL \"\(url.prefix(80))\" has brackets that hold no IPv6 address."
+                )
+            }
+        }
     }
 }

@@ -326,12 +326,21 @@ struct Update: ParsableCommand {
             deadline: deadline.map { HTTPFetch.now() + UInt64($0.value) * 1_000_000_000 } ?? .max,
             stallTimeout: UInt64(stallTimeout.value) * 1_000_000_000
         )
-        let outcome = try UpdateInstaller.update(
-            from: reader,
-            trust: trustBytes,
-            appGroup: appGroup,
-            now: Int64(time(nil))
-        )
+        let outcome: UpdateInstaller.Outcome
+        do {
+            outcome = try UpdateInstaller.update(
+                from: reader,
+                trust: trustBytes,
+                appGroup: appGroup,
+                now: Int64(time(nil))
+            )
+        } catch let error as HTTPFetchError where [.timeout, .connect, .io, .protocolViolation].contains(error.code) {
+            // What arrived stays in the App Group's download cache: say so, and how to go on.
+            Terminal.error(
+                "note: what arrived is kept in \(appGroup)/.blocklist-downloads; run the same update again to resume it.\n"
+            )
+            throw error
+        }
         if json {
             struct Report: Encodable {
                 var fromGeneration: UInt64

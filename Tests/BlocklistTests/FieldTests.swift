@@ -460,4 +460,72 @@ import Testing
             "\(deliver.stderr)"
         )
     }
+
+    /// The push URL check against an independent reading: Python's `urllib.parse.urlsplit` and
+    /// `ipaddress` with the same rule (scheme http or https as written, a host, no credentials,
+    /// an IPv6 literal only as the whole host, printable ASCII, at most 1,024 bytes), over 3,000
+    /// seeded strings built from the pieces URLs break at.
+    @Test func pushURLCheckAgreesWithPythonsURLSplit() throws {
+        var generator = SplitMix64(state: 27)
+        let pieces = [
+            "http://", "https://", "HTTP://", "ftp://", "file:///", "http:/", "//", "http:", "host", "127.0.0.1",
+            ":8080", ":", "@", "user:pw@", "/", "/pub/", "?q=1", "#frag", "[::1]", "[", "]", " ", "\t", "é", "%2e",
+            "..", "a.b", "-", "_", "~", "\u{7f}", "x",
+        ]
+        var urls: [String] = []
+        for _ in 0..<3_000 {
+            // Half start as a web URL does, so that both verdicts are common.
+            var url = Bool.random(using: &generator) ? ["http://", "https://"].randomElement(using: &generator)! : ""
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                url += pieces[Int.random(in: 0..<pieces.count, using: &generator)]
+            }
+            urls.append(url)
+        }
+        urls.append("http://" + String(repeating: "a", count: 1_100))
+        let script = #"""
+            import ipaddress, json, sys
+            from urllib.parse import urlsplit
+            def literal(netloc):
+                # RFC 3986: an IP-literal is the whole host, [IPv6]; urlsplit checks only inside.
+                if "[" not in netloc and "]" not in netloc:
+                    return True
+                inside, _, rest = netloc[1:].partition("]")
+                try:
+                    ipaddress.IPv6Address(inside)
+                except ValueError:
+                    return False
+                return netloc.startswith("[") and "[" not in rest and "]" not in rest
+            def ok(u):
+                if len(u.encode()) > 1024 or any(not (0x20 < ord(c) < 0x7F) for c in u):
+                    return False
+                try:
+                    p = urlsplit(u)
+                except ValueError:
+                    return False
+                if p.scheme not in ("http", "https") or not u.startswith(p.scheme + "://"):
+                    return False
+                return bool(p.netloc) and "@" not in p.netloc and not p.netloc.startswith(":") and literal(p.netloc)
+            print(json.dumps([ok(u) for u in json.load(sys.stdin)]))
+            """#
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(try JSONEncoder().encode(urls))
+        try input.fileHandleForWriting.close()
+        let verdicts = try JSONDecoder().decode([Bool].self, from: output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        try #require(verdicts.count == urls.count)
+        var accepted = 0
+        for (url, expected) in zip(urls, verdicts) {
+            let ours = (try? PushAnnouncement.checkURL(url)) != nil
+            #expect(ours == expected, "\(url.debugDescription): ours \(ours), Python \(expected)")
+            accepted += ours ? 1 : 0
+        }
+        #expect(accepted > 100 && accepted < urls.count - 100, "\(accepted) accepted")
+    }
 }
