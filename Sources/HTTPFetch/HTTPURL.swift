@@ -136,7 +136,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "http://" + hostHeader + target }
 
     /// The `Host` header's value: the host (IPv6 in brackets) and the port unless it is 80.
-    var hostHeader: String {
+    public var hostHeader: String {
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
         return port == 80 ? host : "\(host):\(port)"
     }

@@ -60,13 +60,7 @@ public final class HTTPPublication: PublicationReader {
         // 8 MiB); a larger update is fetched file by file, shards streamed to disk.
         let head: HTTPResponseHead
         do {
-            head = try HTTPFetch.get(
-                url,
-                deadline: deadline,
-                stallTimeout: stallTimeout,
-                maximumBodyBytes: Self.maximumBundleBytes,
-                isCancelled: isCancelled
-            ) {
+            head = try get(url, maximumBodyBytes: Self.maximumBundleBytes, restart: { bytes = [] }) {
                 bytes.append(contentsOf: $0)
             }
         } catch let error as HTTPFetchError where error.code == .tooLarge {
@@ -96,12 +90,10 @@ public final class HTTPPublication: PublicationReader {
         requests += 1
         let url = base.appending(path: path)
         var bytes: [UInt8] = []
-        let head = try HTTPFetch.get(
+        let head = try get(
             url,
-            deadline: deadline,
-            stallTimeout: stallTimeout,
             maximumBodyBytes: Int64(min(maximumBytes, Self.maximumMetadataBytes)),
-            isCancelled: isCancelled
+            restart: { bytes = [] }
         ) {
             bytes.append(contentsOf: $0)
         }
@@ -157,14 +149,11 @@ public final class HTTPPublication: PublicationReader {
         }
         let resumedFrom = offset
         var failure: (any Error)?
-        let stop = { isCancelled() || self.isCancelled() }
-        let head = try HTTPFetch.get(
+        let head = try get(
             url,
             headers: resumedFrom > 0 ? [("Range", "bytes=\(resumedFrom)-")] : [],
-            deadline: deadline,
-            stallTimeout: stallTimeout,
             maximumBodyBytes: file.length,
-            isCancelled: stop,
+            isCancelled: isCancelled,
             head: { head in
                 guard resumedFrom > 0 else { return }
                 if head.status == 206 {
@@ -214,6 +203,50 @@ public final class HTTPPublication: PublicationReader {
             )
         }
         try FileSystem.rename(part, to: destination)
+    }
+
+    /// The most redirects one request follows.
+    public static let maximumRedirects = 5
+
+    /// One GET through HTTPFetch, following up to `maximumRedirects` redirects (301, 302, 303,
+    /// 307, 308 with a `Location`, absolute `http://` or a path on the same host), as a CDN or a
+    /// bucket's website endpoint sends them: everything read is checked against the signed
+    /// metadata, wherever it came from. `onHead` and `body` see only the final response;
+    /// `restart` is called before each redirect is followed. `isCancelled` is asked besides
+    /// this reader's own.
+    func get(
+        _ first: HTTPURL,
+        headers: [(String, String)] = [],
+        maximumBodyBytes: Int64,
+        isCancelled: () -> Bool = { false },
+        restart: () -> Void = {},
+        head onHead: (HTTPResponseHead) throws -> Void = { _ in },
+        body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> HTTPResponseHead {
+        var url = first
+        for _ in 0...Self.maximumRedirects {
+            var redirect = false
+            let head = try HTTPFetch.get(
+                url,
+                headers: headers,
+                deadline: deadline,
+                stallTimeout: stallTimeout,
+                maximumBodyBytes: maximumBodyBytes,
+                isCancelled: { isCancelled() || self.isCancelled() },
+                head: { head in
+                    redirect = [301, 302, 303, 307, 308].contains(head.status) && head.value(of: "Location") != nil
+                    if !redirect { try onHead(head) }
+                },
+                body: { chunk in if !redirect { try body(chunk) } }
+            )
+            guard redirect, let location = head.value(of: "Location") else { return head }
+            restart()
+            url =
+                location.hasPrefix("/")
+                ? try HTTPURL("http://" + url.hostHeader + location)
+                : try HTTPURL(location)
+        }
+        throw HTTPFetchError(.status, "\(first) redirected more than \(Self.maximumRedirects) times.")
     }
 
     /// The first byte a 206's `Content-Range: bytes FIRST-LAST/LENGTH` covers.

@@ -155,4 +155,22 @@ import Testing
         let outcome = try Self.update(fixture, from: host, stall: 1_000_000_000)
         #expect(outcome.generation == 1 && outcome.totalEntries == Int64(PublicationTests.expand(shard).count))
     }
+
+    /// A host that moved answers 301 for every file: the update follows (within five
+    /// redirects), and installs what the signed metadata names.
+    @Test func redirectsAreFollowed() throws {
+        let fixture = try Fixture()
+        try fixture.publish([PublicationTests.random(3_000, seed: 8)])
+        let host = try Host(fixture.publication, ["--redirect-from", "/old/"])
+        let outcome = try UpdateInstaller.update(
+            from: try HTTPPublication(host.url + "old/"),
+            trust: try fixture.trust,
+            appGroup: fixture.appGroup,
+            now: PublicationTests.now,
+            sync: false
+        )
+        #expect(outcome.generation == 1)
+        let log = host.requests()
+        #expect(log.contains { $0.contains("/old/1/shard-01.blk -> 301") }, "\(log)")
+    }
 }
