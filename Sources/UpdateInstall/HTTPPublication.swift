@@ -60,9 +60,12 @@ public final class HTTPPublication: PublicationReader {
         // 8 MiB); a larger update is fetched file by file, shards streamed to disk.
         let head: HTTPResponseHead
         do {
-            head = try get(url, maximumBodyBytes: Self.maximumBundleBytes, restart: { bytes = [] }) {
-                bytes.append(contentsOf: $0)
-            }
+            head = try get(
+                url,
+                maximumBodyBytes: Self.maximumBundleBytes,
+                restart: { bytes = [] },
+                body: { bytes.append(contentsOf: $0) }
+            )
         } catch let error as HTTPFetchError where error.code == .tooLarge {
             return
         }
@@ -93,10 +96,9 @@ public final class HTTPPublication: PublicationReader {
         let head = try get(
             url,
             maximumBodyBytes: Int64(min(maximumBytes, Self.maximumMetadataBytes)),
-            restart: { bytes = [] }
-        ) {
-            bytes.append(contentsOf: $0)
-        }
+            restart: { bytes = [] },
+            body: { bytes.append(contentsOf: $0) }
+        )
         bytesReceived += Int64(bytes.count)
         switch head.status {
         case 200 where optional && Self.isHTMLPage(head, bytes): return nil
