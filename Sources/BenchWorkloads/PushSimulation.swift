@@ -152,7 +152,8 @@ package enum PushSimulation {
             publication: path("pub"),
             signingKey: signing,
             pushKey: inline ? pushKey : nil,
-            url: url
+            url: url,
+            now: Int64(time(nil))
         )
         try FileSystem.writeNewFile(path("push-\(published.generation).json"), made.json, sync: false)
         let afterPublish = clock.now

@@ -36,16 +36,7 @@ public struct PublicationStatus: Sendable {
     /// - Throws: if it holds no publication, or its metadata cannot be read.
     public static func read(_ publication: String) throws -> PublicationStatus {
         let directory = try DirectoryHandle(path: publication)
-        guard let snapshot = try Publisher.currentSnapshot(directory) else {
-            throw UpdateError(.malformed, "\(publication) holds no publication yet; run blocklist publish first.")
-        }
-        let timestamp = try Timestamp(
-            payload: try SignedDocument(
-                parsing: try directory.readFile(Publisher.timestampName, limit: 64 * 1024),
-                what: Publisher.timestampName
-            ).payload,
-            what: Publisher.timestampName
-        )
+        let (timestamp, snapshot) = try Publisher.current(directory)
         guard let root = try Publisher.publishedRoots(directory).last?.root else {
             throw UpdateError(
                 .malformed,
@@ -78,14 +69,7 @@ public struct PublicationStatus: Sendable {
     }
 
     /// `seconds` since 1970 as `2026-11-26 08:53 UTC`.
-    public static func formatTime(_ seconds: Int64) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        guard gmtime_r(&time, &parts) != nil else { return "\(seconds)" }
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M UTC", &parts)
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    public static func formatTime(_ seconds: Int64) -> String { TextEncodings.utcTime(seconds) }
 
     /// A duration as people say it: "29 days", "5 hours", "expired 2 days ago".
     public static func formatDuration(_ seconds: Int64) -> String {
@@ -95,9 +79,11 @@ public struct PublicationStatus: Sendable {
             text = "\(magnitude / 86_400) days"
         } else if magnitude >= 2 * 3_600 {
             text = "\(magnitude / 3_600) hours"
-        } else {
+        } else if magnitude >= 60 {
             text = "\(magnitude / 60) minutes"
+        } else {
+            text = "\(magnitude) seconds"
         }
-        return seconds < 0 ? "expired \(text) ago" : "in \(text)"
+        return seconds <= 0 ? "expired \(text) ago" : "in \(text)"
     }
 }

@@ -454,6 +454,17 @@ public enum Publisher {
     /// The snapshot the current timestamp names, if any (the publisher trusts its own files).
     package static func currentSnapshot(_ directory: DirectoryHandle) throws -> Snapshot? {
         guard try directory.kind(of: timestampName) != .missing else { return nil }
+        return try current(directory).snapshot
+    }
+
+    /// The current timestamp and the snapshot it names.
+    ///
+    /// - Throws: if the publication has none yet ("run blocklist publish first"), or its files
+    ///   cannot be read.
+    package static func current(_ directory: DirectoryHandle) throws -> (timestamp: Timestamp, snapshot: Snapshot) {
+        guard try directory.kind(of: timestampName) != .missing else {
+            throw UpdateError(.malformed, "\(directory.path) holds no publication yet; run blocklist publish first.")
+        }
         let timestamp = try Timestamp(
             payload: try SignedDocument(
                 parsing: try directory.readFile(timestampName, limit: 64 * 1024),
@@ -461,7 +472,7 @@ public enum Publisher {
             ).payload,
             what: timestampName
         )
-        return try snapshot(directory, generation: timestamp.generation)
+        return (timestamp, try snapshot(directory, generation: timestamp.generation))
     }
 
     static func snapshot(_ directory: DirectoryHandle, generation: UInt64) throws -> Snapshot {

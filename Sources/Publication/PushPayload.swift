@@ -26,24 +26,26 @@ public enum PushPayload {
     ///     `https://` URL (`PushAnnouncement.checkURL`), signed with the announcement.
     ///   - pushKey: seals an inline update; `nil` never inlines.
     ///   - why: why there is no push key, for the note (default: there is none).
+    ///   - now: seconds since 1970; a publication whose timestamp or snapshot has expired is
+    ///     refused (phones would refuse it).
     public static func make(
         publication: String,
         signingKey: Curve25519.Signing.PrivateKey,
         pushKey: SymmetricKey?,
         url: String?,
-        why: String? = nil
+        why: String? = nil,
+        now: Int64
     ) throws -> Made {
         let directory = try DirectoryHandle(path: publication)
-        guard let snapshot = try Publisher.currentSnapshot(directory) else {
-            throw UpdateError(.malformed, "\(publication) holds no publication yet; run blocklist publish first.")
+        let (timestamp, snapshot) = try Publisher.current(directory)
+        // A push for what phones would refuse only tells users "the update finishes later".
+        for (role, expires) in [("timestamp.json", timestamp.expires), ("the snapshot", snapshot.expires)]
+        where expires <= now {
+            throw UpdateError(
+                .expired,
+                "\(publication)'s \(role) expired at \(TextEncodings.utcTime(expires)); phones would refuse the update. Run blocklist publish first, then push."
+            )
         }
-        let timestamp = try Timestamp(
-            payload: try SignedDocument(
-                parsing: try directory.readFile(Publisher.timestampName, limit: 64 * 1024),
-                what: "timestamp.json"
-            ).payload,
-            what: "timestamp.json"
-        )
         let generation = snapshot.generation
         let entries = snapshot.shards.reduce(0) { $0 + $1.entries }
         func payload(_ blocklist: [String: JSONValue]) -> [UInt8] {

@@ -155,7 +155,10 @@ public struct InlinePush: Sendable {
             what: "The push's update"
         )
         guard expires > now else {
-            throw UpdateError(.expired, "The push expired at \(expires) (now \(now)); nothing was installed.")
+            throw UpdateError(
+                .expired,
+                "The push expired at \(TextEncodings.utcTime(expires)) (it is now \(TextEncodings.utcTime(now))); nothing was installed."
+            )
         }
         guard to > from, to <= UInt64(Int64.max) else {
             throw UpdateError(.malformed, "The push leads from generation \(from) to \(to), not forward.")
@@ -248,7 +251,7 @@ public struct PushAnnouncement: Hashable, Sendable {
         guard announcement.expires > now else {
             throw UpdateError(
                 .expired,
-                "The push's announcement expired at \(announcement.expires) (now \(now)); nothing was fetched."
+                "The push's announcement expired at \(TextEncodings.utcTime(announcement.expires)) (it is now \(TextEncodings.utcTime(now))); nothing was fetched."
             )
         }
         return announcement

@@ -167,7 +167,7 @@ public struct Root: Sendable {
         guard expires > now else {
             throw UpdateError(
                 .expired,
-                "Root version \(version) expired at \(expires) (now \(now)); nothing it signs is trusted. The publisher runs blocklist keys rotate and publishes with the new key, or the app ships a new trust root."
+                "Root version \(version) expired at \(TextEncodings.utcTime(expires)) (it is now \(TextEncodings.utcTime(now))); nothing it signs is trusted. The publisher runs blocklist keys rotate and publishes with the new key, or the app ships a new trust root."
             )
         }
     }

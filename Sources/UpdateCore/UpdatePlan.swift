@@ -86,6 +86,7 @@ public struct UpdatePlan: Sendable {
         trusting trusted: Root,
         installed: InstalledPublication,
         now: Int64,
+        source: String = "the publication",
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> UpdatePlan? {
         var root = trusted
@@ -101,7 +102,10 @@ public struct UpdatePlan: Sendable {
         }
         try root.checkCurrent(now: now)
         guard let timestampBytes = try fetch("timestamp.json", 64 * 1024, false) else {
-            throw UpdateError(.malformed, "The publication has no timestamp.json; nothing has been published there.")
+            throw UpdateError(
+                .malformed,
+                "\(source) has no timestamp.json: nothing has been published there, or it is not a publication (give the directory or URL that blocklist publish wrote)."
+            )
         }
         metadataBytes += Int64(timestampBytes.count)
         let timestamp = try Timestamp(
@@ -112,13 +116,13 @@ public struct UpdatePlan: Sendable {
         guard timestamp.expires > now else {
             throw UpdateError(
                 .expired,
-                "timestamp.json expired at \(timestamp.expires) (now \(now)): the publication is frozen or stale; nothing was installed."
+                "timestamp.json expired at \(TextEncodings.utcTime(timestamp.expires)) (it is now \(TextEncodings.utcTime(now))): the publication is frozen or stale; nothing was installed. The publisher renews it by running blocklist publish (daily)."
             )
         }
         guard timestamp.generation >= installed.generation else {
             throw UpdateError(
                 .rollback,
-                "The publication offers generation \(timestamp.generation), older than generation \(installed.generation), which is installed; a rollback is refused."
+                "\(source) offers generation \(timestamp.generation), older than generation \(installed.generation), which is installed; a rollback is refused. (A CDN may still serve an old timestamp.json for a minute: try again later.)"
             )
         }
         if timestamp.generation == installed.generation { return nil }
@@ -126,7 +130,10 @@ public struct UpdatePlan: Sendable {
         guard timestamp.snapshot.length <= Int64(SignedDocument.maximumBytes),
             let snapshotBytes = try fetch(snapshotPath, Int(timestamp.snapshot.length), false)
         else {
-            throw UpdateError(.mismatch, "\(snapshotPath), which timestamp.json names, is missing or too large.")
+            throw UpdateError(
+                .mismatch,
+                "\(source)/\(snapshotPath), which timestamp.json names, is missing or over \(timestamp.snapshot.length) bytes: the host has the new timestamp.json but not its generation (upload the generation first, timestamp.json last)."
+            )
         }
         metadataBytes += Int64(snapshotBytes.count)
         try timestamp.snapshot.check(snapshotBytes, what: snapshotPath)
@@ -142,7 +149,10 @@ public struct UpdatePlan: Sendable {
             )
         }
         guard snapshot.expires > now else {
-            throw UpdateError(.expired, "\(snapshotPath) expired at \(snapshot.expires) (now \(now)).")
+            throw UpdateError(
+                .expired,
+                "\(snapshotPath) expired at \(TextEncodings.utcTime(snapshot.expires)) (it is now \(TextEncodings.utcTime(now))); the publisher renews it by running blocklist publish."
+            )
         }
         var steps: [Step] = []
         for shard in snapshot.shards {

@@ -76,7 +76,13 @@ struct DownloadCache {
     func prune(keeping: Set<[UInt8]>) throws {
         let kept = Set(keeping.map { TextEncodings.hex($0) })
         for name in try directory.entries() {
-            let base = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            // <hex>, <hex>.part, or <hex>.<pid>.part (beside a part that was not a regular file).
+            var base = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+            if name.hasSuffix(".part"), let dot = base.firstIndex(of: "."),
+                Int32(base[base.index(after: dot)...]) != nil
+            {
+                base = String(base[..<dot])
+            }
             guard base.utf8.count == 64, base.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
                 !kept.contains(base), try directory.kind(of: name) == .file
             else { continue }

@@ -4,6 +4,12 @@ import Crypto
 import HTTPFetch
 import UpdateCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A publication on a static HTTP server or CDN (`http://`; an app fetches over TLS with
 /// URLSession). Each file is one GET under `base`; 404 means it does not exist. A request stops
 /// when no byte has moved for `stallTimeout`, or at the optional whole `deadline`; a slow but
@@ -131,17 +137,32 @@ public final class HTTPPublication: PublicationReader {
             try FileSystem.writeNewFile(destination, bytes, sync: false)
             return
         }
+        do {
+            try download(file, to: destination, resuming: true, isCancelled: isCancelled)
+        } catch let error as UpdateError where error.code == .mismatch {
+            // A part an earlier run left may hold wrong bytes (a damaged disk, a host that
+            // changed): once, from the start, before the host is blamed.
+            try download(file, to: destination, resuming: false, isCancelled: isCancelled)
+        }
+    }
+
+    private func download(_ file: FileInfo, to destination: String, resuming: Bool, isCancelled: () -> Bool) throws {
         requests += 1
         let url = base.appending(path: file.path)
-        let part = destination + ".part"
+        var part = destination + ".part"
         var sha = SHA256()
         var offset: Int64 = 0
         switch try FileSystem.kind(part, followingSymlinks: false) {
         case .missing: _ = try FileDescriptor.createExclusive(part)
         case .file: break
-        default: throw UpdateError(.malformed, "\(part) is not a regular file; refusing to write to it.")
+        default:
+            // Not what an earlier run left: left alone, and this download goes beside it.
+            part = destination + ".\(getpid()).part"
+            try? FileSystem.removeFile(part)
+            _ = try FileDescriptor.createExclusive(part)
         }
         let output = try FileDescriptor.openForResuming(part)
+        if !resuming { try output.truncate(to: 0) }
         offset = try output.size()
         if offset >= file.length {
             try output.truncate(to: 0)

@@ -93,17 +93,16 @@ public enum UpdateInstaller {
         }
         let statePath = appGroup + "/" + directory + "/" + ShardSet.publicationStateName
         var publication = InstalledPublication.none
-        if try FileSystem.kind(statePath) != .missing {
-            publication = try InstalledPublication(
+        // A damaged state file costs a full download, as a missing one does, rather than every
+        // update from now on: the shards themselves are verified against the publication anyway.
+        if try FileSystem.kind(statePath) != .missing,
+            let state = try? InstalledPublication(
                 stateBytes: try FileSystem.readFile(statePath, limit: 16 << 20),
                 what: statePath
-            )
-            guard publication.shardDigests.count == paths.count else {
-                throw UpdateError(
-                    .malformed,
-                    "\(statePath) lists \(publication.shardDigests.count) shards, but the manifest \(paths.count)."
-                )
-            }
+            ),
+            state.shardDigests.count == paths.count
+        {
+            publication = state
         }
         var installed = Installed(
             publication: publication,
@@ -142,7 +141,12 @@ public enum UpdateInstaller {
         let root = try installed.root(trusting: trust)
         try reader.prepare(installedGeneration: installed.publication.generation)
         var bytes: Int64 = 0
-        let plan = try UpdatePlan.make(trusting: root, installed: installed.publication, now: now) {
+        let plan = try UpdatePlan.make(
+            trusting: root,
+            installed: installed.publication,
+            now: now,
+            source: reader.name
+        ) {
             path,
             maximum,
             optional in

@@ -437,7 +437,8 @@ struct Push: ParsableCommand {
                 signingKey: signing,
                 pushKey: pushKey,
                 url: url,
-                why: noInline ? "--no-inline" : nil
+                why: noInline ? "--no-inline" : nil,
+                now: Int64(time(nil))
             )
             print(String(decoding: made.json, as: UTF8.self))
             Terminal.error(

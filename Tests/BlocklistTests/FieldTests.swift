@@ -69,7 +69,8 @@ import Testing
             publication: fixture.publication,
             signingKey: try Self.signingKey(fixture),
             pushKey: try KeyFiles.pushKey(at: fixture.keys + "/push.key"),
-            url: "http://updates.example/"
+            url: "http://updates.example/",
+            now: PublicationTests.now
         )
         #expect(made.inline)
         let root = try Root.trusted(try fixture.trust, what: "root")
@@ -119,7 +120,13 @@ import Testing
             fixture.publication, "file:///etc/passwd", "ftp://host/pub", "http://", "http://user@host/", "http://a b/",
         ] {
             Self.expectRefusal(["push URL"]) {
-                _ = try PushPayload.make(publication: fixture.publication, signingKey: key, pushKey: nil, url: bad)
+                _ = try PushPayload.make(
+                    publication: fixture.publication,
+                    signingKey: key,
+                    pushKey: nil,
+                    url: bad,
+                    now: PublicationTests.now
+                )
             }
         }
         for good in ["http://127.0.0.1:8080/", "https://lists.example/pub"] {
@@ -129,7 +136,8 @@ import Testing
             publication: fixture.publication,
             signingKey: key,
             pushKey: nil,
-            url: "http://updates.example/pub/"
+            url: "http://updates.example/pub/",
+            now: PublicationTests.now
         )
         var asked: [String] = []
         func deliver(_ payload: [UInt8]) throws -> NotificationService.Delivery {

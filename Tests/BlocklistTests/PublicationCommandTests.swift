@@ -145,7 +145,8 @@ import Testing
             publication: fixture.publication,
             signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
             pushKey: nil,
-            url: "http://updates.example/pub/"
+            url: "http://updates.example/pub/",
+            now: PublicationTests.now
         ).json
         let before = try fixture.appGroupState()
         func deliver(_ network: NotificationService.Network) throws -> NotificationService.Delivery {

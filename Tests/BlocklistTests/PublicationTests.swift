@@ -302,7 +302,8 @@ import Testing
             publication: fixture.publication,
             signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
             pushKey: try KeyFiles.pushKey(at: fixture.keys + "/push.key"),
-            url: "http://updates.example/pub/"
+            url: "http://updates.example/pub/",
+            now: PublicationTests.now
         )
         #expect(made.inline && made.json.count <= 4096)
         // The wrong push key: refused by the extension, the App Group unchanged.
