@@ -69,7 +69,7 @@ struct ServerOptions: ParsableArguments {
 
     /// Serves `router` until SIGINT or SIGTERM: prints "listening on http://HOST:PORT/PATH" once it
     /// accepts connections and "stopped" at the end.
-    func run(router: Router<BasicRequestContext>, path: String, serverName: String) async throws {
+    func run(router: Router<ConnectionRequestContext>, path: String, serverName: String) async throws {
         try Self.reserveDescriptors(for: maxConnections.value)
         var logger = Logger(label: serverName)
         logger.logLevel = .warning

@@ -57,7 +57,7 @@ struct UpdatesServe: AsyncParsableCommand {
         }
         let root = String(cString: resolved)
         free(resolved)
-        let router = Router()
+        let router = Router(context: ConnectionRequestContext.self)
         let bundles = BundleCache(publication: root)
         router.get("v1/update") { request, _ -> Response in
             guard let text = request.uri.queryParameters.get("from"), let from = UInt64(text) else {
@@ -101,10 +101,18 @@ struct UpdatesServe: AsyncParsableCommand {
                 length: file.length
             ) {
             case .whole:
-                return Response(status: .ok, headers: headers, body: whole.map(file.body) ?? ResponseBody())
+                return Response(
+                    status: .ok,
+                    headers: headers,
+                    body: whole.map { file.body($0, eventLoop: context.eventLoop) } ?? ResponseBody()
+                )
             case .part(let range):
                 headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(file.length)"
-                return Response(status: .partialContent, headers: headers, body: file.body(range))
+                return Response(
+                    status: .partialContent,
+                    headers: headers,
+                    body: file.body(range, eventLoop: context.eventLoop)
+                )
             case .unsatisfiable:
                 var answer = Self.text(
                     .rangeNotSatisfiable,
