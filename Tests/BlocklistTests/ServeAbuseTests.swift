@@ -206,13 +206,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         defer { _ = try? server.stop() }
         let pid = server.server.process.processIdentifier
         let baseline = openDescriptors(pid)
-        var attackers: [RawConnection] = []
-        for _ in 0..<60 {
-            let client = try RawConnection(port: port(of: server.url), blocking: false)
-            attackers.append(client)
-        }
-        usleep(200_000)
-        for client in attackers { client.send("POST / HTTP/1.1\r\nHost: x\r\n") }
+        let attackers = try halfSentRequests(60, port: port(of: server.url))
         usleep(200_000)
         let held = openDescriptors(pid)
         // The cap's 20, and a few the server opens for itself once traffic starts (a CI run saw
@@ -246,17 +240,22 @@ private func post(_ body: String, close: Bool = false) -> String {
             waiting.append(client)
         }
         usleep(300_000)
-        var attackers: [RawConnection] = []
-        for _ in 0..<20 {
-            let client = try RawConnection(port: port(of: server.url), blocking: false)
-            attackers.append(client)
+        let attackers = try halfSentRequests(20, port: port(of: server.url))
+        withExtendedLifetime(attackers) {
+            for client in waiting {
+                let answer = client.read(seconds: 10, until: "}")
+                #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
+            }
         }
+    }
+
+    /// `count` connections, opened without waiting for their accept, that each send half a
+    /// request head 0.2 s later and then nothing.
+    func halfSentRequests(_ count: Int, port: Int) throws -> [RawConnection] {
+        let clients = try (0..<count).map { _ in try RawConnection(port: port, blocking: false) }
         usleep(200_000)
-        for client in attackers { client.send("POST / HTTP/1.1\r\nHost: x\r\n") }
-        for client in waiting {
-            let answer = client.read(seconds: 10, until: "}")
-            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
-        }
+        for client in clients { client.send("POST / HTTP/1.1\r\nHost: x\r\n") }
+        return clients
     }
 
     @Test func sigtermWithAHalfSentBodyExitsWithinFiveSeconds() throws {

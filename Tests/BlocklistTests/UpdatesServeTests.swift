@@ -193,13 +193,7 @@ import Testing
         #expect(answer.head.status == 404)
         #expect(String(decoding: answer.body, as: UTF8.self).contains("over 1048576 bytes"))
         let reader = try HTTPPublication(server.url, deadline: HTTPFetch.now() + 30_000_000_000)
-        let outcome = try UpdateInstaller.update(
-            from: reader,
-            trust: try fixture.trust,
-            appGroup: fixture.appGroup,
-            now: PublicationTests.now,
-            sync: false
-        )
+        let outcome = try fixture.update(from: reader)
         #expect(outcome.generation == 1 && reader.requests > 1)
     }
 }
