@@ -20,8 +20,10 @@ final class StaticFile: Sendable {
 
     /// Opens the regular file at `path`, not following a symlink in its last component (the
     /// caller checks that the rest resolves inside the publication); nil if there is none.
+    /// Non-blocking, so that a FIFO put in the publication is refused instead of waited on; it
+    /// changes nothing for a regular file's reads.
     init?(path: String) {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

@@ -94,6 +94,19 @@ import Testing
         #expect(cached.head.status == 304)
     }
 
+    /// A FIFO, a directory or a symlink in the publication is not a file to serve: 404 at once
+    /// (opening a FIFO without O_NONBLOCK would wait for a writer forever).
+    @Test func onlyRegularFilesAreServed() throws {
+        let served = try Served()
+        let publication = served.fixture.publication
+        #expect(mkfifo(publication + "/pipe", 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: publication + "/link.bin", withDestinationPath: "file.bin")
+        for path in ["pipe", "link.bin", "1", "missing.bin"] {
+            let answer = try Self.get(served.server.url + path)
+            #expect(answer.head.status == 404, "\(path) answered \(answer.head.status)")
+        }
+    }
+
     /// Seeded random Range headers, well-formed or not, against slicing the file.
     @Test func rangeAnswersMatchSlicesOfTheFile() throws {
         let served = try Served()
