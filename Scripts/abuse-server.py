@@ -34,13 +34,16 @@ def descriptors(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def request(port, timeout):
-    """Posts QUERY on a new connection; returns (status line, seconds) or (reason, seconds)."""
+POST = (b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        + b"Content-Length: %d\r\n\r\n" % len(QUERY) + QUERY)
+
+
+def request(port, timeout, payload=POST):
+    """Sends `payload` (QUERY posted) on a new connection; returns (status line, seconds) or (reason, seconds)."""
     started = time.monotonic()
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                      + b"Content-Length: %d\r\n\r\n" % len(QUERY) + QUERY)
+            s.sendall(payload)
             data = b""
             while b"\r\n" not in data:
                 chunk = s.recv(4096)
@@ -50,6 +53,31 @@ def request(port, timeout):
             return data.split(b"\r\n")[0].decode(errors="replace") or "closed without an answer", time.monotonic() - started
     except OSError as error:
         return f"no answer ({error})", time.monotonic() - started
+
+
+def half_sent(port, count, pause):
+    """Opens `count` connections without waiting for their accept and, `pause` seconds later, sends
+    each half a request head; returns them and how many connects were refused."""
+    clients, refused = [], 0
+    for _ in range(count):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            refused += 1
+            s.close()
+            continue
+        clients.append(s)
+    time.sleep(pause)
+    for s in clients:
+        try:
+            s.send(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+        except OSError:
+            pass
+    return clients, refused
 
 
 def main():
@@ -72,25 +100,7 @@ def main():
         print(f"server pid {server.pid} on port {port}; {descriptors(server.pid)} descriptors, "
               f"{status(server.pid, 'VmRSS')} KiB RSS at start")
         started = time.monotonic()
-        refused = 0
-        for _ in range(args.clients):
-            s = socket.socket()
-            s.setblocking(False)
-            try:
-                s.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
-            except OSError:
-                refused += 1
-                s.close()
-                continue
-            clients.append(s)
-        time.sleep(0.5)
-        for s in clients:
-            try:
-                s.send(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
-            except OSError:
-                pass
+        clients, refused = half_sent(port, args.clients, 0.5)
         print(f"{len(clients)} clients connected ({refused} refused) in {time.monotonic() - started:.1f} s")
         peak = 0
         end = time.monotonic() + args.hold
@@ -128,4 +138,5 @@ def main():
             server.wait()
 
 
-main()
+if __name__ == "__main__":
+    main()

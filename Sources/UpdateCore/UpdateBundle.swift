@@ -7,10 +7,21 @@ public enum UpdateBundle {
     public static let magic = Array("BLKBNDL1".utf8)
     /// The largest bundle a reader takes (64 MiB).
     public static let maximumBytes = 64 << 20
+    /// The largest bundle `updates serve` answers and a phone takes over HTTP (1 MiB): a phone
+    /// holds a bundle in memory, so a larger update goes file by file, shards streamed to disk.
+    /// One definition for both sides, so that the server never builds what the client refuses.
+    public static let maximumServedBytes = 1 << 20
+
+    /// The bytes a file of `length` bytes at `path` takes in a bundle: its path length, path,
+    /// length and bytes. A bundle is ``magic`` plus this for each of its files.
+    public static func encodedLength(path: String, length: Int) -> Int {
+        2 + path.utf8.count + 4 + length
+    }
 
     /// The bundle of `files`.
     public static func encode(_ files: [(path: String, bytes: [UInt8])]) -> [UInt8] {
         var out = magic
+        out.reserveCapacity(files.reduce(magic.count) { $0 + encodedLength(path: $1.path, length: $1.bytes.count) })
         for (path, bytes) in files {
             let name = Array(path.utf8)
             out += InlinePush.littleEndian(UInt64(name.count), 2) + name

@@ -45,8 +45,8 @@ public final class HTTPPublication: PublicationReader {
         self.isCancelled = isCancelled
     }
 
-    /// The largest bundle taken (1 MiB).
-    public static let maximumBundleBytes: Int64 = 1 << 20
+    /// The largest bundle taken (1 MiB): `UpdateBundle.maximumServedBytes`, what `updates serve` answers at most.
+    public static let maximumBundleBytes = Int64(UpdateBundle.maximumServedBytes)
     /// The largest metadata file read into memory over the network (1 MiB).
     public static let maximumMetadataBytes = 1 << 20
 

@@ -31,9 +31,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     let inner: HTTP1Channel
     let timeouts: ConnectionTimeouts
+    let slots: ConnectionSlots
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let deadline = ConnectionDeadline(timeouts: timeouts)
+        let deadline = ConnectionDeadline(timeouts: timeouts, slot: slots.register(channel))
         do {
             try channel.pipeline.syncOperations.addHandler(RequestStartHandler(deadline))
         } catch {
@@ -69,8 +70,26 @@ final class ConnectionDeadline {
     }
 
     let timeouts: ConnectionTimeouts
-    private(set) var phase = Phase.head
-    var pendingResponses = 0
+    /// The connection's place in ``ConnectionSlots``, told whether it may be closed for room.
+    let slot: ConnectionSlots.Slot
+    private(set) var phase = Phase.head {
+        didSet { slot.evictable.store(isIncomplete, ordering: .relaxed) }
+    }
+    var pendingResponses = 0 {
+        didSet { slot.evictable.store(isIncomplete, ordering: .relaxed) }
+    }
+
+    /// Whether no request of the connection waits for its answer: it is idle, or its one request
+    /// is still being sent. Such a connection is closed at a graceful shutdown, and for room
+    /// when every slot is taken.
+    var isIncomplete: Bool {
+        switch phase {
+        case .idle: true
+        case .head: pendingResponses == 0
+        case .body: pendingResponses <= 1
+        case .answering: false
+        }
+    }
     /// When the connection is closed, unless a later phase moves it; none while answering.
     private var deadline: NIODeadline?
     /// The one timer: it fires at or after `deadline`, and moves itself on when the deadline moved.
@@ -78,7 +97,10 @@ final class ConnectionDeadline {
     private var timer: Scheduled<Void>?
     private var timerAt = NIODeadline.distantFuture
 
-    init(timeouts: ConnectionTimeouts) { self.timeouts = timeouts }
+    init(timeouts: ConnectionTimeouts, slot: ConnectionSlots.Slot) {
+        self.timeouts = timeouts
+        self.slot = slot
+    }
 
     func enter(_ phase: Phase, on channel: any Channel) {
         self.phase = phase
@@ -193,10 +215,8 @@ final class RequestPhaseHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        let sending =
-            (deadline.phase == .head && deadline.pendingResponses == 0)
-            || (deadline.phase == .body && deadline.pendingResponses <= 1)
-        if event is ChannelShouldQuiesceEvent, sending {
+        // An idle connection is Hummingbird's to close.
+        if event is ChannelShouldQuiesceEvent, deadline.phase != .idle, deadline.isIncomplete {
             // Shutting down: a request still being sent is dropped rather than waited for (with
             // no earlier request on the connection still to answer).
             context.close(promise: nil)

@@ -81,7 +81,7 @@ struct Serve: AsyncParsableCommand {
         for warning in loaded.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         let pool = ClassifierPool(rules: loaded.rules)
         let names = loaded.rules.rules.map(\.name)
-        let router = Router()
+        let router = Router(context: ConnectionRequestContext.self)
         let fault = self.fault
         let delay = self.delayMs.value
         let maxBody = self.maxBodyBytes.value

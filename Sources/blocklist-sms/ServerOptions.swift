@@ -48,7 +48,7 @@ struct ServerOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "How many connections are served at once; more wait in the kernel's queue until one closes.",
+            "How many connections are served at once. When all are taken, the oldest one still sending its request (or idle) is closed to make room; connections whose request has arrived are never closed for it, and when all are such, more wait in the kernel's queue.",
             valueName: "N"
         )
     )
@@ -69,7 +69,7 @@ struct ServerOptions: ParsableArguments {
 
     /// Serves `router` until SIGINT or SIGTERM: prints "listening on http://HOST:PORT/PATH" once it
     /// accepts connections and "stopped" at the end.
-    func run(router: Router<BasicRequestContext>, path: String, serverName: String) async throws {
+    func run(router: Router<ConnectionRequestContext>, path: String, serverName: String) async throws {
         try Self.reserveDescriptors(for: maxConnections.value)
         var logger = Logger(label: serverName)
         logger.logLevel = .warning
@@ -80,15 +80,21 @@ struct ServerOptions: ParsableArguments {
             body: .milliseconds(Int64(bodyTimeoutMs.value)),
             idle: .milliseconds(Int64(idleTimeoutMs.value))
         )
+        let slots = ConnectionSlots(limit: maxConnections.value)
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder), timeouts: timeouts)
+                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder), timeouts: timeouts, slots: slots)
             },
             configuration: .init(
                 address: .hostname(host, port: port.value),
                 serverName: serverName,
-                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value)
+                // The kernel's queue, as deep as it allows (net.core.somaxconn caps it): while
+                // slots are freed for them, new connections wait there rather than be dropped.
+                backlog: 4096,
+                // One over the limit: the newcomer for whom ConnectionSlots closes the oldest
+                // connection still sending its request.
+                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections.value + 1)
             ),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? 0

@@ -24,9 +24,11 @@ struct UpdatesServe: AsyncParsableCommand {
         abstract:
             "Serve a publication (blocklist publish's directory) over HTTP, with ETags, and every update in one request.",
         discussion: """
-            GET /PATH serves PUBDIR's files with an ETag; If-None-Match answers 304. timestamp.json is sent with \
+            GET /PATH serves PUBDIR's files with an ETag, streamed from disk; If-None-Match answers 304, and one \
+            Range (bytes=A-B, A- or -N, with If-Range) answers 206 or 416. timestamp.json is sent with \
             Cache-Control: no-cache, a generation's files as immutable. GET /v1/update?from=N answers one bundle that \
-            takes a phone from generation N to the newest (blocklist update uses it). Same time limits, connection \
+            takes a phone from generation N to the newest (blocklist update uses it), made once and kept until \
+            timestamp.json changes; one over 1 MiB, what a phone takes, is answered 404. Same time limits, connection \
             limit and graceful shutdown as sms serve. Prints "listening on http://HOST:PORT/" once it accepts \
             connections; any static HTTP server or CDN can serve PUBDIR instead (docs/USAGE.md, Publishing).
             """,
@@ -55,16 +57,22 @@ struct UpdatesServe: AsyncParsableCommand {
         }
         let root = String(cString: resolved)
         free(resolved)
-        let router = Router()
+        let router = Router(context: ConnectionRequestContext.self)
+        let bundles = BundleCache(publication: root)
         router.get("v1/update") { request, _ -> Response in
             guard let text = request.uri.queryParameters.get("from"), let from = UInt64(text) else {
                 return Self.text(.badRequest, "Give the installed generation: /v1/update?from=N (0 for none).\n")
             }
-            let bundle = try UpdateBundle.compose(publication: root, from: from)
+            guard let bundle = try await bundles.bundle(from: from) else {
+                return Self.text(
+                    .notFound,
+                    "The update from generation \(from) is over \(UpdateBundle.maximumServedBytes) bytes; fetch its files one by one.\n"
+                )
+            }
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/octet-stream", .cacheControl: "no-cache"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bundle))
+                body: ResponseBody(byteBuffer: bundle)
             )
         }
         router.get("**") { request, context -> Response in
@@ -74,29 +82,46 @@ struct UpdatesServe: AsyncParsableCommand {
             guard let real = realpath(full, nil) else { return Self.text(.notFound, "Not found.\n") }
             let resolvedPath = String(cString: real)
             free(real)
-            var info = stat()
-            guard resolvedPath == full, lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            guard resolvedPath == full, let file = StaticFile(path: full) else {
                 return Self.text(.notFound, "Not found.\n")
             }
-            let etag =
-                "\"\(String(info.st_mtim.tv_sec, radix: 16))-\(String(info.st_mtim.tv_nsec, radix: 16))-\(String(info.st_size, radix: 16))\""
             let cache =
                 path == Publisher.timestampName || path.hasSuffix("root.json")
                 ? "no-cache" : "public, max-age=31536000, immutable"
-            if let match = request.headers[.ifNoneMatch], Self.matches(match, etag) {
-                return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cache])
+            var headers: HTTPFields = [.eTag: file.etag, .cacheControl: cache, .acceptRanges: "bytes"]
+            if let match = request.headers[.ifNoneMatch], Self.matches(match, file.etag) {
+                return Response(status: .notModified, headers: headers)
             }
-            guard let data = FileManager.default.contents(atPath: full) else {
-                return Self.text(.notFound, "Not found.\n")
+            headers[.contentType] = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
+            let whole = file.length > 0 ? 0...(file.length - 1) : nil
+            switch ByteRange(
+                range: request.headers[.range],
+                ifRange: request.headers[.ifRange],
+                etag: file.etag,
+                length: file.length
+            ) {
+            case .whole:
+                return Response(
+                    status: .ok,
+                    headers: headers,
+                    body: whole.map { file.body($0, eventLoop: context.eventLoop) } ?? ResponseBody()
+                )
+            case .part(let range):
+                headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(file.length)"
+                return Response(
+                    status: .partialContent,
+                    headers: headers,
+                    body: file.body(range, eventLoop: context.eventLoop)
+                )
+            case .unsatisfiable:
+                var answer = Self.text(
+                    .rangeNotSatisfiable,
+                    "The range asked for starts past the end of \(path), which is \(file.length) bytes.\n"
+                )
+                answer.headers[.contentRange] = "bytes */\(file.length)"
+                answer.headers[.acceptRanges] = "bytes"
+                return answer
             }
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: path.hasSuffix(".json") ? "application/json" : "application/octet-stream",
-                    .eTag: etag, .cacheControl: cache,
-                ],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
-            )
         }
         try await server.run(router: router, path: "/", serverName: "blocklist-updates")
     }

@@ -67,8 +67,17 @@ import Testing
         }
 
         func update(now: Int64 = PublicationTests.now, trust: [UInt8]? = nil) throws -> UpdateInstaller.Outcome {
+            try update(from: DirectoryPublication(directory: publication), now: now, trust: trust)
+        }
+
+        /// Installs the newest generation from `reader`.
+        func update(
+            from reader: some PublicationReader,
+            now: Int64 = PublicationTests.now,
+            trust: [UInt8]? = nil
+        ) throws -> UpdateInstaller.Outcome {
             try UpdateInstaller.update(
-                from: DirectoryPublication(directory: publication),
+                from: reader,
                 trust: try trust ?? self.trust,
                 appGroup: appGroup,
                 now: now,
