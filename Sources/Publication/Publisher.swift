@@ -526,6 +526,33 @@ public enum Publisher {
         try directory.sync()
     }
 
+    /// Whether `path` (relative, `/`-separated) names a file publish writes for phones to read:
+    /// `timestamp.json`, `root.json`, `N.root.json`, `N/snapshot.json`, `N/shard-*.blk`,
+    /// `N/from-M/shard-*.delta`. A server serves these and nothing else, whatever else sits in
+    /// the directory (a key copied there by mistake, notes, a backup).
+    public static func isPublishedFile(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        func isGeneration(_ part: Substring) -> Bool {
+            !part.isEmpty && part.allSatisfy(\.isASCII) && UInt64(part) != nil
+        }
+        func isNamed(_ part: Substring, _ prefix: String, _ suffix: String) -> Bool {
+            part.hasPrefix(prefix) && part.hasSuffix(suffix) && part.count > prefix.count + suffix.count
+                && UInt64(part.dropFirst(prefix.count).dropLast(suffix.count)) != nil
+        }
+        switch parts.count {
+        case 1:
+            return parts[0] == Substring(timestampName) || parts[0] == "root.json"
+                || (parts[0].hasSuffix(".root.json") && isGeneration(parts[0].dropLast(".root.json".count)))
+        case 2:
+            return isGeneration(parts[0]) && (parts[1] == "snapshot.json" || isNamed(parts[1], "shard-", ".blk"))
+        case 3:
+            return isGeneration(parts[0]) && parts[1].hasPrefix("from-") && isGeneration(parts[1].dropFirst(5))
+                && isNamed(parts[2], "shard-", ".delta")
+        default:
+            return false
+        }
+    }
+
     /// Whether `name` is something publish writes in a publication directory.
     static func isOurs(_ name: String) -> Bool {
         name == timestampName || name == lockName || name == "root.json" || name.hasSuffix(".root.json")

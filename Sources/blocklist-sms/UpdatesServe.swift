@@ -77,7 +77,10 @@ struct UpdatesServe: AsyncParsableCommand {
         }
         router.get("**") { request, context -> Response in
             let path = context.parameters.getCatchAll().joined(separator: "/")
-            guard FileInfo.isSafe(path) else { return Self.text(.notFound, "Not found.\n") }
+            // Only what publish writes for phones: never a key or anything else left in PUBDIR.
+            guard FileInfo.isSafe(path), Publisher.isPublishedFile(path) else {
+                return Self.text(.notFound, "Not found.\n")
+            }
             let full = root + "/" + path
             guard let real = realpath(full, nil) else { return Self.text(.notFound, "Not found.\n") }
             let resolvedPath = String(cString: real)

@@ -25,19 +25,24 @@ import Testing
         return (head, body)
     }
 
-    /// A publication with `file.bin`, 10,000 seeded bytes, beside it, and its server; the
+    /// A publication with `9/shard-01.blk`, 10,000 seeded bytes, beside it (named as publish
+    /// names files, the only names served), and its server; the
     /// publication is removed when this goes away.
     final class Served {
         let fixture = try! Fixture()
         let file: [UInt8]
         let server: Server
-        var url: String { server.url + "file.bin" }
+        var url: String { server.url + "9/shard-01.blk" }
 
         init() throws {
             try fixture.publish([PublicationTests.random(2_000, seed: 1)])
             var generator = SplitMix64(state: 27)
             file = (0..<10_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            try writeBytes(file, to: fixture.publication + "/file.bin")
+            try FileManager.default.createDirectory(
+                atPath: fixture.publication + "/9",
+                withIntermediateDirectories: true
+            )
+            try writeBytes(file, to: fixture.publication + "/9/shard-01.blk")
             server = try Server(fixture.publication)
         }
     }
@@ -74,7 +79,7 @@ import Testing
         let answer = try Self.get(served.url, [("Range", range)])
         #expect(answer.head.status == 416, "\(range) answered \(answer.head.status)")
         #expect(answer.head.value(of: "Content-Range") == "bytes */10000")
-        #expect(String(decoding: answer.body, as: UTF8.self).contains("file.bin, which is 10000 bytes"))
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("shard-01.blk, which is 10000 bytes"))
     }
 
     @Test func ifRangeServesThePartOnlyForTheSameEntityTag() throws {
@@ -99,9 +104,18 @@ import Testing
     @Test func onlyRegularFilesAreServed() throws {
         let served = try Served()
         let publication = served.fixture.publication
-        #expect(mkfifo(publication + "/pipe", 0o644) == 0)
-        try FileManager.default.createSymbolicLink(atPath: publication + "/link.bin", withDestinationPath: "file.bin")
-        for path in ["pipe", "link.bin", "1", "missing.bin"] {
+        for directory in ["7", "8"] {
+            try FileManager.default.createDirectory(
+                atPath: publication + "/" + directory,
+                withIntermediateDirectories: true
+            )
+        }
+        #expect(mkfifo(publication + "/7/shard-01.blk", 0o644) == 0)
+        try FileManager.default.createSymbolicLink(
+            atPath: publication + "/8/shard-01.blk",
+            withDestinationPath: "../9/shard-01.blk"
+        )
+        for path in ["7/shard-01.blk", "8/shard-01.blk", "1", "9/shard-02.blk"] {
             let answer = try Self.get(served.server.url + path)
             #expect(answer.head.status == 404, "\(path) answered \(answer.head.status)")
         }
@@ -208,5 +222,35 @@ import Testing
         let reader = try HTTPPublication(server.url, deadline: HTTPFetch.now() + 30_000_000_000)
         let outcome = try fixture.update(from: reader)
         #expect(outcome.generation == 1 && reader.requests > 1)
+    }
+
+    /// Only the files publish writes for phones are served: a key directory or a signing key
+    /// copied into the publication by mistake, notes and backups answer 404 (the field test's
+    /// case 34).
+    @Test func onlyPublishedFilesAreServedNeverAKey() throws {
+        let served = try Served()
+        let publication = served.fixture.publication
+        try FileManager.default.copyItem(atPath: served.fixture.keys, toPath: publication + "/keys")
+        try FileManager.default.copyItem(
+            atPath: served.fixture.keys + "/signing.key",
+            toPath: publication + "/signing.key"
+        )
+        try writeBytes(Array("notes".utf8), to: publication + "/1/notes.txt")
+        for path in ["keys/signing.key", "signing.key", "keys/push.key", "1/notes.txt", "keys/root.json"] {
+            let answer = try Self.get(served.server.url + path)
+            #expect(answer.head.status == 404, "\(path) answered \(answer.head.status)")
+        }
+        for path in ["timestamp.json", "root.json", "1.root.json", "1/snapshot.json", "1/shard-01.blk"] {
+            let answer = try Self.get(served.server.url + path)
+            #expect(answer.head.status == 200, "\(path) answered \(answer.head.status)")
+        }
+        let table: [(String, Bool)] = [
+            ("timestamp.json", true), ("2.root.json", true), ("12/from-11/shard-0042.delta", true),
+            ("3/shard-7.blk", true), ("x.root.json", false), ("3/shard-.blk", false), ("3/keys", false),
+            ("3/from-x/shard-01.delta", false), ("3/4/shard-01.blk", false), ("signing.key", false), ("", false),
+        ]
+        for (path, expected) in table {
+            #expect(Publisher.isPublishedFile(path) == expected, "\(path)")
+        }
     }
 }
