@@ -106,14 +106,23 @@ public enum KeyFiles {
     /// - Throws: if others than its owner may read or write it (as ssh refuses such a key),
     ///   naming the `chmod` that fixes it, or if it is not a key `keys create` wrote.
     public static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
-        try checkPrivate(path, what: "signing key")
-        let fields = try JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
-        guard case .object(let members) = fields, members["type"] == .string("ed25519-private"),
+        guard try FileSystem.kind(path) == .file else {
+            throw UpdateError(
+                .malformed,
+                "\(path) is not a file; give --key KEYDIR/signing.key, the signing key blocklist keys create wrote."
+            )
+        }
+        let fields = try? JSONValue(parsing: try FileSystem.readFile(path, limit: 64 * 1024), what: path)
+        guard case .object(let members)? = fields, members["type"] == .string("ed25519-private"),
             case .string(let text)? = members["private"], let raw = TextEncodings.base64Decode(Array(text.utf8)),
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
-            throw UpdateError(.malformed, "\(path) is not a signing key written by blocklist keys create.")
+            throw UpdateError(
+                .malformed,
+                "\(path) is not a signing key written by blocklist keys create; give --key KEYDIR/signing.key."
+            )
         }
+        try checkPrivate(path, what: "signing key")
         return key
     }
 
@@ -124,7 +133,7 @@ public enum KeyFiles {
     }
 
     /// Refuses a key file that its group or others may read or write.
-    static func checkPrivate(_ path: String, what: String) throws {
+    public static func checkPrivate(_ path: String, what: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw UpdateError(.malformed, "The \(what) \(path) cannot be read: \(String(cString: strerror(errno))).")

@@ -56,6 +56,10 @@ public enum Publisher {
     /// - Parameters:
     ///   - root: the bytes of `root.json` in the key's directory, if it has one; `rootPath`
     ///     names it in sentences.
+    ///   - generationRecord: a file beside the key (`last-generation`) holding the highest
+    ///     generation this key directory published anywhere: a new generation is numbered above
+    ///     it, so that a PUBDIR restored from a backup, or a second copy, never reuses a number
+    ///     phones already hold with other content.
     ///   - keep: how many earlier generations get deltas (and stay published). The generation
     ///     before the new one always stays until the next publish, so that a phone that read
     ///     the old timestamp still finds every file it names (also with `keep` 0).
@@ -68,6 +72,7 @@ public enum Publisher {
         signingKey: Curve25519.Signing.PrivateKey,
         root rootBytes: [UInt8]?,
         rootPath: String = "root.json",
+        generationRecord: String? = nil,
         to publication: String,
         keep: Int,
         now: Int64,
@@ -124,7 +129,13 @@ public enum Publisher {
             now: now
         )
 
-        if existingKind == .missing { _ = try FileSystem.makeDirectory(publication) }
+        // Someone else's directory is refused before the lock file is made in it.
+        if existingKind == .directory { try refuseForeign(try DirectoryHandle(path: publication), publication) }
+        let recorded = try generationRecord.map(readGenerationRecord) ?? 0
+        if existingKind == .missing {
+            _ = try FileSystem.makeDirectory(publication)
+            try makeReadable(publication, directory: true)
+        }
         let directory = try DirectoryHandle(path: publication)
         let lock = try directory.lock(
             lockName,
@@ -133,12 +144,7 @@ public enum Publisher {
             patienceMilliseconds: 250
         )
         defer { lock.unlock() }
-        for name in try directory.entries() where !isOurs(name) {
-            throw UpdateError(
-                .malformed,
-                "\(publication) holds \(name), which blocklist publish did not write; give an empty or new directory."
-            )
-        }
+        try refuseForeign(directory, publication)
         // What a killed publish left: staging directories and temporary files, each proved ours
         // by the marker publish writes first (we hold the lock: no publish is running).
         try removeLeftovers(directory)
@@ -160,7 +166,11 @@ public enum Publisher {
         let existing = try directory.entries().compactMap { UInt64($0) }.sorted()
         var reasons: [String] = []
         if let previous {
-            if let problem = soundnessProblem(directory, generation: previous.generation, root: root, now: now) {
+            if recorded > previous.generation {
+                reasons.append(
+                    "this key directory published generation \(recorded) before (\(generationRecord ?? "")), and \(publication) is at \(previous.generation): it was restored from a backup or copied, and phones may hold a newer generation"
+                )
+            } else if let problem = soundnessProblem(directory, generation: previous.generation, root: root, now: now) {
                 reasons.append(problem)
             } else if previous.expires - now < snapshotLifetime / 2 {
                 reasons.append(
@@ -187,9 +197,10 @@ public enum Publisher {
                 resigned: []
             )
         }
-        let generation = (existing.last ?? 0) + 1
+        let generation = max(existing.last ?? 0, previous?.generation ?? 0, recorded) + 1
         let staging = ".staging-\(generation)"
         try directory.makeDirectory(staging)
+        try makeReadable(directory.path(of: staging), directory: true)
         var committed = false
         defer { if !committed { try? removeGeneration(directory, staging) } }
         let stage = try directory.openDirectory(staging)
@@ -200,6 +211,7 @@ public enum Publisher {
             let name = "shard-\(pad(offset + 1)).blk"
             let bytes = try FileSystem.readFile(path, limit: 1 << 30)
             try FileSystem.writeNewFile(stage.path(of: name), bytes, sync: true)
+            try makeReadable(stage.path(of: name), directory: false)
             written += Int64(bytes.count)
             shards.append(
                 Snapshot.Shard(
@@ -237,10 +249,12 @@ public enum Publisher {
                 guard Int64(file.count) < shards[offset].file.length else { continue }
                 if !made {
                     try stage.makeDirectory(fromDirectory)
+                    try makeReadable(stage.path(of: fromDirectory), directory: true)
                     made = true
                 }
                 let name = "shard-\(pad(offset + 1)).delta"
                 try FileSystem.writeNewFile(stage.path(of: fromDirectory + "/" + name), file, sync: true)
+                try makeReadable(stage.path(of: fromDirectory + "/" + name), directory: false)
                 written += Int64(file.count)
                 deltaBytes += from == existing.last ? Int64(file.count) : 0
                 deltas.append(
@@ -272,6 +286,7 @@ public enum Publisher {
         )
         let snapshotBytes = try SignedDocument.sign(snapshot.payload, with: [signingKey])
         try FileSystem.writeNewFile(stage.path(of: "snapshot.json"), snapshotBytes, sync: true)
+        try makeReadable(stage.path(of: "snapshot.json"), directory: false)
         written += Int64(snapshotBytes.count)
         try stage.sync()
         try directory.rename(staging, to: String(generation))
@@ -279,6 +294,7 @@ public enum Publisher {
         try directory.sync()
         try? (try directory.openDirectory(String(generation))).removeRegularFile(markerName)
         try writeTimestamp(directory, generation: generation, signingKey: signingKey, expires: now + timestampLifetime)
+        if let generationRecord { try writeGenerationRecord(generationRecord, generation) }
 
         // Generations past `keep` are no longer a base for deltas: remove them (only what we
         // wrote). The one before the new generation stays until the next publish: phones that
@@ -522,6 +538,7 @@ public enum Publisher {
         let aside = name + ".tmp"
         if try temporary.kind(of: aside) != .missing { try temporary.removeRegularFile(aside) }
         try FileSystem.writeNewFile(temporary.path(of: aside), bytes, sync: true)
+        try makeReadable(temporary.path(of: aside), directory: false)
         try temporary.rename(aside, to: name, in: directory)
         try directory.sync()
     }
@@ -550,6 +567,54 @@ public enum Publisher {
                 && isNamed(parts[2], "shard-", ".delta")
         default:
             return false
+        }
+    }
+
+    /// The name of the generation record beside the signing key.
+    public static let generationRecordName = "last-generation"
+
+    /// The highest generation the record at `path` holds; 0 if there is none.
+    static func readGenerationRecord(_ path: String) throws -> UInt64 {
+        guard try FileSystem.kind(path, followingSymlinks: false) != .missing else { return 0 }
+        let text = String(decoding: try FileSystem.readFile(path, limit: 64), as: UTF8.self)
+        guard let value = UInt64(text.prefix { $0 != "\n" }) else {
+            throw UpdateError(
+                .malformed,
+                "\(path) is not a generation record (one whole number): publish wrote it; if it was edited, put back the highest generation published with this key."
+            )
+        }
+        return value
+    }
+
+    /// Records `generation` at `path` (written aside, renamed), if it is higher than what is there.
+    static func writeGenerationRecord(_ path: String, _ generation: UInt64) throws {
+        guard try readGenerationRecord(path) < generation else { return }
+        let aside = path + ".tmp"
+        if try FileSystem.kind(aside, followingSymlinks: false) == .file { try FileSystem.removeFile(aside) }
+        try FileSystem.writeNewFile(aside, Array("\(generation)\n".utf8), sync: true)
+        try FileSystem.rename(aside, to: path)
+    }
+
+    /// Gives a file 0644 and a directory 0755 whatever the umask: a publication is public, and a
+    /// web server running as another user must read it.
+    static func makeReadable(_ path: String, directory: Bool) throws {
+        guard chmod(path, directory ? 0o755 : 0o644) == 0 else {
+            throw UpdateError(
+                .malformed,
+                "Making \(path) readable by a web server failed: \(String(cString: strerror(errno)))."
+            )
+        }
+    }
+
+    /// Refuses a directory that holds anything publish did not write (a key directory, a set).
+    static func refuseForeign(_ directory: DirectoryHandle, _ publication: String) throws {
+        for name in try directory.entries() {
+            let isDirectory = try directory.kind(of: name) == .directory
+            if isOurs(name), !name.hasPrefix(".staging-") || isDirectory { continue }
+            throw UpdateError(
+                .malformed,
+                "\(publication) holds \(name), which blocklist publish did not write; give an empty or new directory (or move \(name) away)."
+            )
         }
     }
 

@@ -261,7 +261,8 @@ public struct PushAnnouncement: Hashable, Sendable {
     public static let maximumURLBytes = 1024
 
     /// Refuses anything but an absolute `http://` or `https://` URL with a host: a push never
-    /// names a local path, another scheme, credentials, white space or control characters.
+    /// names a local path, another scheme, credentials, a query or fragment, white space or
+    /// control characters.
     ///
     /// - Throws: `.malformed`, naming the URL and what is wrong with it.
     public static func checkURL(_ url: String) throws(UpdateError) {
@@ -279,6 +280,12 @@ public struct PushAnnouncement: Hashable, Sendable {
         }
         guard bytes.count <= maximumURLBytes else {
             throw UpdateError(.malformed, "The push URL is \(bytes.count) bytes; at most \(maximumURLBytes).")
+        }
+        guard !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) else {
+            throw UpdateError(
+                .malformed,
+                "The push URL \"\(url.prefix(80))\" has a query or a fragment; a publication's URL is a directory (each file's name is added to it)."
+            )
         }
         guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw UpdateError(

@@ -37,6 +37,12 @@ public final class HTTPPublication: PublicationReader {
         stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
         isCancelled: @escaping () -> Bool = { false }
     ) throws {
+        guard !location.contains("?"), !location.contains("#") else {
+            throw HTTPFetchError(
+                .badURL,
+                "The publication URL \(location) has a query or a fragment; give the directory's URL (each file's name is added to it)."
+            )
+        }
         var text = location
         if !text.hasSuffix("/") { text += "/" }
         base = try HTTPURL(text)

@@ -113,6 +113,9 @@ struct Publish: ParsableCommand {
 
     func run() throws {
         let signing = try KeyFiles.signingKey(at: key)
+        // The push key beside it is as private (push payload reads it).
+        let pushPath = siblingFile(of: key, named: "push.key")
+        if try FileSystem.kind(pushPath) != .missing { try KeyFiles.checkPrivate(pushPath, what: "push key") }
         let rootPath = siblingFile(of: key, named: "root.json")
         let root = try FileSystem.kind(rootPath) == .missing ? nil : try FileSystem.readFile(rootPath, limit: 4 << 20)
         let outcome = try Publisher.publish(
@@ -120,6 +123,7 @@ struct Publish: ParsableCommand {
             signingKey: signing,
             root: root,
             rootPath: rootPath,
+            generationRecord: siblingFile(of: key, named: Publisher.generationRecordName),
             to: to,
             keep: Int(keep.value),
             now: Int64(time(nil)),
@@ -151,8 +155,8 @@ struct Publish: ParsableCommand {
             )
             return
         }
-        for reason in outcome.resigned {
-            print("Writing a new generation with the same list: \(reason).")
+        if outcome.changedShards.isEmpty {
+            for reason in outcome.resigned { print("Writing a new generation with the same list: \(reason).") }
         }
         if outcome.published {
             print(

@@ -118,6 +118,7 @@ import Testing
         let key = try Self.signingKey(fixture)
         for bad in [
             fixture.publication, "file:///etc/passwd", "ftp://host/pub", "http://", "http://user@host/", "http://a b/",
+            "http://h/pre/?x=1", "http://h/pub#f",
         ] {
             Self.expectRefusal(["push URL"]) {
                 _ = try PushPayload.make(
@@ -470,7 +471,8 @@ import Testing
     }
 
     /// The push URL check against an independent reading: Python's `urllib.parse.urlsplit` and
-    /// `ipaddress` with the same rule (scheme http or https as written, a host, no credentials,
+    /// `ipaddress` with the same rule (scheme http or https as written, a host, no credentials, no
+    /// query or fragment,
     /// an IPv6 literal only as the whole host, printable ASCII, at most 1,024 bytes), over 3,000
     /// seeded strings built from the pieces URLs break at.
     @Test func pushURLCheckAgreesWithPythonsURLSplit() throws {
@@ -504,7 +506,7 @@ import Testing
                     return False
                 return netloc.startswith("[") and "[" not in rest and "]" not in rest
             def ok(u):
-                if len(u.encode()) > 1024 or any(not (0x20 < ord(c) < 0x7F) for c in u):
+                if len(u.encode()) > 1024 or any(not (0x20 < ord(c) < 0x7F) for c in u) or "?" in u or "#" in u:
                     return False
                 try:
                     p = urlsplit(u)
@@ -535,5 +537,104 @@ import Testing
             accepted += ours ? 1 : 0
         }
         #expect(accepted > 100 && accepted < urls.count - 100, "\(accepted) accepted")
+    }
+
+    // MARK: - What the field test found
+
+    /// A PUBDIR restored from a backup never reuses a generation number phones hold with other
+    /// content (the key directory's record is above it); a refused publish leaves no lock in
+    /// someone else's directory; a stray `.staging-N` file is named; files are public whatever
+    /// the umask; a push key others can read is refused by publish too.
+    @Test func publishSurvivesBackupsUmasksAndStrayFiles() throws {
+        let fixture = try Fixture()
+        let record = fixture.keys + "/" + Publisher.generationRecordName
+        func publish(_ shards: [[NumberRun]], to publication: String) throws -> Publisher.Outcome {
+            try PublicationTests.writeSet(shards, in: fixture.set)
+            return try Publisher.publish(
+                setDirectory: fixture.set,
+                signingKey: try Self.signingKey(fixture),
+                root: try readBytes(fixture.keys + "/root.json"),
+                generationRecord: record,
+                to: publication,
+                keep: 3,
+                now: Self.now
+            )
+        }
+        let listA = [PublicationTests.random(1_000, seed: 1)]
+        #expect(try publish(listA, to: fixture.publication).generation == 1)
+        let backup = fixture.directory.file("backup")
+        try FileManager.default.copyItem(atPath: fixture.publication, toPath: backup)
+        #expect(try publish([PublicationTests.random(1_100, seed: 1)], to: fixture.publication).generation == 2)
+        #expect(try fixture.update().generation == 2)
+        // Restored: the same list as its generation 1 still gets a new number, above 2.
+        let restored = try publish(listA, to: backup)
+        #expect(restored.generation == 3 && restored.resigned.first?.contains("restored") == true, "\(restored)")
+        #expect(String(decoding: try readBytes(record), as: UTF8.self) == "3\n")
+
+        // Someone else's directory: refused, and no lock file left in it.
+        Self.expectRefusal(["which blocklist publish did not write"]) { _ = try publish(listA, to: fixture.keys) }
+        #expect(!FileManager.default.fileExists(atPath: fixture.keys + "/" + Publisher.lockName))
+        // A stray .staging-N file is named, not "File exists".
+        try writeBytes([1], to: fixture.publication + "/.staging-9")
+        Self.expectRefusal([".staging-9", "move .staging-9 away"]) { _ = try publish(listA, to: fixture.publication) }
+        try FileManager.default.removeItem(atPath: fixture.publication + "/.staging-9")
+
+        // umask 077: the publication is still public.
+        let fresh = fixture.directory.file("pub-umask")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c", "umask 077 && exec \"$0\" publish \"$1\" --key \"$2\" --to \"$3\"",
+            productsDirectory + "/blocklist", fixture.set, fixture.keys + "/signing.key", fresh,
+        ]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        // The key directory's record numbers it 4, above what it published elsewhere.
+        #expect(String(decoding: try readBytes(record), as: UTF8.self) == "4\n")
+        for (path, mode) in [("", 0o755), ("/timestamp.json", 0o644), ("/4", 0o755), ("/4/shard-01.blk", 0o644)] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: fresh + path)
+            #expect((attributes[.posixPermissions] as? Int) == mode, "\(path): \(attributes[.posixPermissions] ?? "")")
+        }
+        // A push key others can read: publish refuses it as it refuses the signing key.
+        chmod(fixture.keys + "/push.key", 0o644)
+        let readable = try runBlocklist(["publish", fixture.set, "--key", fixture.keys + "/signing.key", "--to", fresh])
+        #expect(readable.status != 0 && readable.stderr.contains("push.key") && readable.stderr.contains("chmod 600"))
+        chmod(fixture.keys + "/push.key", 0o600)
+        // --key naming the root or a directory says what --key takes, not chmod.
+        for wrong in [fixture.keys + "/root.json", fixture.keys] {
+            let answer = try runBlocklist(["publish", fixture.set, "--key", wrong, "--to", fresh])
+            #expect(answer.status != 0 && answer.stderr.contains("signing.key") && !answer.stderr.contains("chmod"))
+        }
+    }
+
+    /// On the phone: a damaged state file costs a full download instead of every update; a push
+    /// for an expired publication is not made; a publication URL with a query is refused.
+    @Test func thePhoneRecoversFromADamagedStateFile() throws {
+        let fixture = try Fixture()
+        let shards = [PublicationTests.random(1_000, seed: 1)]
+        try fixture.publish(shards)
+        _ = try fixture.update()
+        try fixture.publish([PublicationTests.random(1_050, seed: 1)])
+        let set = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: fixture.appGroup).first { $0.hasPrefix("set-") }
+        )
+        let state = fixture.appGroup + "/" + set + "/" + ShardSet.publicationStateName
+        try FileManager.default.removeItem(atPath: state)
+        try writeBytes(Array(#"{"generation":1,"shards":["00"]}"#.utf8), to: state)
+        let outcome = try fixture.update()
+        #expect(outcome.generation == 2 && outcome.fullShards == 1)
+        #expect(try fixture.installedNumbers() == [PublicationTests.expand(PublicationTests.random(1_050, seed: 1))])
+
+        Self.expectRefusal(["expired", "blocklist publish first"]) {
+            _ = try PushPayload.make(
+                publication: fixture.publication,
+                signingKey: try Self.signingKey(fixture),
+                pushKey: nil,
+                url: "http://updates.example/",
+                now: Self.now + 2 * Self.day
+            )
+        }
+        #expect(throws: HTTPFetchError.self) { _ = try HTTPPublication("http://127.0.0.1:9/pre/?token=1") }
     }
 }
