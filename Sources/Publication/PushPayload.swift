@@ -106,7 +106,7 @@ public enum PushPayload {
         } else {
             note = "no earlier generation to make a delta from; the push carries the URL"
         }
-        guard let url else {
+        guard url != nil else {
             throw UpdateError(
                 .malformed,
                 "The update cannot go inline (\(note ?? "")) and no --url was given to fetch it from."
