@@ -489,15 +489,8 @@ final class LocalHTTPServer {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The first line is the port; read up to it only (another test's child may hold the
-        // pipe's write end too, so its end may never come).
-        var line: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte.first == 0x0A { break }
-            line += byte
-        }
-        guard let port = UInt16(String(decoding: line, as: UTF8.self)) else {
+        // The first line is the port.
+        guard let port = UInt16(firstLine(of: output)) else {
             process.terminate()
             throw CocoaError(.fileReadUnknown)
         }

@@ -29,15 +29,8 @@ import Testing
             process.standardOutput = output
             process.standardError = log
             try process.run()
-            var line: [UInt8] = []
-            while true {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty || byte.first == 0x0A { break }
-                line += byte
-            }
-            guard let port = UInt16(String(decoding: line, as: UTF8.self)) else {
-                throw UpdateError(.malformed, "static-host.py said \(String(decoding: line, as: UTF8.self))")
-            }
+            let line = firstLine(of: output)
+            guard let port = UInt16(line) else { throw UpdateError(.malformed, "static-host.py said \(line)") }
             url = "http://127.0.0.1:\(port)/"
         }
 

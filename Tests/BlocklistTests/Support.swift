@@ -138,3 +138,16 @@ extension Manifest {
         return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
     }
 }
+
+/// The first line a child process writes to `pipe` (without its newline), read a byte at a time
+/// and no further: another test's child may hold the pipe's write end too, so its end may never
+/// come. Test servers print their port this way.
+func firstLine(of pipe: Pipe) -> String {
+    var line: [UInt8] = []
+    while true {
+        let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+        if byte.isEmpty || byte.first == 0x0A { break }
+        line += byte
+    }
+    return String(decoding: line, as: UTF8.self)
+}
