@@ -589,8 +589,9 @@ public enum Publisher {
     /// Records `generation` at `path` (written aside, renamed), if it is higher than what is there.
     static func writeGenerationRecord(_ path: String, _ generation: UInt64) throws {
         guard try readGenerationRecord(path) < generation else { return }
-        let aside = path + ".tmp"
-        if try FileSystem.kind(aside, followingSymlinks: false) == .file { try FileSystem.removeFile(aside) }
+        // Aside under a name of this process's own (created exclusively: nothing is removed or
+        // overwritten in the key directory but the record itself, by the rename).
+        let aside = siblingFile(of: path, named: ".last-generation.\(getpid()).tmp")
         try FileSystem.writeNewFile(aside, Array("\(generation)\n".utf8), sync: true)
         try FileSystem.rename(aside, to: path)
     }

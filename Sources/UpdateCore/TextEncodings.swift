@@ -117,3 +117,10 @@ extension TextEncodings {
         return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3_600)):\(two(secondOfDay % 3_600 / 60)) UTC"
     }
 }
+
+/// The file `name` in the directory that holds `path` (`.` for a bare file name): where the push
+/// key sits beside the trust root, the root and the generation record beside the signing key.
+public func siblingFile(of path: String, named name: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return name }
+    return String(path[...slash]) + name
+}

@@ -1,13 +1,6 @@
 import HTTPFetch
 import UpdateCore
 
-/// The file `name` in the directory that holds `path` (`.` for a bare file name): where the push
-/// key sits beside the trust root, and the root beside the signing key.
-public func siblingFile(of path: String, named name: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return name }
-    return String(path[...slash]) + name
-}
-
 /// The reader for a publication `--from` names: an `http://` URL (a request stops once no byte
 /// has moved for `stallTimeout` nanoseconds, and everything at `deadline`, CLOCK_MONOTONIC
 /// nanoseconds, if one is given), or a directory path. A push's URL never comes here: the
