@@ -4,7 +4,9 @@
 //   0 a delta file, decoded then applied to a fixed base shard; 1 a raw delta payload, applied;
 //   2 signed metadata (envelope, then root, timestamp and snapshot payloads);
 //   3 a sealed inline push; 4 an update bundle; 5 JSON (canonical bytes must read back the same)
-//   and an App Group's state file; 6 base64 and hex (what decodes must encode back to itself).
+//   and an App Group's state file; 6 base64 and hex (what decodes must encode back to itself);
+//   7 an update file (from-M.push, a push's signed body), its deltas applied.
+// Scripts/fuzz-update-seeds.py writes the seeds of the binary formats.
 // Any failure must be a thrown UpdateError: a crash, a trap or a broken invariant is a finding.
 
 import BlocklistCore
@@ -63,7 +65,7 @@ func apply(_ payload: [UInt8]) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size >= 1 else { return 0 }
-    let mode = data[0] % 7
+    let mode = data[0] % 8
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     switch mode {
     case 0:
@@ -104,6 +106,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             )
         }
         _ = try? InstalledPublication(stateBytes: bytes, what: "fuzz")
+    case 7:
+        if let update = try? InlinePush(signed: bytes, trusting: root, now: 0, what: "fuzz") {
+            for delta in update.deltas { apply(delta) }
+        }
     default:
         if let decoded = TextEncodings.base64Decode(bytes) {
             precondition(Array(TextEncodings.base64(decoded).utf8) == bytes, "base64 is not canonical")

@@ -179,7 +179,14 @@ public enum Publisher {
             }
         }
         if let previous, previous.shards.map(\.digest) == digests, previous.spec == spec, reasons.isEmpty {
-            // Unchanged: only a fresh timestamp, so phones do not see a frozen publication.
+            // Unchanged: only a fresh timestamp and update files, so phones do not see a frozen
+            // publication.
+            try writeUpdateFiles(
+                directory,
+                snapshot: previous,
+                signingKey: signingKey,
+                expires: now + timestampLifetime
+            )
             try writeTimestamp(
                 directory,
                 generation: previous.generation,
@@ -293,6 +300,7 @@ public enum Publisher {
         committed = true
         try directory.sync()
         try? (try directory.openDirectory(String(generation))).removeRegularFile(markerName)
+        try writeUpdateFiles(directory, snapshot: snapshot, signingKey: signingKey, expires: now + timestampLifetime)
         try writeTimestamp(directory, generation: generation, signingKey: signingKey, expires: now + timestampLifetime)
         if let generationRecord { try writeGenerationRecord(generationRecord, generation) }
 
@@ -518,6 +526,91 @@ public enum Publisher {
         try writeAtomically(directory, timestampName, try SignedDocument.sign(timestamp.payload, with: [signingKey]))
     }
 
+    /// What ``update(_:to:from:expires:)`` found.
+    package enum Update {
+        /// The update, every changed shard by its delta.
+        case update(InlinePush)
+        /// Generation `from` is not published (or its snapshot cannot be read), or has another shard count.
+        case noBase
+        /// A shard changed without a delta from `from` (the change was too large, or `--keep` too small).
+        case noDelta
+    }
+
+    /// The update from generation `from` to `snapshot`'s, unsigned: the deltas `snapshot` lists
+    /// from `from`, the set digest, the spec if it changed. What an inline push carries and what
+    /// an update file (`from-M.push`) holds.
+    package static func update(_ directory: DirectoryHandle, to snapshot: Snapshot, from: UInt64, expires: Int64)
+        throws -> Update
+    {
+        guard from >= 1, from < snapshot.generation, let previous = try? self.snapshot(directory, generation: from),
+            previous.shards.count == snapshot.shards.count
+        else { return .noBase }
+        var deltas: [[UInt8]] = []
+        for shard in snapshot.shards where previous.shards[shard.index - 1].digest != shard.digest {
+            guard let delta = snapshot.deltas.first(where: { $0.from == from && $0.index == shard.index }) else {
+                return .noDelta
+            }
+            let bytes = try directory.readFile(delta.file.path, limit: Int(delta.file.length))
+            deltas.append(try DeltaFile.decode(bytes, what: delta.file.path).payload)
+        }
+        return .update(
+            InlinePush(
+                from: from,
+                to: snapshot.generation,
+                expires: expires,
+                setDigest: Snapshot.setDigest(snapshot.shards.map(\.digest)),
+                shardCount: snapshot.shards.count,
+                spec: previous.spec == snapshot.spec ? nil : snapshot.spec.canonicalBytes,
+                deltas: deltas
+            )
+        )
+    }
+
+    /// Signs the update files anew: `from-M.push` for each earlier generation M still published
+    /// from which every changed shard has a delta, at most `InlinePush.maximumFileBytes`, valid
+    /// until `expires` (the timestamp's expiry, or the snapshot's if sooner). A phone holding M
+    /// reads that one file instead of the timestamp, the snapshot and the deltas. Update files
+    /// of generations that no longer qualify are removed.
+    ///
+    /// - Returns: the generations that have one.
+    @discardableResult
+    static func writeUpdateFiles(
+        _ directory: DirectoryHandle,
+        snapshot: Snapshot,
+        signingKey: Curve25519.Signing.PrivateKey,
+        expires: Int64
+    ) throws -> [UInt64] {
+        var written: [UInt64] = []
+        for from in try directory.entries().compactMap({ UInt64($0) }).sorted() where from < snapshot.generation {
+            guard
+                case .update(let update) = try self.update(
+                    directory,
+                    to: snapshot,
+                    from: from,
+                    expires: min(expires, snapshot.expires)
+                )
+            else { continue }
+            let bytes = try update.signed(with: [signingKey])
+            guard bytes.count <= InlinePush.maximumFileBytes else { continue }
+            try writeAtomically(directory, InlinePush.fileName(from: from), bytes)
+            written.append(from)
+        }
+        // This directory holds only what publish writes (`refuseForeign`, under the lock).
+        for name in try directory.entries() where isUpdateFile(name) {
+            guard !written.contains(where: { InlinePush.fileName(from: $0) == name }),
+                try directory.kind(of: name) == .file
+            else { continue }
+            try directory.removeRegularFile(name)
+        }
+        return written
+    }
+
+    /// Whether `name` is an update file's name, `from-M.push`.
+    static func isUpdateFile(_ name: String) -> Bool {
+        name.hasPrefix("from-") && name.hasSuffix(".push")
+            && UInt64(name.dropFirst(5).dropLast(5)).map { InlinePush.fileName(from: $0) == name } == true
+    }
+
     /// The marker publish writes first into each directory it writes aside (`.staging-N`,
     /// `.publish-tmp`): what proves to a later run that the directory, and the files in it
     /// named as publish names them, are publish's own.
@@ -544,7 +637,7 @@ public enum Publisher {
     }
 
     /// Whether `path` (relative, `/`-separated) names a file publish writes for phones to read:
-    /// `timestamp.json`, `root.json`, `N.root.json`, `N/snapshot.json`, `N/shard-*.blk`,
+    /// `timestamp.json`, `root.json`, `N.root.json`, `from-M.push`, `N/snapshot.json`, `N/shard-*.blk`,
     /// `N/from-M/shard-*.delta`. A server serves these and nothing else, whatever else sits in
     /// the directory (a key copied there by mistake, notes, a backup).
     public static func isPublishedFile(_ path: String) -> Bool {
@@ -560,6 +653,7 @@ public enum Publisher {
         case 1:
             return parts[0] == Substring(timestampName) || parts[0] == "root.json"
                 || (parts[0].hasSuffix(".root.json") && isGeneration(parts[0].dropLast(".root.json".count)))
+                || isUpdateFile(String(parts[0]))
         case 2:
             return isGeneration(parts[0]) && (parts[1] == "snapshot.json" || isNamed(parts[1], "shard-", ".blk"))
         case 3:
@@ -623,7 +717,7 @@ public enum Publisher {
     static func isOurs(_ name: String) -> Bool {
         name == timestampName || name == lockName || name == "root.json" || name.hasSuffix(".root.json")
             || UInt64(name) != nil || name.hasPrefix(".staging-") || name == temporaryDirectoryName
-            || (name.hasPrefix(".") && name.hasSuffix(".tmp"))
+            || (name.hasPrefix(".") && name.hasSuffix(".tmp")) || isUpdateFile(name)
     }
 
     /// Whether `name` in `directory` is a directory that holds publish's marker (never

@@ -70,41 +70,22 @@ public enum PushPayload {
             what: "the push's announcement"
         )
         var note: String?
-        if let pushKey, generation > 1, let previous = try? Publisher.snapshot(directory, generation: generation - 1) {
-            var deltas: [[UInt8]] = []
-            var complete = previous.shards.count == snapshot.shards.count
-            for shard in snapshot.shards where complete && previous.shards[shard.index - 1].digest != shard.digest {
-                guard let delta = snapshot.deltas.first(where: { $0.from == generation - 1 && $0.index == shard.index })
-                else {
-                    complete = false
-                    break
-                }
-                let bytes = try directory.readFile(delta.file.path, limit: Int(delta.file.length))
-                deltas.append(try DeltaFile.decode(bytes, what: delta.file.path).payload)
-            }
-            if complete {
-                let push = InlinePush(
-                    from: generation - 1,
-                    to: generation,
-                    expires: timestamp.expires,
-                    setDigest: Snapshot.setDigest(snapshot.shards.map(\.digest)),
-                    shardCount: snapshot.shards.count,
-                    spec: previous.spec == snapshot.spec ? nil : snapshot.spec.canonicalBytes,
-                    deltas: deltas
-                )
+        if let pushKey {
+            switch try Publisher.update(directory, to: snapshot, from: generation - 1, expires: timestamp.expires) {
+            case .update(let push):
                 let sealed = try push.sealed(signingWith: [signingKey], pushKey: pushKey)
                 let json = payload(["inline": .string(TextEncodings.base64(sealed)), "announcement": announcement])
                 if json.count <= maximumBytes {
                     return Made(json: json, generation: generation, inline: true, note: nil)
                 }
                 note = "the update is \(json.count) bytes inline, over APNs's \(maximumBytes); the push carries the URL"
-            } else {
+            case .noBase:
+                note = "no earlier generation to make a delta from; the push carries the URL"
+            case .noDelta:
                 note = "a shard changed without a delta from generation \(generation - 1); the push carries the URL"
             }
-        } else if pushKey == nil {
-            note = "\(why ?? "no push key"); the push carries the URL"
         } else {
-            note = "no earlier generation to make a delta from; the push carries the URL"
+            note = "\(why ?? "no push key"); the push carries the URL"
         }
         guard url != nil else {
             throw UpdateError(

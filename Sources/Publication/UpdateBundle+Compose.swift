@@ -34,8 +34,9 @@ extension UpdateBundle {
     }
 
     /// The bundle that takes a phone from generation `from` to the newest of `publication`:
-    /// every `N.root.json`, the timestamp, the snapshot, and per changed shard its delta from `from` if published,
-    /// else the full shard. From the newest generation (or a newer one), only the timestamp.
+    /// every `N.root.json` and the update file `from-N.push` when there is one; else every root,
+    /// the timestamp, the snapshot, and per changed shard its delta from `from` if published,
+    /// else the full shard. From the newest generation (or a newer one), the roots and the timestamp.
     ///
     /// The bundle's size is known from the signed lengths in the snapshot before any shard or
     /// delta is read; past `limit` none is, and the answer is ``Composed/tooLarge(bytes:)``.
@@ -56,7 +57,12 @@ extension UpdateBundle {
             files.append((name, try directory.readFile(name, limit: SignedDocument.maximumBytes)))
         }
         var toRead: [FileInfo] = []
-        if from < timestamp.generation {
+        let updateFile = InlinePush.fileName(from: from)
+        if from >= 1, from < timestamp.generation, try directory.kind(of: updateFile) == .file {
+            // The update file is all such a phone reads (the plan's files, if it cannot use it,
+            // come file by file).
+            files[0] = (updateFile, try directory.readFile(updateFile, limit: InlinePush.maximumFileBytes))
+        } else if from < timestamp.generation {
             let snapshotPath = timestamp.snapshot.path
             files.append((snapshotPath, try directory.readFile(snapshotPath, limit: SignedDocument.maximumBytes)))
             let snapshot = try Publisher.snapshot(directory, generation: timestamp.generation)

@@ -36,11 +36,17 @@ package struct BitWriter {
             put(value, k)
         } else {
             put((1 << RiceState.escapeQuotient) - 1, Int(RiceState.escapeQuotient))
-            let length = value == 0 ? 1 : UInt64.bitWidth - value.leadingZeroBitCount
-            put(UInt64(length - 1), 6)
-            put(value, length)
+            putExplicit(value)
         }
         state.update(value)
+    }
+
+    /// Appends `value` in full: 6 bits of its bit length − 1, then its bits (the Rice code's
+    /// escape, and a delta section's first start).
+    package mutating func putExplicit(_ value: UInt64) {
+        let length = value == 0 ? 1 : UInt64.bitWidth - value.leadingZeroBitCount
+        put(UInt64(length - 1), 6)
+        put(value, length)
     }
 
     /// Appends an unsigned LEB128 varint; only at a byte boundary.
@@ -125,13 +131,19 @@ package struct BitReader {
             guard quotient <= UInt64.max >> UInt64(k) else { throw fail("has a Rice value too large in \(context())") }
             value = quotient << UInt64(k) | (try bits(k, context()))
         } else {
-            let length = Int(try bits(6, context())) + 1
-            value = try bits(length, context())
-            guard length == 1 || value >> UInt64(length - 1) == 1 else {
-                throw fail("has an escaped Rice value that is not written in its shortest length in \(context())")
-            }
+            value = try explicit(context())
         }
         state.update(value)
+        return value
+    }
+
+    /// Reads what `BitWriter.putExplicit` wrote; it must be in its shortest length.
+    package mutating func explicit(_ context: @autoclosure () -> String) throws(UpdateError) -> UInt64 {
+        let length = Int(try bits(6, context())) + 1
+        let value = try bits(length, context())
+        guard length == 1 || value >> UInt64(length - 1) == 1 else {
+            throw fail("has a value that is not written in its shortest length in \(context())")
+        }
         return value
     }
 

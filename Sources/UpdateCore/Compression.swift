@@ -79,13 +79,16 @@ package enum Compression {
 public enum DeltaFile {
     public static let magic = Array("BLKDELTA".utf8)
     public static let headerSize = 48
+    /// Version 2: each section's first start written in full and its run lengths only when one
+    /// run is longer than a number (version 1, which gap-coded the first start, is not read).
+    public static let version: UInt64 = 2
 
     /// The file for `payload`, the delta of shard `index` from generation `from` to `to`.
     public static func encode(payload: [UInt8], index: Int, from: UInt64, to: UInt64) throws(UpdateError) -> [UInt8] {
         precondition(payload.count <= ShardDelta.maximumPayloadBytes, "the publisher checks the size first")
         let compressed = try Compression.deflate(payload, what: "the delta of shard \(index)")
         var out = magic
-        put(&out, 1, 2)
+        put(&out, version, 2)
         put(&out, UInt64(headerSize), 2)
         put(&out, UInt64(index), 4)
         put(&out, from, 8)
@@ -116,8 +119,11 @@ public enum DeltaFile {
             throw fail("is not a shard delta (its first bytes are not BLKDELTA)")
         }
         let version = get(bytes, 8, 2)
-        guard version == 1 else {
-            throw UpdateError(.unsupportedVersion, "\(what) is delta format version \(version); this reader knows 1.")
+        guard version == Self.version else {
+            throw UpdateError(
+                .unsupportedVersion,
+                "\(what) is delta format version \(version); this reader knows \(Self.version) (a publication made by another blocklist version: publish it again with this one)."
+            )
         }
         guard crc32(Array(bytes[0..<44])) == UInt32(get(bytes, 44, 4)) else {
             throw fail("has a damaged header (CRC-32 mismatch)")

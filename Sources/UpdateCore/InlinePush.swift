@@ -5,16 +5,22 @@ import Crypto
 /// the next, signed by the publisher's key, deflated, then sealed with ChaChaPoly under a
 /// symmetric key the app holds (docs/FORMAT.md, "Inline push").
 ///
-/// The signed body: `BLKPUSH1`, from and to generation (u64), expiry (i64), the resulting
+/// The signed body: `BLKPUSH2`, from and to generation (u64), expiry (i64), the resulting
 /// set's digest (32 bytes, `Snapshot.setDigest`), the shard count (u32), the spec (a varint
 /// length, 0 if unchanged, then its canonical JSON), the delta count (varint) and each delta
 /// payload (varint length, bytes). Then the signature count (u8) and 64-byte Ed25519 signatures
 /// over the body. Sealed: ChaChaPoly's combined form (12-byte nonce, ciphertext, 16-byte tag) of
 /// the body's length (u32) and its zlib stream. Little-endian.
 public struct InlinePush: Sendable {
-    public static let magic = Array("BLKPUSH1".utf8)
+    public static let magic = Array("BLKPUSH2".utf8)
     /// The most bytes an opened push may inflate to (64 KiB): APNs carries 4 KB.
     public static let maximumBodyBytes = 64 * 1024
+    /// The largest update file (`from-M.push`) publish writes and a phone reads (512 KiB): a
+    /// change of about 200,000 random numbers. A larger one goes by the snapshot and its deltas.
+    public static let maximumFileBytes = 512 * 1024
+
+    /// The update file that leads from generation `from` to the newest one.
+    public static func fileName(from: UInt64) -> String { "from-\(from).push" }
 
     public var from: UInt64
     public var to: UInt64
@@ -60,10 +66,8 @@ public struct InlinePush: Sendable {
         return writer.bytes
     }
 
-    /// Signs, compresses and seals this push.
-    public func sealed(signingWith keys: [Curve25519.Signing.PrivateKey], pushKey: SymmetricKey) throws(UpdateError)
-        -> [UInt8]
-    {
+    /// The body and its signatures, as an update file holds them (`from-M.push`).
+    public func signed(with keys: [Curve25519.Signing.PrivateKey]) throws(UpdateError) -> [UInt8] {
         let body = self.body
         var plain = body
         plain.append(UInt8(keys.count))
@@ -74,6 +78,14 @@ public struct InlinePush: Sendable {
                 throw UpdateError(.badSignature, "Signing the push failed: \(error).")
             }
         }
+        return plain
+    }
+
+    /// Signs, compresses and seals this push.
+    public func sealed(signingWith keys: [Curve25519.Signing.PrivateKey], pushKey: SymmetricKey) throws(UpdateError)
+        -> [UInt8]
+    {
+        let plain = try signed(with: keys)
         let compressed = try Compression.deflate(plain, what: "the push")
         do {
             let box = try ChaChaPoly.seal(Self.littleEndian(UInt64(plain.count), 4) + compressed, using: pushKey)
@@ -83,9 +95,7 @@ public struct InlinePush: Sendable {
         }
     }
 
-    /// Opens a sealed push: decrypts, inflates, checks the signatures against `root` as every
-    /// signed role is checked (an expired root signs nothing), then the push's own expiry and
-    /// its fields against the format.
+    /// Opens a sealed push: decrypts, inflates, then reads it as ``init(signed:trusting:now:what:)`` does.
     ///
     /// - Throws: `.decryption` for the wrong key or damaged bytes, `.expired` (the root or the
     ///   push), `.badSignature`, `.malformed`.
@@ -111,12 +121,26 @@ public struct InlinePush: Sendable {
             )
         }
         let plain = try Compression.inflate(Array(opened[4...]), expectedLength: length, what: "The push's update")
-        var reader = BitReader(plain, what: "The push's update")
-        guard try reader.bytes(8, "its magic") == Self.magic else {
-            throw UpdateError(.malformed, "The push's update does not start with BLKPUSH1.")
+        try self.init(signed: plain, trusting: root, now: now, what: "The push's update")
+    }
+
+    /// Reads a signed body (an opened push, or an update file): checks the signatures against
+    /// `root` as every signed role is checked (an expired root signs nothing), then the push's
+    /// own expiry and its fields against the format.
+    ///
+    /// - Throws: `.expired` (the root or the push), `.badSignature`, `.malformed`, each naming `what`.
+    public init(signed plain: [UInt8], trusting root: Root, now: Int64, what: String) throws(UpdateError) {
+        try root.checkCurrent(now: now)
+        var reader = BitReader(plain, what: what)
+        guard plain.starts(with: Self.magic) else {
+            throw UpdateError(
+                .malformed,
+                "\(what) does not start with \(String(decoding: Self.magic, as: UTF8.self)) (another blocklist version made it, or it is not a push)."
+            )
         }
-        func u64(_ what: String) throws(UpdateError) -> UInt64 {
-            let bytes = try reader.bytes(8, what)
+        _ = try reader.bytes(8, "its magic")
+        func u64(_ field: String) throws(UpdateError) -> UInt64 {
+            let bytes = try reader.bytes(8, field)
             return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
         }
         from = try u64("its base generation")
@@ -126,19 +150,19 @@ public struct InlinePush: Sendable {
         let count = try reader.bytes(4, "its shard count")
         shardCount = count.enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         let specLength = try reader.varint("its spec length")
-        guard specLength <= UInt64(Self.maximumBodyBytes) else {
-            throw UpdateError(.malformed, "The push's spec is too long.")
+        guard specLength <= UInt64(plain.count) else {
+            throw UpdateError(.malformed, "\(what): its spec is longer than the whole.")
         }
         spec = specLength == 0 ? nil : try reader.bytes(Int(specLength), "its spec")
         let deltaCount = try reader.varint("its delta count")
         guard deltaCount <= UInt64(plain.count) else {
-            throw UpdateError(.malformed, "The push claims \(deltaCount) deltas.")
+            throw UpdateError(.malformed, "\(what) claims \(deltaCount) deltas.")
         }
         deltas = []
         for index in 0..<Int(deltaCount) {
             let deltaLength = try reader.varint("the length of delta \(index + 1)")
             guard deltaLength <= UInt64(plain.count) else {
-                throw UpdateError(.malformed, "The push's delta \(index + 1) is too long.")
+                throw UpdateError(.malformed, "\(what): delta \(index + 1) is too long.")
             }
             deltas.append(try reader.bytes(Int(deltaLength), "delta \(index + 1)"))
         }
@@ -147,28 +171,24 @@ public struct InlinePush: Sendable {
         var signatures: [[UInt8]] = []
         for index in 0..<signatureCount { signatures.append(try reader.bytes(64, "signature \(index + 1)")) }
         guard reader.atCleanEnd else {
-            throw UpdateError(.malformed, "The push's update has bytes after its signatures.")
+            throw UpdateError(.malformed, "\(what) has bytes after its signatures.")
         }
-        try root.requireSignatures(
-            signatures.map { (nil, $0) },
-            over: Array(plain[0..<bodyEnd]),
-            what: "The push's update"
-        )
+        try root.requireSignatures(signatures.map { (nil, $0) }, over: Array(plain[0..<bodyEnd]), what: what)
         guard expires > now else {
             throw UpdateError(
                 .expired,
-                "The push expired at \(TextEncodings.utcTime(expires)) (it is now \(TextEncodings.utcTime(now))); nothing was installed."
+                "\(what) expired at \(TextEncodings.utcTime(expires)) (it is now \(TextEncodings.utcTime(now))); nothing was installed."
             )
         }
         guard to > from, to <= UInt64(Int64.max) else {
-            throw UpdateError(.malformed, "The push leads from generation \(from) to \(to), not forward.")
+            throw UpdateError(.malformed, "\(what) leads from generation \(from) to \(to), not forward.")
         }
         for (offset, delta) in deltas.enumerated() {
-            let target = try ShardDelta.target(of: delta, what: "The push's delta \(offset + 1)")
+            let target = try ShardDelta.target(of: delta, what: "\(what), delta \(offset + 1)")
             guard target.index <= shardCount else {
                 throw UpdateError(
                     .malformed,
-                    "The push's delta \(offset + 1) is for shard \(target.index) of \(shardCount)."
+                    "\(what): delta \(offset + 1) is for shard \(target.index) of \(shardCount)."
                 )
             }
         }

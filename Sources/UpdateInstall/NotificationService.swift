@@ -117,22 +117,29 @@ public enum NotificationService {
                 }
                 if network == .cellular {
                     let installed = try UpdateInstaller.installed(in: appGroup)
-                    if let plan = try UpdatePlan.make(
+                    let route = try UpdatePlan.route(
                         trusting: root,
                         installed: installed.publication,
                         now: now,
                         fetch: { path, maximum, optional in
                             try publication.read(path, maximumBytes: maximum, optional: optional)
                         }
-                    ), plan.downloadBytes > cellularLimitBytes {
+                    )
+                    let size: Int64? =
+                        switch route {
+                        case .updateFile(_, let bytes)?: bytes
+                        case .plan(let plan)?: plan.downloadBytes
+                        case nil: nil
+                        }
+                    if let size, size > cellularLimitBytes {
                         return Delivery(
                             notification: rewrite(
                                 "Block list update waiting",
-                                "A block list update of \(grouped(plan.downloadBytes)) bytes waits for Wi-Fi."
+                                "A block list update of \(grouped(size)) bytes waits for Wi-Fi."
                             ),
                             result: "deferred",
                             outcome: nil,
-                            message: "deferred: \(plan.downloadBytes) bytes on cellular (limit \(cellularLimitBytes))"
+                            message: "deferred: \(size) bytes on cellular (limit \(cellularLimitBytes))"
                         )
                     }
                 }

@@ -141,18 +141,38 @@ public enum UpdateInstaller {
         let root = try installed.root(trusting: trust)
         try reader.prepare(installedGeneration: installed.publication.generation)
         var bytes: Int64 = 0
-        let plan = try UpdatePlan.make(
-            trusting: root,
-            installed: installed.publication,
-            now: now,
-            source: reader.name
-        ) {
-            path,
-            maximum,
-            optional in
+        func fetch(_ path: String, _ maximum: Int, _ optional: Bool) throws -> [UInt8]? {
             let data = try reader.read(path, maximumBytes: maximum, optional: optional)
             bytes += Int64(data?.count ?? 0)
             return data
+        }
+        let route = try UpdatePlan.route(
+            trusting: root,
+            installed: installed.publication,
+            now: now,
+            source: reader.name,
+            fetch: fetch
+        )
+        var plan: UpdatePlan?
+        switch route {
+        case .updateFile(let update, _)?:
+            do {
+                var outcome = try apply(update, appGroup: appGroup, now: now, isCancelled: isCancelled, sync: sync)
+                outcome.bytesDownloaded = reader.bytesOnTheWire ?? bytes
+                return outcome
+            } catch is UpdateError where !isCancelled() {
+                // The App Group is unchanged; the update file did not fit what is installed
+                // (a local shard that changed): the snapshot's way checks every shard.
+                plan = try UpdatePlan.make(
+                    trusting: root,
+                    installed: installed.publication,
+                    now: now,
+                    source: reader.name,
+                    fetch: fetch
+                )
+            }
+        case .plan(let made)?: plan = made
+        case nil: plan = nil
         }
         guard let plan else {
             return Outcome(

@@ -210,6 +210,71 @@ import Testing
         #expect(counts.identificationRemoved == Int64(oldPairs.filter { newPairs[$0.key] != $0.value }.count))
     }
 
+    /// The delta coding against an independent writer: Scripts/fuzz-update-seeds.py encodes a
+    /// delta in Python from docs/FORMAT.md; Swift must write the same bytes for the same change,
+    /// apply Python's to the same base, and read its update file and delta file.
+    @Test func pythonsDeltaIsSwiftsDelta() throws {
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", PortableModuleTests.packageRoot.appendingPathComponent("Scripts/fuzz-update-seeds.py").path,
+            directory.path,
+        ]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let payload = Array(try readBytes(directory.file("delta-payload")).dropFirst())
+        // The fuzz target's base shard (Fuzz/FuzzUpdate.swift).
+        let basePath = directory.file("base.blk")
+        let writer = try ShardWriter(path: basePath, shardIndex: 1, version: 2)
+        for start in stride(from: Int64(1_000), to: 200_000, by: 997) {
+            try writer.append(NumberRun(start: start, count: 3))
+        }
+        try writer.beginIdentification(labels: [Array("spam".utf8), Array("scam".utf8)])
+        for start in stride(from: Int64(500_000), to: 600_000, by: 5_000) {
+            try writer.appendIdentification(NumberRun(start: start, count: 10), label: Int(start / 5_000) % 2)
+        }
+        _ = try writer.finish(sync: false)
+        let resultPath = directory.file("result.blk")
+        let (_, counts, digest) = try ShardDelta.apply(
+            payload,
+            what: "Python's delta",
+            baseAt: basePath,
+            to: resultPath,
+            sync: false
+        )
+        let base = try ShardContent(shardAt: basePath)
+        let result = try ShardContent(shardAt: resultPath)
+        #expect(result.digest == digest)
+        // Set arithmetic: what the script removes and adds.
+        var blocking = Set(Self.expand(base.blocking))
+        for n in [1_000, 1_001, 1_002, 1_997] as [Int64] { #expect(blocking.remove(n) != nil) }
+        for n in [1_500, 300_000, 300_002, 300_003, 300_004, 300_005] as [Int64] { blocking.insert(n) }
+        #expect(Self.expand(result.blocking) == blocking.sorted())
+        #expect(counts.blockingAdded == 6 && counts.blockingRemoved == 4)
+        #expect(counts.identificationAdded == 3 && counts.identificationRemoved == 10)
+        // Swift writes the very bytes Python wrote for the same change.
+        #expect(ShardDelta.payload(from: base, to: result).bytes == payload)
+        let file = Array(try readBytes(directory.file("delta-file")).dropFirst())
+        #expect(try DeltaFile.decode(file, what: "Python's delta file").payload == payload)
+        let stub = Root(
+            version: 1,
+            expires: .max,
+            threshold: 1,
+            keys: [Curve25519.Signing.PrivateKey().publicKey]
+        )
+        // Python's update file has a stand-in signature (zeros): refused by a real root, and
+        // nothing but the signature is wrong.
+        let update = Array(try readBytes(directory.file("update-file")).dropFirst())
+        #expect(throws: UpdateError.self) { try InlinePush(signed: update, trusting: stub, now: 0, what: "Python's") }
+        let key = Curve25519.Signing.PrivateKey()
+        let resigned = Array(update.dropLast(65)) + [1] + Array(try key.signature(for: Array(update.dropLast(65))))
+        let trusted = Root(version: 1, expires: .max, threshold: 1, keys: [key.publicKey])
+        let opened = try InlinePush(signed: resigned, trusting: trusted, now: 0, what: "Python's")
+        #expect(opened.deltas == [payload] && opened.from == 1 && opened.to == 2 && opened.shardCount == 1)
+    }
+
     @Test func refusalsWriteNothing() throws {
         let fixture = try Fixture()
         try fixture.publish([Self.random(2_000, seed: 1), Self.random(2_000, seed: 2)])
@@ -231,6 +296,13 @@ import Testing
         let other = try TemporaryDirectory()
         _ = try KeyFiles.create(in: other.file("k"), now: Self.now)
         expectRefusal(.badSignature, trust: try readBytes(other.file("k/root.json")), "a wrong key")
+        // The update file, from-1.push, tampered: passed over for the snapshot's way, which
+        // refuses too when its files are tampered as well.
+        let updateFilePath = fixture.publication + "/" + InlinePush.fileName(from: 1)
+        let updateFile = try readBytes(updateFilePath)
+        var brokenUpdate = updateFile
+        brokenUpdate[60] ^= 0x01
+        try writeBytes(brokenUpdate, to: updateFilePath)
         // Tampering: one byte of a delta.
         let delta = try #require(
             FileManager.default.enumerator(atPath: fixture.publication)?.allObjects.compactMap { $0 as? String }
@@ -264,7 +336,9 @@ import Testing
         try writeBytes(snapshot, to: snapshotPath)
 
         // Rollback: install generation 2, then offer a publication at generation 1.
-        _ = try fixture.update()
+        try writeBytes(updateFile, to: updateFilePath)
+        let viaUpdateFile = try fixture.update()
+        #expect(viaUpdateFile.generation == 2 && viaUpdateFile.bytesDownloaded == Int64(updateFile.count))
         let installed = try fixture.appGroupState()
         let rollback = try TemporaryDirectory()
         try FileManager.default.copyItem(atPath: fixture.publication + "/1", toPath: rollback.file("1"))
@@ -458,6 +532,102 @@ import Testing
                 now: Self.now
             )
         }
+    }
+
+    /// A phone one or more generations behind reads one file, `from-M.push`: a +1 −1 change costs
+    /// at most 600 bytes in all, +1,000 random numbers at most 2.0 B/number + 600 B (issue 27's
+    /// goals; the old way read the timestamp, the snapshot and a delta: 1,622 and 4,292 bytes).
+    /// Each result is held to set arithmetic; the file is re-signed by an unchanged publish and
+    /// goes when its generation is no longer kept.
+    @Test func anUpdateFileCarriesASmallChangeInOneFile() throws {
+        let fixture = try Fixture()
+        let first = Self.random(50_000, seed: 1)
+        try fixture.publish([first, Self.random(3_000, seed: 2)])
+        _ = try fixture.update()
+        let laggard = try TemporaryDirectory()
+        _ = try UpdateInstaller.update(
+            from: DirectoryPublication(directory: fixture.publication),
+            trust: try fixture.trust,
+            appGroup: laggard.file("app"),
+            now: Self.now,
+            sync: false
+        )
+
+        // +1 −1 in shard 1.
+        var numbers = Set(Self.expand(first))
+        numbers.remove(numbers.min()!)
+        var generator = SplitMix64(state: 77)
+        func addRandom(_ count: Int) {
+            let target = numbers.count + count
+            while numbers.count < target { numbers.insert(Int64.random(in: 1...100_000_000, using: &generator)) }
+        }
+        addRandom(1)
+        func runs() -> [NumberRun] { numbers.sorted().map { NumberRun(start: $0, count: 1) } }
+        try fixture.publish([runs(), Self.random(3_000, seed: 2)])
+        let updateFile = fixture.publication + "/" + InlinePush.fileName(from: 1)
+        let small = try fixture.update()
+        #expect(small.generation == 2 && small.added == 1 && small.removed == 1 && small.deltas == 1)
+        #expect(small.bytesDownloaded == Int64(try readBytes(updateFile).count))
+        #expect(small.bytesDownloaded <= 600, "+1 −1 downloaded \(small.bytesDownloaded) bytes")
+        #expect(try fixture.installedNumbers()[0] == numbers.sorted())
+
+        // +1,000 random numbers.
+        addRandom(1_000)
+        try fixture.publish([runs(), Self.random(3_000, seed: 2)])
+        let large = try fixture.update()
+        #expect(large.generation == 3 && large.added == 1_000 && large.deltas == 1)
+        #expect(large.bytesDownloaded <= 2 * 1_000 + 600, "+1,000 downloaded \(large.bytesDownloaded) bytes")
+        #expect(try fixture.installedNumbers()[0] == numbers.sorted())
+        #expect(ShardSet.verify(fixture.appGroup).isValid)
+
+        // Two generations behind: from-1.push leads straight to generation 3.
+        let behind = try UpdateInstaller.update(
+            from: DirectoryPublication(directory: fixture.publication),
+            trust: try fixture.trust,
+            appGroup: laggard.file("app"),
+            now: Self.now,
+            sync: false
+        )
+        let fileSize = Int64(try readBytes(updateFile).count)
+        #expect(behind.generation == 3 && behind.bytesDownloaded == fileSize)
+        #expect(
+            try UpdateInstaller.installed(in: laggard.file("app")).publication.shardDigests
+                == (try UpdateInstaller.installed(in: fixture.appGroup)).publication.shardDigests
+        )
+
+        // An unchanged publish a day later signs the update files again.
+        let root = try Root.trusted(try fixture.trust, what: "root")
+        let before = try InlinePush(signed: try readBytes(updateFile), trusting: root, now: Self.now, what: "file")
+        try fixture.publish([runs(), Self.random(3_000, seed: 2)], now: Self.now + 86_000)
+        let after = try InlinePush(signed: try readBytes(updateFile), trusting: root, now: Self.now, what: "file")
+        #expect(after.expires == before.expires + 86_000 && after.to == 3)
+
+        // Generations past --keep lose theirs.
+        addRandom(10)
+        try fixture.publish([runs(), Self.random(3_000, seed: 2)], keep: 1)
+        addRandom(10)
+        try fixture.publish([runs(), Self.random(3_000, seed: 2)], keep: 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.publication).filter {
+            $0.hasSuffix(".push")
+        }
+        #expect(names.sorted() == ["from-4.push"], "\(names.sorted())")
+    }
+
+    /// An update file that names another base, or is damaged, is passed over: the phone takes the
+    /// snapshot's way and installs the same set.
+    @Test func aWrongUpdateFileIsPassedOver() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(5_000, seed: 1)])
+        _ = try fixture.update()
+        try fixture.publish([Self.random(5_100, seed: 1)])
+        try fixture.publish([Self.random(5_200, seed: 1)])
+        let from1 = fixture.publication + "/" + InlinePush.fileName(from: 1)
+        let from2 = fixture.publication + "/" + InlinePush.fileName(from: 2)
+        try writeBytes(try readBytes(from2), to: from1)
+        let outcome = try fixture.update()
+        let fileSize = Int64(try readBytes(from1).count)
+        #expect(outcome.generation == 3 && outcome.bytesDownloaded > fileSize)
+        #expect(try fixture.installedNumbers() == [Self.expand(Self.random(5_200, seed: 1))])
     }
 
     @Test func cancelledUpdateLeavesTheAppGroup() throws {

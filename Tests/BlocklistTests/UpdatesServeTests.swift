@@ -208,7 +208,14 @@ import Testing
         let second = try Self.get(server.url + "v1/update?from=1")
         #expect(second.head.status == 200)
         let files = try UpdateBundle.decode(second.body, what: "the bundle")
-        #expect(files.keys.contains { $0.hasPrefix("2/from-1/") }, "\(files.keys.sorted())")
+        // A phone at generation 1 gets the update file alone (and the roots).
+        #expect(files.keys.sorted() == ["1.root.json", "from-1.push"], "\(files.keys.sorted())")
+        let reader = try HTTPPublication(server.url, deadline: HTTPFetch.now() + 30_000_000_000)
+        _ = try fixture.update(from: try HTTPPublication(server.url, deadline: HTTPFetch.now() + 30_000_000_000))
+        try fixture.publish([PublicationTests.random(2_150, seed: 1), PublicationTests.random(2_000, seed: 2)])
+        let third = try fixture.update(from: reader)
+        #expect(third.generation == 3 && third.deltas == 1 && reader.requests == 1, "\(reader.requests) requests")
+        #expect(try fixture.installedNumbers()[0] == PublicationTests.expand(PublicationTests.random(2_150, seed: 1)))
     }
 
     /// The server never builds what a phone refuses: over 1 MiB, 404, and the phone goes file by file.
@@ -248,6 +255,7 @@ import Testing
             ("timestamp.json", true), ("2.root.json", true), ("12/from-11/shard-0042.delta", true),
             ("3/shard-7.blk", true), ("x.root.json", false), ("3/shard-.blk", false), ("3/keys", false),
             ("3/from-x/shard-01.delta", false), ("3/4/shard-01.blk", false), ("signing.key", false), ("", false),
+            ("from-3.push", true), ("from-03.push", false), ("from-.push", false), ("3/from-2.push", false),
         ]
         for (path, expected) in table {
             #expect(Publisher.isPublishedFile(path) == expected, "\(path)")
