@@ -284,14 +284,36 @@ public enum Publisher {
             guard let previous, offset < previous.shards.count else { return true }
             return previous.shards[offset].digest != digests[offset]
         }.map { $0 + 1 }
-        let snapshot = Snapshot(
+        var snapshot = Snapshot(
             generation: generation,
             expires: now + snapshotLifetime,
             spec: spec,
             shards: shards,
             deltas: deltas
         )
-        let snapshotBytes = try SignedDocument.sign(snapshot.payload, with: [signingKey])
+        var snapshotBytes = try SignedDocument.sign(snapshot.payload, with: [signingKey])
+        // A snapshot is at most what a phone reads (4 MiB): past it, the deltas from the oldest
+        // generations go first (their files too); phones behind that far download whole shards.
+        while snapshotBytes.count > SignedDocument.maximumBytes, let oldest = snapshot.deltas.map(\.from).min() {
+            let dropped = snapshot.deltas.filter { $0.from == oldest }
+            snapshot.deltas.removeAll { $0.from == oldest }
+            let fromDirectory = try stage.openDirectory("from-\(oldest)")
+            for delta in dropped {
+                let name = String(delta.file.path.split(separator: "/").last ?? "")
+                try fromDirectory.removeRegularFile(name)
+                written -= delta.file.length
+                if oldest == existing.last { deltaBytes -= delta.file.length }
+            }
+            try stage.removeEmptyDirectory("from-\(oldest)")
+            snapshotBytes = try SignedDocument.sign(snapshot.payload, with: [signingKey])
+        }
+        guard snapshotBytes.count <= SignedDocument.maximumBytes else {
+            throw UpdateError(
+                .limitExceeded,
+                "The snapshot of \(shards.count) shards would be \(snapshotBytes.count) bytes, over the \(SignedDocument.maximumBytes) a phone reads; nothing was published. Generate the set with fewer shards (a larger --range-size)."
+            )
+        }
+        deltas = snapshot.deltas
         try FileSystem.writeNewFile(stage.path(of: "snapshot.json"), snapshotBytes, sync: true)
         try makeReadable(stage.path(of: "snapshot.json"), directory: false)
         written += Int64(snapshotBytes.count)
@@ -532,7 +554,8 @@ public enum Publisher {
         case update(InlinePush)
         /// Generation `from` is not published (or its snapshot cannot be read), or has another shard count.
         case noBase
-        /// A shard changed without a delta from `from` (the change was too large, or `--keep` too small).
+        /// A changed shard has no delta from `from` that can be made, or the deltas are over
+        /// `InlinePush.maximumFileBytes`.
         case noDelta
     }
 
@@ -546,12 +569,26 @@ public enum Publisher {
             previous.shards.count == snapshot.shards.count
         else { return .noBase }
         var deltas: [[UInt8]] = []
+        var size = 0
         for shard in snapshot.shards where previous.shards[shard.index - 1].digest != shard.digest {
-            guard let delta = snapshot.deltas.first(where: { $0.from == from && $0.index == shard.index }) else {
-                return .noDelta
+            if let delta = snapshot.deltas.first(where: { $0.from == from && $0.index == shard.index }) {
+                let bytes = try directory.readFile(delta.file.path, limit: Int(delta.file.length))
+                deltas.append(try DeltaFile.decode(bytes, what: delta.file.path).payload)
+            } else {
+                // No delta file (it would have been larger than the shard): made from the two
+                // shards, which both generations still publish.
+                let old = previous.shards[shard.index - 1]
+                guard let base = try? ShardContent(shardAt: directory.path(of: old.file.path)),
+                    let result = try? ShardContent(shardAt: directory.path(of: shard.file.path)),
+                    base.digest == old.digest, result.digest == shard.digest
+                else { return .noDelta }
+                let (payload, _) = ShardDelta.payload(from: base, to: result)
+                guard payload.count <= ShardDelta.maximumPayloadBytes else { return .noDelta }
+                deltas.append(payload)
             }
-            let bytes = try directory.readFile(delta.file.path, limit: Int(delta.file.length))
-            deltas.append(try DeltaFile.decode(bytes, what: delta.file.path).payload)
+            size += deltas[deltas.count - 1].count
+            // Past what any push or update file holds: the snapshot's way.
+            guard size <= InlinePush.maximumFileBytes else { return .noDelta }
         }
         return .update(
             InlinePush(

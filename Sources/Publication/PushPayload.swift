@@ -82,7 +82,7 @@ public enum PushPayload {
             case .noBase:
                 note = "no earlier generation to make a delta from; the push carries the URL"
             case .noDelta:
-                note = "a shard changed without a delta from generation \(generation - 1); the push carries the URL"
+                note = "the deltas from generation \(generation - 1) cannot all be made or are too large; the push carries the URL"
             }
         } else {
             note = "\(why ?? "no push key"); the push carries the URL"

@@ -21,7 +21,14 @@ public indirect enum JSONValue: Hashable, Sendable {
     ///   - what: names the document in errors, e.g. "timestamp.json".
     /// - Throws: `UpdateError` `.malformed` naming the line and column.
     public init(parsing bytes: [UInt8], what: String) throws(UpdateError) {
-        let reader = JSONReader(bytes: bytes, maximumDepth: 16, maximumStringBytes: 1 << 20, maximumKeys: 1 << 16)
+        // A string is bounded by the document, which its reader bounds (a signed envelope's
+        // payload, base64 in one string, is most of it: a 10,000-shard snapshot's is 3 MB).
+        let reader = JSONReader(
+            bytes: bytes,
+            maximumDepth: 16,
+            maximumStringBytes: bytes.count + 1,
+            maximumKeys: 1 << 16
+        )
         do throws(JSONError) {
             guard let first = try reader.next() else {
                 throw reader.error(.syntax, "the document is empty")

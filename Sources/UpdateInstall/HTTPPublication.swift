@@ -53,8 +53,10 @@ public final class HTTPPublication: PublicationReader {
 
     /// The largest bundle taken (1 MiB): `UpdateBundle.maximumServedBytes`, what `updates serve` answers at most.
     public static let maximumBundleBytes = Int64(UpdateBundle.maximumServedBytes)
-    /// The largest metadata file read into memory over the network (1 MiB).
-    public static let maximumMetadataBytes = 1 << 20
+    /// The largest metadata file read into memory over the network: what a signed metadata
+    /// file may be (4 MiB; a 10,000-shard snapshot is 3 MB). The signed length of each file
+    /// bounds it further.
+    public static let maximumMetadataBytes = SignedDocument.maximumBytes
 
     /// Files of the bundle `GET /v1/update?from=N` answered, served before any request.
     private var bundled: [String: [UInt8]] = [:]
