@@ -173,6 +173,13 @@ package struct BitReader {
         }
     }
 
+    /// Skips `n` bytes; only at a byte boundary.
+    package mutating func skip(_ n: Int, _ context: @autoclosure () -> String) throws(UpdateError) {
+        precondition(count == 0, "bytes are skipped at a byte boundary")
+        guard n >= 0, n <= bytes.count - position else { throw fail("ends in \(context())") }
+        position += n
+    }
+
     package mutating func bytes(_ n: Int, _ context: @autoclosure () -> String) throws(UpdateError) -> [UInt8] {
         precondition(count == 0, "bytes are read at a byte boundary")
         guard n >= 0, n <= bytes.count - position else { throw fail("ends in \(context())") }

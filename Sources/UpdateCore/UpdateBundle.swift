@@ -34,13 +34,21 @@ public enum UpdateBundle {
     ///
     /// - Throws: `.malformed` for a bundle cut short, a path that is not plain or given twice.
     public static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: [UInt8]] {
+        try index(bytes, what: what).mapValues { Array(bytes[$0]) }
+    }
+
+    /// Where each file of a bundle lies in `bytes`, by path: what a phone keeps, rather than a
+    /// copy of every file.
+    ///
+    /// - Throws: `.malformed` for a bundle cut short, a path that is not plain or given twice.
+    public static func index(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: Range<Int>] {
         guard bytes.count <= maximumBytes else {
             throw UpdateError(.limitExceeded, "\(what) is \(bytes.count) bytes; a bundle is at most \(maximumBytes).")
         }
         guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else {
             throw UpdateError(.malformed, "\(what) is not an update bundle (it does not start with BLKBNDL1).")
         }
-        var files: [String: [UInt8]] = [:]
+        var files: [String: Range<Int>] = [:]
         var reader = BitReader(bytes, at: magic.count, what: what)
         while reader.position < bytes.count {
             let nameLength = try reader.bytes(2, "a path length")
@@ -51,8 +59,9 @@ public enum UpdateBundle {
             }
             let length = try reader.bytes(4, "the length of \(path)")
             let count = length.enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-            let content = try reader.bytes(count, "\(path)")
-            guard files.updateValue(content, forKey: path) == nil else {
+            let start = reader.position
+            try reader.skip(count, "\(path)")
+            guard files.updateValue(start..<reader.position, forKey: path) == nil else {
                 throw UpdateError(.malformed, "\(what) holds \(path) twice.")
             }
         }

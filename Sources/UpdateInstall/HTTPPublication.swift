@@ -59,7 +59,9 @@ public final class HTTPPublication: PublicationReader {
     public static let maximumMetadataBytes = SignedDocument.maximumBytes
 
     /// Files of the bundle `GET /v1/update?from=N` answered, served before any request.
-    private var bundled: [String: [UInt8]] = [:]
+    private var bundled: [String: Range<Int>] = [:]
+    /// The bundle's bytes, which `bundled` indexes (held once, not copied per file).
+    private var bundle: [UInt8] = []
     /// Requests made.
     public private(set) var requests = 0
 
@@ -78,6 +80,14 @@ public final class HTTPPublication: PublicationReader {
                 url,
                 maximumBodyBytes: Self.maximumBundleBytes,
                 restart: { bytes = [] },
+                head: { head in
+                    // Room for the whole body at once: appending would double the buffer.
+                    if head.status == 200, let length = head.value(of: "Content-Length").flatMap({ Int($0) }),
+                        length > 0, length <= Self.maximumBundleBytes
+                    {
+                        bytes.reserveCapacity(length)
+                    }
+                },
                 body: { bytes.append(contentsOf: $0) }
             )
         } catch let error as HTTPFetchError where error.code == .tooLarge {
@@ -88,19 +98,20 @@ public final class HTTPPublication: PublicationReader {
         // permission), or 200 with an HTML page (a single-page-app fallback). Only a bundle is
         // a bundle; anything else means "fetch file by file".
         guard head.status == 200, bytes.starts(with: UpdateBundle.magic) else { return }
-        bundled = try UpdateBundle.decode(bytes, what: "\(url)'s bundle")
+        bundled = try UpdateBundle.index(bytes, what: "\(url)'s bundle")
+        bundle = bytes
     }
 
     public func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
         guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
-        if let bytes = bundled[path] {
-            guard bytes.count <= maximumBytes else {
+        if let range = bundled[path] {
+            guard range.count <= maximumBytes else {
                 throw UpdateError(
                     .mismatch,
                     "\(path) in the bundle is larger than the \(maximumBytes) bytes the signed metadata allows."
                 )
             }
-            return bytes
+            return Array(bundle[range])
         }
         // A bundle holds every root the publication has: one it lacks does not exist.
         if !bundled.isEmpty && path.hasSuffix(".root.json") { return nil }
@@ -140,7 +151,8 @@ public final class HTTPPublication: PublicationReader {
     /// that answers the whole file instead (200) starts it over. The part stays on a failure,
     /// for the next run, unless its bytes are proved wrong (then it is removed).
     public func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
-        if let bytes = bundled[file.path] {
+        if let range = bundled[file.path] {
+            let bytes = Array(bundle[range])
             try file.check(bytes, what: "\(base)\(file.path) (in the bundle)")
             try FileSystem.writeNewFile(destination, bytes, sync: false)
             return
