@@ -50,23 +50,26 @@ public final class ShardWriter {
     private var deflater: Deflater { encoder.deflater }
     private var encodeBuffer: UnsafeMutableRawBufferPointer { encoder.encodeBuffer }
     private var outputBuffer: UnsafeMutableRawBufferPointer { encoder.outputBuffer }
-    private var encoded = 0
-    private var pending: NumberRun?
-    private var pendingLabel = 0
-    private var previousLast: Int64 = 0
-    private var runCount: UInt32 = 0
-    private var entryCount: Int64 = 0
-    private var first: Int64 = 0
-    private var payloadLength: Int64 = 0
-    private var payloadCRC: UInt32 = 0
-    private var finished = false
+    // The encoding state, touched for every run: no dynamic exclusivity checks (a writer is
+    // used by one thread, and no access to these overlaps another).
+    @exclusivity(unchecked) private var encoded = 0
+    @exclusivity(unchecked) private var pending: NumberRun?
+    @exclusivity(unchecked) private var pendingLabel = 0
+    @exclusivity(unchecked) private var previousLast: Int64 = 0
+    @exclusivity(unchecked) private var runCount: UInt32 = 0
+    @exclusivity(unchecked) private var entryCount: Int64 = 0
+    @exclusivity(unchecked) private var first: Int64 = 0
+    @exclusivity(unchecked) private var payloadLength: Int64 = 0
+    @exclusivity(unchecked) private var payloadCRC: UInt32 = 0
+    @exclusivity(unchecked) private var finished = false
     // Version 2.
-    private var bitBuffer: UInt64 = 0
-    private var bitCount = 0
-    private var gapState = RiceState()
-    private var lengthState = RiceState()
-    private var identifying = false
-    private var blocking: (runs: UInt32, entries: Int64, first: Int64, last: Int64) = (0, 0, 0, 0)
+    @exclusivity(unchecked) private var bitBuffer: UInt64 = 0
+    @exclusivity(unchecked) private var bitCount = 0
+    @exclusivity(unchecked) private var gapState = RiceState()
+    @exclusivity(unchecked) private var lengthState = RiceState()
+    @exclusivity(unchecked) private var identifying = false
+    @exclusivity(unchecked) private var blocking: (runs: UInt32, entries: Int64, first: Int64, last: Int64) =
+        (0, 0, 0, 0)
     private var labelCount: UInt32 = 0
     private var labelBytes: UInt32 = 0
     private var labelWidth = 0
