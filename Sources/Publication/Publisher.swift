@@ -39,6 +39,8 @@ public enum Publisher {
         /// Why a new generation was written although the set is unchanged (a damaged or
         /// wrongly signed generation, a snapshot past half its lifetime); empty otherwise.
         public var resigned: [String]
+        /// The generations that have an update file (`from-M.push`) to this one.
+        public var updateFiles: [UInt64] = []
     }
 
     public static let timestampName = "timestamp.json"
@@ -181,7 +183,7 @@ public enum Publisher {
         if let previous, previous.shards.map(\.digest) == digests, previous.spec == spec, reasons.isEmpty {
             // Unchanged: only a fresh timestamp and update files, so phones do not see a frozen
             // publication.
-            try writeUpdateFiles(
+            let updateFiles = try writeUpdateFiles(
                 directory,
                 snapshot: previous,
                 signingKey: signingKey,
@@ -201,7 +203,8 @@ public enum Publisher {
                 deltaBytes: 0,
                 bytesWritten: 0,
                 removedGenerations: [],
-                resigned: []
+                resigned: [],
+                updateFiles: updateFiles
             )
         }
         let generation = max(existing.last ?? 0, previous?.generation ?? 0, recorded) + 1
@@ -322,7 +325,12 @@ public enum Publisher {
         committed = true
         try directory.sync()
         try? (try directory.openDirectory(String(generation))).removeRegularFile(markerName)
-        try writeUpdateFiles(directory, snapshot: snapshot, signingKey: signingKey, expires: now + timestampLifetime)
+        let updateFiles = try writeUpdateFiles(
+            directory,
+            snapshot: snapshot,
+            signingKey: signingKey,
+            expires: now + timestampLifetime
+        )
         try writeTimestamp(directory, generation: generation, signingKey: signingKey, expires: now + timestampLifetime)
         if let generationRecord { try writeGenerationRecord(generationRecord, generation) }
 
@@ -341,7 +349,8 @@ public enum Publisher {
             deltaBytes: deltaBytes,
             bytesWritten: written,
             removedGenerations: removed,
-            resigned: reasons
+            resigned: reasons,
+            updateFiles: updateFiles
         )
     }
 
@@ -610,7 +619,6 @@ public enum Publisher {
     /// of generations that no longer qualify are removed.
     ///
     /// - Returns: the generations that have one.
-    @discardableResult
     static func writeUpdateFiles(
         _ directory: DirectoryHandle,
         snapshot: Snapshot,

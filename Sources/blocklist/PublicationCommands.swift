@@ -140,6 +140,7 @@ struct Publish: ParsableCommand {
                 var bytesWritten: Int64
                 var removedGenerations: [UInt64]
                 var resigned: [String]
+                var updateFiles: [UInt64]
             }
             try printJSON(
                 Report(
@@ -150,7 +151,8 @@ struct Publish: ParsableCommand {
                     deltaBytes: outcome.deltaBytes,
                     bytesWritten: outcome.bytesWritten,
                     removedGenerations: outcome.removedGenerations,
-                    resigned: outcome.resigned
+                    resigned: outcome.resigned,
+                    updateFiles: outcome.updateFiles
                 )
             )
             return
@@ -163,7 +165,15 @@ struct Publish: ParsableCommand {
                 "Published generation \(outcome.generation) to \(to): \(outcome.changedShards.count) shard\(outcome.changedShards.count == 1 ? "" : "s") changed, \(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s") from the previous generation (\(outcome.deltaBytes) bytes), \(outcome.bytesWritten) bytes written."
             )
         } else {
-            print("The set is unchanged: generation \(outcome.generation) stays; timestamp.json re-signed.")
+            print(
+                "The set is unchanged: generation \(outcome.generation) stays; timestamp.json\(outcome.updateFiles.isEmpty ? "" : " and the update files") re-signed."
+            )
+        }
+        if outcome.published, !outcome.updateFiles.isEmpty {
+            let names = outcome.updateFiles.map { InlinePush.fileName(from: $0) }
+            print(
+                "Update file\(names.count == 1 ? "" : "s") \(names.joined(separator: ", ")): a phone at \(names.count == 1 ? "that generation" : "those generations") downloads one file."
+            )
         }
         if !outcome.removedGenerations.isEmpty {
             print(
