@@ -368,8 +368,8 @@ final class UpdateProducer: ShardProducer {
     /// The entries each shard must hold, as the signed snapshot gives them (an update).
     var expectedEntries: [Int64]?
     private var staging: DirectoryHandle?
-    /// Deltas are applied with zlib's level 1 (`ShardEncoder(fast:)`): most of a rewrite's time
-    /// otherwise, for a payload that is Rice-coded already.
+    /// Deltas are applied with `ShardEncoder(fast:)` (a version 2 shard's stream stored, not
+    /// deflated): deflate took a third of a rewrite's time, for a payload that is Rice-coded already.
     private lazy var fastEncoder = try? ShardEncoder(fast: true)
 
     init(

@@ -63,9 +63,11 @@ package final class Deflater {
     }
 
     /// Starts a new stream with the same parameters, keeping the allocated state.
-    package func reset(context: String) throws(BlocklistError) {
+    /// Starts a new stream, at `level` if one is given (else the level it had).
+    package func reset(context: String, level: Int32? = nil) throws(BlocklistError) {
         self.context = context
-        let code = deflateReset(stream)
+        var code = deflateReset(stream)
+        if code == Z_OK, let level { code = deflateParams(stream, level, Z_DEFAULT_STRATEGY) }
         guard code == Z_OK else {
             throw BlocklistError(
                 .compression,
