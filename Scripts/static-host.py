@@ -3,6 +3,7 @@
 
     static-host.py ROOT [--missing 404|403|html] [--rate BYTES_PER_SECOND] [--cut-after BYTES]
                         [--stall-after BYTES] [--no-range] [--redirect-from PREFIX]
+                        [--junk-bundle BYTES]
 
 --missing   what a path that is not a file answers: 404, 403 (S3 without list permission) or
             200 with an HTML page (a single-page-app fallback).
@@ -13,6 +14,8 @@
             holding the connection open (a network that stops moving).
 --no-range  Range is ignored: every GET answers 200 with the whole file.
 --redirect-from  a GET under PREFIX answers 301 to the same path without it.
+--junk-bundle  `GET /v1/update` answers 200 with a bundle of this many bytes whose one file,
+            timestamp.json, is random bytes (a hostile host filling a phone's memory).
 
 Range: one `bytes=A-B`, `bytes=A-` or `bytes=-N` answers 206 with Content-Range; one that
 does not fit answers 416. Prints the port on its first line; stops when its standard input
@@ -33,6 +36,7 @@ parser.add_argument("--cut-after", type=int, default=-1)
 parser.add_argument("--stall-after", type=int, default=-1)
 parser.add_argument("--no-range", action="store_true")
 parser.add_argument("--redirect-from", default="")
+parser.add_argument("--junk-bundle", type=int, default=0)
 options = parser.parse_args()
 root = os.path.realpath(options.root)
 cut = set()
@@ -88,6 +92,13 @@ def serve(conn):
             location = path[len(options.redirect_from) - 1:]
             answer(conn, 301, "Moved Permanently", [("Location", location)], b"moved\n")
             log("%s %s -> 301" % (method.decode(), path))
+            return
+        if options.junk_bundle and path == "/v1/update":
+            name = b"timestamp.json"
+            size = options.junk_bundle - 8 - 2 - len(name) - 4
+            body = b"BLKBNDL1" + len(name).to_bytes(2, "little") + name + size.to_bytes(4, "little") + os.urandom(size)
+            log("%s %s -> junk bundle %d" % (method.decode(), path, len(body)))
+            answer(conn, 200, "OK", [("Content-Type", "application/octet-stream")], body)
             return
         full = os.path.realpath(os.path.join(root, path.lstrip("/")))
         if not full.startswith(root + os.sep) or not os.path.isfile(full):

@@ -35,8 +35,10 @@ public final class HTTPPublication: PublicationReader {
         _ location: String,
         deadline: UInt64 = .max,
         stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
+        maximumBundleBytes: Int64 = HTTPPublication.maximumBundleBytes,
         isCancelled: @escaping () -> Bool = { false }
     ) throws {
+        bundleLimit = maximumBundleBytes
         guard !location.contains("?"), !location.contains("#") else {
             throw HTTPFetchError(
                 .badURL,
@@ -53,6 +55,11 @@ public final class HTTPPublication: PublicationReader {
 
     /// The largest bundle taken (1 MiB): `UpdateBundle.maximumServedBytes`, what `updates serve` answers at most.
     public static let maximumBundleBytes = Int64(UpdateBundle.maximumServedBytes)
+    /// The largest bundle an app extension takes (256 KiB): it holds the bundle in memory within
+    /// about 8 MiB; a larger one (refused from its Content-Length, before its body) goes file by file.
+    public static let extensionBundleBytes: Int64 = 256 * 1024
+    /// The largest bundle this reader takes.
+    private let bundleLimit: Int64
     /// The largest metadata file read into memory over the network: what a signed metadata
     /// file may be (4 MiB; a 10,000-shard snapshot is 3 MB). The signed length of each file
     /// bounds it further.
@@ -78,12 +85,12 @@ public final class HTTPPublication: PublicationReader {
         do {
             head = try get(
                 url,
-                maximumBodyBytes: Self.maximumBundleBytes,
+                maximumBodyBytes: bundleLimit,
                 restart: { bytes = [] },
                 head: { head in
                     // Room for the whole body at once: appending would double the buffer.
                     if head.status == 200, let length = head.value(of: "Content-Length").flatMap({ Int($0) }),
-                        length > 0, length <= Self.maximumBundleBytes
+                        length > 0, length <= bundleLimit
                     {
                         bytes.reserveCapacity(length)
                     }

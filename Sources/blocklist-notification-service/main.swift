@@ -127,6 +127,7 @@ let body: @Sendable () -> Void = {
                 try HTTPPublication(
                     location,
                     deadline: UInt64(started + Int64(deadlineSeconds * 1000)) * 1_000_000,
+                    maximumBundleBytes: HTTPPublication.extensionBundleBytes,
                     isCancelled: { work.cancelled.load(ordering: .relaxed) }
                 )
             }
