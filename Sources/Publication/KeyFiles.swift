@@ -79,7 +79,7 @@ public enum KeyFiles {
         let pushBytes = try FileSystem.readFile(old + "/" + pushKeyName, limit: 64 * 1024)
         _ = try pushKey(at: old + "/" + pushKeyName)
         if try FileSystem.kind(new) == .missing { _ = try FileSystem.makeDirectory(new) }
-        for name in [signingKeyName, pushKeyName, rootName]
+        for name in [signingKeyName, pushKeyName, rootName, Publisher.generationRecordName]
         where try FileSystem.kind(new + "/" + name, followingSymlinks: false) != .missing {
             throw UpdateError(
                 .malformed,
@@ -98,6 +98,16 @@ public enum KeyFiles {
         )
         try write(new + "/" + pushKeyName, pushBytes, mode: 0o600)
         try write(new + "/" + rootName, try SignedDocument.sign(root.payload, with: [oldKey, key]), mode: 0o644)
+        // The generation record goes along: the new key publishes above every generation the
+        // old one did, even into a PUBDIR restored from a backup.
+        let record = old + "/" + Publisher.generationRecordName
+        if try FileSystem.kind(record, followingSymlinks: false) == .file {
+            try write(
+                new + "/" + Publisher.generationRecordName,
+                try FileSystem.readFile(record, limit: 64),
+                mode: 0o644
+            )
+        }
         return (Keys.keyID(of: key.publicKey), root.version)
     }
 

@@ -186,6 +186,7 @@ public enum Publisher {
             let updateFiles = try writeUpdateFiles(
                 directory,
                 snapshot: previous,
+                from: Array(existing.filter { $0 < previous.generation }.suffix(keep)),
                 signingKey: signingKey,
                 expires: now + timestampLifetime
             )
@@ -328,6 +329,7 @@ public enum Publisher {
         let updateFiles = try writeUpdateFiles(
             directory,
             snapshot: snapshot,
+            from: Array(existing.suffix(keep)),
             signingKey: signingKey,
             expires: now + timestampLifetime
         )
@@ -612,8 +614,9 @@ public enum Publisher {
         )
     }
 
-    /// Signs the update files anew: `from-M.push` for each earlier generation M still published
-    /// from which every changed shard has a delta, at most `InlinePush.maximumFileBytes`, valid
+    /// Signs the update files anew: `from-M.push` for each generation M of `bases` (the kept
+    /// generations, those deltas are made from) whose changes can all be carried as deltas, in
+    /// at most `InlinePush.maximumFileBytes`, valid
     /// until `expires` (the timestamp's expiry, or the snapshot's if sooner). A phone holding M
     /// reads that one file instead of the timestamp, the snapshot and the deltas. Update files
     /// of generations that no longer qualify are removed.
@@ -622,11 +625,12 @@ public enum Publisher {
     static func writeUpdateFiles(
         _ directory: DirectoryHandle,
         snapshot: Snapshot,
+        from bases: [UInt64],
         signingKey: Curve25519.Signing.PrivateKey,
         expires: Int64
     ) throws -> [UInt64] {
         var written: [UInt64] = []
-        for from in try directory.entries().compactMap({ UInt64($0) }).sorted() where from < snapshot.generation {
+        for from in bases.sorted() where from < snapshot.generation {
             guard
                 case .update(let update) = try self.update(
                     directory,

@@ -186,11 +186,18 @@ public struct UpdatePlan: Sendable {
             )
         }
         metadataBytes += Int64(timestampBytes.count)
-        let timestamp = try Timestamp(
-            payload: try SignedDocument(parsing: timestampBytes, what: "timestamp.json")
-                .verifiedPayload(trusting: root, now: now, what: "timestamp.json"),
-            what: "timestamp.json"
-        )
+        let timestampPayload: [UInt8]
+        do {
+            timestampPayload = try SignedDocument(parsing: timestampBytes, what: "timestamp.json")
+                .verifiedPayload(trusting: root, now: now, what: "timestamp.json")
+        } catch {
+            guard error.code == .badSignature else { throw error }
+            throw UpdateError(
+                .badSignature,
+                "\(error.message) If the publisher rotated its key, \(source) may lack \(root.version + 1).root.json: the roots are uploaded before timestamp.json."
+            )
+        }
+        let timestamp = try Timestamp(payload: timestampPayload, what: "timestamp.json")
         guard timestamp.expires > now else {
             throw UpdateError(
                 .expired,

@@ -105,7 +105,9 @@ public final class HTTPPublication: PublicationReader {
         // permission), or 200 with an HTML page (a single-page-app fallback). Only a bundle is
         // a bundle; anything else means "fetch file by file".
         guard head.status == 200, bytes.starts(with: UpdateBundle.magic) else { return }
-        bundled = try UpdateBundle.index(bytes, what: "\(url)'s bundle")
+        // One that does not read as a bundle is no bundle either (a host's junk): file by file.
+        guard let index = try? UpdateBundle.index(bytes, what: "\(url)'s bundle") else { return }
+        bundled = index
         bundle = bytes
     }
 

@@ -160,9 +160,10 @@ public enum UpdateInstaller {
                 var outcome = try apply(update, appGroup: appGroup, now: now, isCancelled: isCancelled, sync: sync)
                 outcome.bytesDownloaded = reader.bytesOnTheWire ?? bytes
                 return outcome
-            } catch is UpdateError where !isCancelled() {
-                // The App Group is unchanged; the update file did not fit what is installed
-                // (a local shard that changed): the snapshot's way checks every shard.
+            } catch  where !isCancelled() {
+                // The App Group is unchanged; the update file did not fit what is installed (a
+                // base of other content under the same generation number: a PUBDIR restored
+                // from a backup): the snapshot's way compares every shard's digest.
                 plan = try UpdatePlan.make(
                     trusting: root,
                     installed: installed.publication,
@@ -257,6 +258,14 @@ public enum UpdateInstaller {
         )
         producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
         producer.expectedEntries = plan.snapshot.shards.map(\.entries)
+        // Installed shards past the new shard count go with this generation: what they held is
+        // removed (read before the commit, which may remove their files).
+        var vanished = (blocking: Int64(0), labels: Int64(0))
+        for path in installed.shardPaths.dropFirst(plan.snapshot.shards.count) {
+            guard let header = try? ShardReader(path: path).header else { continue }
+            vanished.blocking += header.entryCount
+            vanished.labels += header.identificationCount
+        }
         let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
         try? cache.prune(keeping: [])
         return Outcome(
@@ -264,9 +273,9 @@ public enum UpdateInstaller {
             generation: plan.snapshot.generation,
             changedShards: plan.changedShards,
             added: producer.added,
-            removed: producer.removed,
+            removed: producer.removed + vanished.blocking,
             labelsAdded: producer.labelsAdded,
-            labelsRemoved: producer.labelsRemoved,
+            labelsRemoved: producer.labelsRemoved + vanished.labels,
             totalEntries: generated.totalEntries,
             bytesDownloaded: reader.bytesOnTheWire ?? bytes,
             deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
@@ -464,7 +473,7 @@ final class UpdateProducer: ShardProducer {
                 if let setDigest, Snapshot.setDigest(state.shardDigests) != setDigest {
                     throw UpdateError(
                         .mismatch,
-                        "The set the push leads to does not have the digest it was signed with; nothing was installed."
+                        "The set the update leads to does not have the digest it was signed with; nothing was installed."
                     )
                 }
                 try FileSystem.writeNewFile(

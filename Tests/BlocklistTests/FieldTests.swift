@@ -407,26 +407,17 @@ import Testing
         }
         let second = [numbers.sorted().map { NumberRun(start: $0, count: 1) }, first[1]]
         try Self.publish(fixture, second, keep: 0)
-        // The update file from generation 1 carries the change as a delta made from the two
-        // shards; without it, shard 1 comes whole.
-        let viaFile = try TemporaryDirectory()
-        try FileManager.default.copyItem(atPath: fixture.appGroup, toPath: viaFile.file("app"))
-        let updateFile = fixture.publication + "/" + InlinePush.fileName(from: 1)
-        try FileManager.default.moveItem(atPath: updateFile, toPath: viaFile.file("from-1.push"))
+        // keep 0: no update file either.
+        #expect(!FileManager.default.fileExists(atPath: fixture.publication + "/" + InlinePush.fileName(from: 1)))
         let updated = try fixture.update()
         #expect(updated.fullShards == 1 && updated.deltas == 0)
         #expect(updated.added == 200 && updated.removed == 100, "+\(updated.added) −\(updated.removed)")
         #expect(updated.labelsAdded == 0 && updated.labelsRemoved == 0)
         #expect(try fixture.installedNumbers() == second.map(PublicationTests.expand))
-        try FileManager.default.moveItem(atPath: viaFile.file("from-1.push"), toPath: updateFile)
-        let byFile = try UpdateInstaller.update(
-            from: DirectoryPublication(directory: fixture.publication),
-            trust: try fixture.trust,
-            appGroup: viaFile.file("app"),
-            now: Self.now,
-            sync: false
-        )
-        #expect(byFile.deltas == 1 && byFile.added == 200 && byFile.removed == 100)
+        // One shard fewer: the numbers of the shard that goes count as removed.
+        try Self.publish(fixture, [second[0]], keep: 0)
+        let fewer = try fixture.update()
+        #expect(fewer.added == 0 && fewer.removed == 500, "+\(fewer.added) −\(fewer.removed)")
     }
 
     // MARK: - The programs

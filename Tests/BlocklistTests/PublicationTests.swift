@@ -610,14 +610,71 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.publication).filter {
             $0.hasSuffix(".push")
         }
-        // Generation 3, removed by this publish, keeps its file until the next one (the file
-        // needs nothing of it); 1 and 2 lost theirs.
-        #expect(names.sorted() == ["from-3.push", "from-4.push"], "\(names.sorted())")
-        #expect(!FileManager.default.fileExists(atPath: fixture.publication + "/3"))
+        #expect(names.sorted() == ["from-4.push"], "\(names.sorted())")
+    }
+
+    /// `keys rotate` takes the generation record along: the new key publishes above every
+    /// generation the old one did, so a PUBDIR restored from a backup does not hand phones a
+    /// number they hold with other content.
+    @Test func aRotatedKeyDirectoryKeepsTheGenerationRecord() throws {
+        let fixture = try Fixture()
+        try PublicationTests.writeSet([Self.random(1_000, seed: 1)], in: fixture.set)
+        let record = fixture.keys + "/" + Publisher.generationRecordName
+        let backup = fixture.directory.file("pub.bak")
+        for round in 0..<2 {
+            if round == 1 { try FileManager.default.copyItem(atPath: fixture.publication, toPath: backup) }
+            _ = try Publisher.publish(
+                setDirectory: fixture.set,
+                signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+                root: try readBytes(fixture.keys + "/root.json"),
+                generationRecord: record,
+                to: fixture.publication,
+                keep: 3,
+                now: Self.now + 20 * 86_400
+            )
+            try PublicationTests.writeSet([Self.random(1_100, seed: 1)], in: fixture.set)
+        }
+        #expect(try readBytes(record) == Array("2\n".utf8))
+        let rotated = fixture.directory.file("keys2")
+        _ = try KeyFiles.rotate(from: fixture.keys, to: rotated, now: Self.now)
+        #expect(try readBytes(rotated + "/" + Publisher.generationRecordName) == Array("2\n".utf8))
+        // Restored from before generation 2, PUBDIR gets generation 3 from the new key.
+        try FileManager.default.removeItem(atPath: fixture.publication)
+        try FileManager.default.moveItem(atPath: backup, toPath: fixture.publication)
+        let outcome = try Publisher.publish(
+            setDirectory: fixture.set,
+            signingKey: try KeyFiles.signingKey(at: rotated + "/signing.key"),
+            root: try readBytes(rotated + "/root.json"),
+            generationRecord: rotated + "/" + Publisher.generationRecordName,
+            to: fixture.publication,
+            keep: 3,
+            now: Self.now + 20 * 86_400
+        )
+        #expect(outcome.generation == 3)
+    }
+
+    /// A shard whose delta would be larger than the shard has no delta file; the update file
+    /// still carries the change, as a delta made from the two shards.
+    @Test func anUpdateFileCarriesAChangeWithoutADeltaFile() throws {
+        let fixture = try Fixture()
+        try fixture.publish([Self.random(3_000, seed: 4), Self.random(500, seed: 5)])
+        _ = try fixture.update()
+        let run = [NumberRun(start: 1_000, count: 10_000)]
+        let outcome = try fixture.publish([run, Self.random(500, seed: 5)])
+        #expect(outcome.deltas == 0 && outcome.updateFiles == [1])
+        let updated = try fixture.update()
+        let old = Set(Self.expand(Self.random(3_000, seed: 4)))
+        let new = Set(Self.expand(run))
+        #expect(updated.deltas == 1)
+        #expect(
+            updated.added == Int64(new.subtracting(old).count) && updated.removed == Int64(old.subtracting(new).count)
+        )
+        #expect(try fixture.installedNumbers()[0] == Self.expand(run))
     }
 
     /// An update file that names another base, or is damaged, is passed over: the phone takes the
-    /// snapshot's way and installs the same set.
+    /// snapshot's way and installs the same set. So is one whose deltas do not fit the installed
+    /// shards (a generation number reused with other content, after a PUBDIR was restored).
     @Test func aWrongUpdateFileIsPassedOver() throws {
         let fixture = try Fixture()
         try fixture.publish([Self.random(5_000, seed: 1)])
@@ -631,6 +688,19 @@ import Testing
         let fileSize = Int64(try readBytes(from1).count)
         #expect(outcome.generation == 3 && outcome.bytesDownloaded > fileSize)
         #expect(try fixture.installedNumbers() == [Self.expand(Self.random(5_200, seed: 1))])
+
+        // A PUBDIR restored from a backup (and no generation record): generation 1 is published
+        // again with other content, then generation 2; the phone at its own generation 1 cannot
+        // apply from-1.push and takes the snapshot's way.
+        let restored = try Fixture()
+        try restored.publish([Self.random(4_000, seed: 7)])
+        _ = try restored.update()
+        try FileManager.default.removeItem(atPath: restored.publication)
+        try restored.publish([Self.random(4_000, seed: 8)])
+        try restored.publish([Self.random(4_100, seed: 8)])
+        let recovered = try restored.update()
+        #expect(recovered.generation == 2 && recovered.fullShards == 1)
+        #expect(try restored.installedNumbers() == [Self.expand(Self.random(4_100, seed: 8))])
     }
 
     @Test func cancelledUpdateLeavesTheAppGroup() throws {
