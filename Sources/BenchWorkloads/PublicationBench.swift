@@ -148,7 +148,14 @@ package struct PublicationBench {
             swapped.insert(827_000_000_000 + Int64.random(in: 0..<100_000_000, using: &generator))
         }
         try writeSet(
-            ShardContent(version: 2, index: 1, lowerBound: 0, blocking: randomRuns(swapped), labels: [], identification: []),
+            ShardContent(
+                version: 2,
+                index: 1,
+                lowerBound: 0,
+                blocking: randomRuns(swapped),
+                labels: [],
+                identification: []
+            ),
             in: base + "/set"
         )
         _ = try Publisher.publish(

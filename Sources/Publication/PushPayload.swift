@@ -82,7 +82,8 @@ public enum PushPayload {
             case .noBase:
                 note = "no earlier generation to make a delta from; the push carries the URL"
             case .noDelta:
-                note = "the deltas from generation \(generation - 1) cannot all be made or are too large; the push carries the URL"
+                note =
+                    "the deltas from generation \(generation - 1) cannot all be made or are too large; the push carries the URL"
             }
         } else {
             note = "\(why ?? "no push key"); the push carries the URL"
