@@ -89,38 +89,32 @@ package struct PublicationBench {
         _ = try KeyFiles.create(in: base + "/keys", now: Int64(time(nil)))
         let key = try KeyFiles.signingKey(at: base + "/keys/signing.key")
         let root = try FileSystem.readFile(base + "/keys/root.json")
-        try writeSet(old, in: base + "/set")
-        _ = try Publisher.publish(
-            setDirectory: base + "/set",
-            signingKey: key,
-            root: root,
-            to: base + "/pub",
-            keep: 3,
-            now: Int64(time(nil))
-        )
-        _ = try UpdateInstaller.update(
-            from: DirectoryPublication(directory: base + "/pub"),
-            trust: root,
-            appGroup: base + "/app",
-            now: Int64(time(nil))
-        )
-        try writeSet(new, in: base + "/set")
-        _ = try Publisher.publish(
-            setDirectory: base + "/set",
-            signingKey: key,
-            root: root,
-            to: base + "/pub",
-            keep: 3,
-            now: Int64(time(nil))
-        )
+        // Writes `content` as the set and publishes it as the next generation.
+        func publish(_ content: ShardContent) throws {
+            try writeSet(content, in: base + "/set")
+            _ = try Publisher.publish(
+                setDirectory: base + "/set",
+                signingKey: key,
+                root: root,
+                to: base + "/pub",
+                keep: 3,
+                now: Int64(time(nil))
+            )
+        }
+        func update() throws -> UpdateInstaller.Outcome {
+            try UpdateInstaller.update(
+                from: DirectoryPublication(directory: base + "/pub"),
+                trust: root,
+                appGroup: base + "/app",
+                now: Int64(time(nil))
+            )
+        }
+        try publish(old)
+        _ = try update()
+        try publish(new)
         let clock = ContinuousClock()
         let started = clock.now
-        let outcome = try UpdateInstaller.update(
-            from: DirectoryPublication(directory: base + "/pub"),
-            trust: root,
-            appGroup: base + "/app",
-            now: Int64(time(nil))
-        )
+        let outcome = try update()
         let seconds = (clock.now - started).seconds
         rows.append(
             Row(
@@ -147,7 +141,7 @@ package struct PublicationBench {
         while swapped.count < grown.count {
             swapped.insert(827_000_000_000 + Int64.random(in: 0..<100_000_000, using: &generator))
         }
-        try writeSet(
+        try publish(
             ShardContent(
                 version: 2,
                 index: 1,
@@ -155,23 +149,9 @@ package struct PublicationBench {
                 blocking: randomRuns(swapped),
                 labels: [],
                 identification: []
-            ),
-            in: base + "/set"
+            )
         )
-        _ = try Publisher.publish(
-            setDirectory: base + "/set",
-            signingKey: key,
-            root: root,
-            to: base + "/pub",
-            keep: 3,
-            now: Int64(time(nil))
-        )
-        let small = try UpdateInstaller.update(
-            from: DirectoryPublication(directory: base + "/pub"),
-            trust: root,
-            appGroup: base + "/app",
-            now: Int64(time(nil))
-        )
+        let small = try update()
         rows.append(
             Row(
                 workload: "update +1 −1: bytes in all",

@@ -644,10 +644,12 @@ public enum Publisher {
             try writeAtomically(directory, InlinePush.fileName(from: from), bytes)
             written.append(from)
         }
-        // This directory holds only what publish writes (`refuseForeign`, under the lock).
+        // Only a regular file (never a symlink) of publish's name that starts as publish writes
+        // one, in a directory that holds only what publish writes (`refuseForeign`, under the lock).
         for name in try directory.entries() where isUpdateFile(name) {
             guard !written.contains(where: { InlinePush.fileName(from: $0) == name }),
-                try directory.kind(of: name) == .file
+                try directory.kind(of: name) == .file,
+                (try? directory.readFile(name, limit: 8, prefix: InlinePush.magic.count)) == InlinePush.magic
             else { continue }
             try directory.removeRegularFile(name)
         }

@@ -89,11 +89,8 @@ public struct UpdatePlan: Sendable {
         source: String = "the publication",
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> UpdatePlan? {
-        let (root, rootFiles, rootBytes) = try followRoots(from: trusted, fetch: fetch)
-        return try make(
-            root: root,
-            rootFiles: rootFiles,
-            metadataBytes: rootBytes,
+        try make(
+            roots: try Roots(from: trusted, fetch: fetch),
             installed: installed,
             now: now,
             source: source,
@@ -101,23 +98,26 @@ public struct UpdatePlan: Sendable {
         )
     }
 
-    /// The newest root: `trusted`, or the last of the `N+1.root.json` chain it starts, each
-    /// signed by the one before; with the files read and their size.
-    static func followRoots(
-        from trusted: Root,
-        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
-    ) throws -> (Root, [(version: Int64, bytes: [UInt8])], Int64) {
-        var root = trusted
-        var rootFiles: [(Int64, [UInt8])] = []
-        var metadataBytes: Int64 = 0
-        while root.version < Int64(Int32.max),
-            let bytes = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true)
-        {
-            metadataBytes += Int64(bytes.count)
-            root = try root.next(bytes, what: "\(root.version + 1).root.json")
-            rootFiles.append((root.version, bytes))
+    /// The newest root: the trusted one, or the last of the `N+1.root.json` chain it starts,
+    /// each signed by the one before; with the files read and their size.
+    struct Roots {
+        var root: Root
+        var files: [(version: Int64, bytes: [UInt8])] = []
+        var bytes: Int64 = 0
+
+        init(
+            from trusted: Root,
+            fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+        ) throws {
+            root = trusted
+            while root.version < Int64(Int32.max),
+                let next = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true)
+            {
+                bytes += Int64(next.count)
+                root = try root.next(next, what: "\(root.version + 1).root.json")
+                files.append((root.version, next))
+            }
         }
-        return (root, rootFiles, metadataBytes)
     }
 
     /// How to reach the newest generation, the cheapest way that verifies.
@@ -144,40 +144,31 @@ public struct UpdatePlan: Sendable {
         source: String = "the publication",
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> Route? {
-        let (root, rootFiles, rootBytes) = try followRoots(from: trusted, fetch: fetch)
-        if rootFiles.isEmpty, installed.generation >= 1, !installed.shardDigests.isEmpty,
+        let roots = try Roots(from: trusted, fetch: fetch)
+        if roots.files.isEmpty, installed.generation >= 1, !installed.shardDigests.isEmpty,
             let bytes = try? fetch(InlinePush.fileName(from: installed.generation), InlinePush.maximumFileBytes, true),
             let update = try? InlinePush(
                 signed: bytes,
-                trusting: root,
+                trusting: roots.root,
                 now: now,
                 what: "\(source)/\(InlinePush.fileName(from: installed.generation))"
             ),
             update.from == installed.generation, update.shardCount == installed.shardDigests.count
         {
-            return .updateFile(update, bytes: rootBytes + Int64(bytes.count))
+            return .updateFile(update, bytes: roots.bytes + Int64(bytes.count))
         }
-        return try make(
-            root: root,
-            rootFiles: rootFiles,
-            metadataBytes: rootBytes,
-            installed: installed,
-            now: now,
-            source: source,
-            fetch: fetch
-        ).map(Route.plan)
+        return try make(roots: roots, installed: installed, now: now, source: source, fetch: fetch).map(Route.plan)
     }
 
     static func make(
-        root: Root,
-        rootFiles: [(version: Int64, bytes: [UInt8])],
-        metadataBytes rootBytes: Int64,
+        roots: Roots,
         installed: InstalledPublication,
         now: Int64,
         source: String,
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> UpdatePlan? {
-        var metadataBytes = rootBytes
+        let root = roots.root
+        var metadataBytes = roots.bytes
         try root.checkCurrent(now: now)
         guard let timestampBytes = try fetch("timestamp.json", 64 * 1024, false) else {
             throw UpdateError(
@@ -257,7 +248,7 @@ public struct UpdatePlan: Sendable {
         }
         return UpdatePlan(
             root: root,
-            rootFiles: rootFiles,
+            rootFiles: roots.files,
             timestamp: timestamp,
             snapshot: snapshot,
             steps: steps,

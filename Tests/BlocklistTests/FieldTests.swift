@@ -523,18 +523,9 @@ import Testing
                 return bool(p.netloc) and "@" not in p.netloc and not p.netloc.startswith(":") and literal(p.netloc)
             print(json.dumps([ok(u) for u in json.load(sys.stdin)]))
             """#
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(try JSONEncoder().encode(urls))
-        try input.fileHandleForWriting.close()
-        let verdicts = try JSONDecoder().decode([Bool].self, from: output.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
+        let python = try runProcess("/usr/bin/env", ["python3", "-c", script], input: try JSONEncoder().encode(urls))
+        try #require(python.status == 0)
+        let verdicts = try JSONDecoder().decode([Bool].self, from: python.stdout)
         try #require(verdicts.count == urls.count)
         var accepted = 0
         for (url, expected) in zip(urls, verdicts) {

@@ -9,33 +9,9 @@ import Testing
 /// over-long lines, refused inputs, and allow patterns over vast ranges. Each parser is checked
 /// against an independent one: `zcat` for gzip, Python's `csv` module for records.
 @Suite struct ListInputTests {
-    /// Runs `executable` with `arguments`, feeding `input` on standard input; returns its status
-    /// and standard output.
-    func run(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (status: Int32, stdout: Data)
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Write on another thread: a large input would fill the pipe while the child writes.
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(input)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
-    }
-
     /// `bytes` compressed by gzip at `level`.
     func gzip(_ bytes: [UInt8], level: Int) throws -> [UInt8] {
-        let result = try run("/usr/bin/env", ["gzip", "-c", "-\(level)"], input: Data(bytes))
+        let result = try runProcess("/usr/bin/env", ["gzip", "-c", "-\(level)"], input: Data(bytes))
         #expect(result.status == 0)
         return Array(result.stdout)
     }
@@ -71,7 +47,7 @@ import Testing
         }
         try writeBytes(file, to: directory.file("list.gz"))
 
-        let zcat = try run("/usr/bin/env", ["zcat", directory.file("list.gz")])
+        let zcat = try runProcess("/usr/bin/env", ["zcat", directory.file("list.gz")])
         #expect(zcat.status == 0)
         let expected = Set(
             String(decoding: zcat.stdout, as: UTF8.self).split(separator: "\n").map { Int64($0.dropFirst())! }
@@ -85,7 +61,7 @@ import Testing
         #expect(fromFile.status == 0, "\(fromFile.stderr)")
         #expect(try blocked(directory.file("file")) == expected, "\(file.count) bytes in \(members) members")
 
-        let fromPipe = try run(
+        let fromPipe = try runProcess(
             "/bin/sh",
             [
                 "-c",
@@ -130,7 +106,10 @@ import Testing
         for (name, bytes, says) in cases {
             try writeBytes(bytes, to: directory.file(name))
             if name != "zeros.gz" {
-                #expect(try run("/usr/bin/env", ["zcat", directory.file(name)]).status != 0, "zcat reads \(name)")
+                #expect(
+                    try runProcess("/usr/bin/env", ["zcat", directory.file(name)]).status != 0,
+                    "zcat reads \(name)"
+                )
             }
             let result = try runBlocklist(
                 ["generate", "--numbers", name, "--no-sync", "-o", "out-" + name],
@@ -319,7 +298,7 @@ import Testing
             input +=
                 try JSONSerialization.data(withJSONObject: ["line": line, "sep": mine.separator]) + Data("\n".utf8)
         }
-        let python = try run("/usr/bin/env", ["python3", "-c", script], input: input)
+        let python = try runProcess("/usr/bin/env", ["python3", "-c", script], input: input)
         #expect(python.status == 0)
         let theirs = String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").map {
             try? JSONDecoder().decode([String]?.self, from: Data($0.utf8))
@@ -422,7 +401,7 @@ import Testing
                 == 0
         )
         #expect(mkfifo(directory.file("p"), 0o600) == 0)
-        let late = try run(
+        let late = try runProcess(
             "/bin/sh",
             [
                 "-c",
@@ -434,7 +413,7 @@ import Testing
         // A writer already waiting writes and leaves the moment the list is opened: what it wrote
         // is read, and nothing waits for a second writer (a reopen would wait forever; the
         // timeout turns that hang into a failure).
-        let early = try run(
+        let early = try runProcess(
             "/bin/sh",
             [
                 "-c",
@@ -444,7 +423,7 @@ import Testing
         #expect(early.status == 0)
         #expect(try blocked(directory.file("keep")) == [33_162_123_458])
 
-        let device = try run(
+        let device = try runProcess(
             "/bin/sh",
             [
                 "-c",

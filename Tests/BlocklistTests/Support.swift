@@ -151,3 +151,28 @@ func firstLine(of pipe: Pipe) -> String {
     }
     return String(decoding: line, as: UTF8.self)
 }
+
+/// Runs `executable` with `arguments`, feeding `input` on standard input; returns its status
+/// and standard output.
+func runProcess(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (
+    status: Int32, stdout: Data
+) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let stdin = Pipe()
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    // Write on another thread: a large input would fill the pipe while the child writes.
+    let writer = Thread {
+        stdin.fileHandleForWriting.write(input)
+        try? stdin.fileHandleForWriting.close()
+    }
+    writer.start()
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, output)
+}
