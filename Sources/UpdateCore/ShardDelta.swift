@@ -517,7 +517,7 @@ struct RunSection {
             start = Int64(value)
         } else {
             let gap = try reader.rice(&gaps, "\(what), run \(index)")
-            guard gap <= UInt64(Int64.max - previousLast - 1) else {
+            guard previousLast < Int64.max, gap <= UInt64(Int64.max - previousLast - 1) else {
                 throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
             }
             start = previousLast + 1 + Int64(gap)

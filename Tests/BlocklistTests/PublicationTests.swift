@@ -268,6 +268,27 @@ import Testing
         #expect(opened.deltas == [payload] && opened.from == 1 && opened.to == 2 && opened.shardCount == 1)
     }
 
+    /// A run that ends at the largest number has no successor: a second run after it is refused
+    /// as malformed, not an overflow trap (found by Scripts/fuzz-update.sh; its input is kept in
+    /// Fuzz/corpus-update as regression-delta-run-ends-at-largest-number).
+    @Test func aRunAfterTheLargestNumberIsMalformed() throws {
+        for first in [Int64.max, Int64.max - 1] {
+            var writer = BitWriter()
+            writer.put(0, 1)
+            writer.putExplicit(UInt64(first))
+            var gaps = RiceState()
+            writer.putRice(0, &gaps)
+            writer.align()
+            var section = RunSection(BitReader(writer.bytes, what: "a delta"), count: 2, labelWidth: 0, what: "runs")
+            #expect(try section.next()?.0 == NumberRun(start: first, count: 1))
+            if first == Int64.max {
+                #expect(throws: UpdateError.self) { _ = try section.next() }
+            } else {
+                #expect(try section.next()?.0 == NumberRun(start: Int64.max, count: 1))
+            }
+        }
+    }
+
     @Test func refusalsWriteNothing() throws {
         let fixture = try Fixture()
         try fixture.publish([Self.random(2_000, seed: 1), Self.random(2_000, seed: 2)])
