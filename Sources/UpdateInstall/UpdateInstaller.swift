@@ -297,26 +297,22 @@ public enum UpdateInstaller {
         sync: Bool = true
     ) throws -> Outcome {
         let installed = try installed(in: appGroup)
-        guard push.from >= 1, installed.publication.generation == push.from,
-            installed.shardPaths.count == push.shardCount,
-            installed.publication.shardDigests.count == push.shardCount
-        else {
+        guard installed.shardPaths.count == installed.publication.shardDigests.count else {
             throw UpdateError(
                 .wrongBase,
                 "The push leads from generation \(push.from), but the App Group holds generation \(installed.publication.generation)."
             )
         }
+        let byShard = try push.deltasByShard(
+            installedGeneration: installed.publication.generation,
+            shardCount: installed.shardPaths.count
+        )
         var sources = zip(installed.shardPaths, installed.publication.shardDigests).map {
             ShardSource.installed($0, digest: $1)
         }
-        var changed: [Int] = []
-        for delta in push.deltas {
-            let target = try ShardDelta.target(of: delta, what: "the push's delta")
-            guard !changed.contains(target.index) else {
-                throw UpdateError(.malformed, "The push has two deltas for shard \(target.index).")
-            }
-            sources[target.index - 1] = .delta(delta, base: installed.shardPaths[target.index - 1])
-            changed.append(target.index)
+        let changed = byShard.keys.sorted()
+        for index in changed {
+            sources[index - 1] = .delta(byShard[index]!, base: installed.shardPaths[index - 1])
         }
         let producer = UpdateProducer(
             sources: sources,
@@ -332,7 +328,7 @@ public enum UpdateInstaller {
         return Outcome(
             fromGeneration: push.from,
             generation: push.to,
-            changedShards: changed.sorted(),
+            changedShards: changed,
             added: producer.added,
             removed: producer.removed,
             labelsAdded: producer.labelsAdded,

@@ -553,6 +553,57 @@ import Testing
     /// goals; the old way read the timestamp, the snapshot and a delta: 1,622 and 4,292 bytes).
     /// Each result is held to set arithmetic; the file is re-signed by an unchanged publish and
     /// goes when its generation is no longer kept.
+    /// An app that keeps its shards itself applies an update file with UpdateCore alone
+    /// (`InlinePush.apply`): the changed shard written aside, the set checked against the signed
+    /// digest, and another base refused.
+    @Test func anAppAppliesAnUpdateFileWithUpdateCoreAlone() throws {
+        let fixture = try Fixture()
+        let first = Self.random(20_000, seed: 5)
+        try fixture.publish([first, Self.random(2_000, seed: 6)])
+        _ = try fixture.update()
+        let installed = try UpdateInstaller.installed(in: fixture.appGroup)
+        var numbers = Set(Self.expand(first))
+        let target = numbers.count - 3 + 10
+        for number in numbers.sorted().prefix(3) { numbers.remove(number) }
+        var generator = SplitMix64(state: 9)
+        while numbers.count < target { numbers.insert(Int64.random(in: 1...100_000_000, using: &generator)) }
+        try fixture.publish([numbers.sorted().map { NumberRun(start: $0, count: 1) }, Self.random(2_000, seed: 6)])
+        let file = try readBytes(fixture.publication + "/" + InlinePush.fileName(from: 1))
+        let push = try InlinePush(
+            signed: file,
+            trusting: try Root.trusted(try fixture.trust, what: "root.json"),
+            now: Self.now,
+            what: "from-1.push"
+        )
+        let shards = zip(installed.shardPaths, installed.publication.shardDigests).map { (path: $0, digest: $1) }
+        let output = try TemporaryDirectory()
+        let applied = try push.apply(
+            installedGeneration: installed.publication.generation,
+            shards: shards,
+            writingTo: { output.file("shard-\($0).blk") },
+            sync: false
+        )
+        #expect(applied.changedShards == [1])
+        #expect(applied.counts.blockingAdded == 10 && applied.counts.blockingRemoved == 3)
+        #expect(Self.expand(try ShardContent(shardAt: output.file("shard-1.blk")).blocking) == numbers.sorted())
+        #expect(applied.shardDigests[0] == (try ShardContent.digest(ofShardAt: output.file("shard-1.blk"))))
+        #expect(applied.shardDigests[1] == installed.publication.shardDigests[1])
+
+        // Another generation, or the shards swapped: refused.
+        #expect(throws: UpdateError.self) {
+            _ = try push.apply(installedGeneration: 2, shards: shards, writingTo: { output.file("again-\($0).blk") })
+        }
+        #expect(!FileManager.default.fileExists(atPath: output.file("again-1.blk")))
+        #expect(throws: UpdateError.self) {
+            _ = try push.apply(
+                installedGeneration: 1,
+                shards: [shards[1], shards[0]],
+                writingTo: { output.file("swapped-\($0).blk") },
+                sync: false
+            )
+        }
+    }
+
     @Test func anUpdateFileCarriesASmallChangeInOneFile() throws {
         let fixture = try Fixture()
         let first = Self.random(50_000, seed: 1)
