@@ -38,6 +38,26 @@ let staticFoundationLibraries: [LinkerSetting] = [
 let notificationServiceLinking: [LinkerSetting] =
     staticExecutable + staticFoundationLibraries + hotFunctionsFirst("blocklist-notification-service")
 
+// MARK: - The Tools trait: what only the command-line tools and servers link
+
+/// The package traits. `Tools` (on by default) brings swift-argument-parser, Hummingbird, SwiftNIO,
+/// swift-log and swift-service-lifecycle, which only the command-line tools and servers link. An
+/// app that links only the extension-facing products (BlocklistCore, MessageFilterCore, UpdateCore)
+/// depends on the package with `traits: []` and resolves swift-crypto and swift-asn1 alone
+/// (docs/ARCHITECTURE.md, "Products and the dependency graph").
+let packageTraits: Set<Trait> = [
+    .trait(
+        name: "Tools",
+        description: "The command-line tools and servers: swift-argument-parser, Hummingbird, SwiftNIO."
+    ),
+    .default(enabledTraits: ["Tools"]),
+]
+
+/// A product of a package only the tools use: linked only with the `Tools` trait.
+func toolsProduct(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Tools"]))
+}
+
 // MARK: - Publication: signed, delta-updated sets and the Notification Service Extension
 
 /// The publication's modules and the Notification Service Extension's host, together: what lists
@@ -101,11 +121,13 @@ let package = Package(
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
         .executable(name: "blocklist-generate", targets: ["blocklist-generate"]),
         .library(name: "MessageFilterCore", targets: ["MessageFilterCore"]),
+        .library(name: "UpdateCore", targets: ["UpdateCore"]),
         .library(name: "MessageFilterCompiler", targets: ["MessageFilterCompiler"]),
         .executable(name: "blocklist-message-filter", targets: ["blocklist-message-filter"]),
         .executable(name: "blocklist-sms", targets: ["blocklist-sms"]),
         .executable(name: "blocklist-notification-service", targets: ["blocklist-notification-service"]),
     ],
+    traits: packageTraits,
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Only `blocklist-sms` (the deferral server and the Messages simulator) links these.
@@ -227,7 +249,7 @@ let package = Package(
         /// `ExtensionList`, `MemorySize`), each with the tool's own sentence for a bad value.
         .target(
             name: "ArgumentTypes",
-            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [toolsProduct("ArgumentParser", "swift-argument-parser")]
         ),
 
         /// A small, strict HTTP/1.1 GET client on the C library's sockets, for the notification
@@ -291,15 +313,15 @@ let package = Package(
                 "ArgumentTypes",
                 "Publication",  // `updates serve`
                 "UpdateCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                toolsProduct("ArgumentParser", "swift-argument-parser"),
+                toolsProduct("Hummingbird", "hummingbird"),
+                toolsProduct("HummingbirdCore", "hummingbird"),
+                toolsProduct("NIOHTTPTypes", "swift-nio-extras"),
+                toolsProduct("NIOCore", "swift-nio"),
+                toolsProduct("NIOPosix", "swift-nio"),
+                toolsProduct("NIOHTTP1", "swift-nio"),
+                toolsProduct("Logging", "swift-log"),
+                toolsProduct("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -324,7 +346,7 @@ let package = Package(
                 "HTTPFetch",
                 "ArgumentTypes",
                 "BenchWorkloads",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                toolsProduct("ArgumentParser", "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + staticFoundationLibraries + hotFunctionsFirst("blocklist")
