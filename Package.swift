@@ -138,6 +138,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         // Ed25519 signatures, SHA-256 and ChaChaPoly for publication (CryptoKit's API on Apple platforms).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // `swift package generate-documentation` for the DocC catalogs of the extension-facing
+        // modules (.ci/run builds them with --warnings-as-errors). No target depends on it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C libraries
