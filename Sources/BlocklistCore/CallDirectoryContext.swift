@@ -32,40 +32,81 @@ public protocol CallDirectoryContext: AnyObject {
 
 /// Streams one shard into a Call Directory context: the whole body of a blocking extension.
 public enum ShardLoader {
-    /// Adds every number of the shard at `path` to `context`, after removing what an incremental
-    /// request has stored, then completes the request: blocking entries first, then identification
-    /// entries, each label made into a `String` once.
+    /// Adds every number of the shard at `path` to `context`, then completes the request:
+    /// blocking entries first, then identification entries, each label made into a `String` once.
     ///
-    /// Opening the shard checks its checksums first, so a damaged file adds nothing; a shard that
+    /// An incremental request (`context.isIncremental`) changes what the system stores. Given
+    /// `previousPath`, the shard this extension loaded last time (the app keeps a copy in its App
+    /// Group), only the differences are sent, run by run (`RunDiff`, `IdentificationDiff`):
+    /// removing one number from a 1,992,600-number shard is one call. Without it, an incremental
+    /// request removes everything stored and adds the whole shard.
+    ///
+    /// Opening a shard checks its checksums first, so a damaged file adds nothing; a shard that
     /// says it holds more than `capacity` numbers of either kind is refused before anything is added.
     ///
     /// - Returns: how many entries of both kinds were added.
-    /// - Throws: `BlocklistError` if the shard cannot be read or is too large; the request is then
-    ///   not completed.
-    /// - Complexity: O(entries) time, fixed memory (the reader's buffers).
+    /// - Throws: `BlocklistError` if a shard cannot be read or is too large; the request is then
+    ///   not completed (cancel it with the error).
+    /// - Complexity: O(entries) time (O(runs) for unchanged runs of a diff), fixed memory: the
+    ///   readers' buffers, about 80 KiB each.
     @discardableResult
     public static func load(
         shardAt path: String,
+        previousShardAt previousPath: String? = nil,
         into context: some CallDirectoryContext,
         capacity: Int64 = BlockSpec.defaultCapacity,
         completionHandler: ((Bool) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let reader = try ShardReader(path: path)
         try reader.checkCapacity(capacity)
-        if context.isIncremental {
-            context.removeAllBlockingEntries()
-            context.removeAllIdentificationEntries()
-        }
-        while let number = try reader.next() {
-            context.addBlockingEntry(withNextSequentialPhoneNumber: number)
-        }
-        let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
-        while let (run, label) = try reader.nextIdentificationRun() {
-            for number in run.start...run.last {
-                context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
+        var added: Int64 = 0
+        if context.isIncremental, let previousPath {
+            let previous = ShardRuns(try ShardReader(path: previousPath))
+            let current = ShardRuns(reader)
+            var diff = RunDiff(old: previous, new: current)
+            while let change = diff.next() {
+                switch change {
+                case .remove(let run):
+                    for number in run.start...run.last { context.removeBlockingEntry(withPhoneNumber: number) }
+                case .add(let run):
+                    for number in run.start...run.last {
+                        context.addBlockingEntry(withNextSequentialPhoneNumber: number)
+                    }
+                    added += run.count
+                }
             }
+            if let error = previous.error ?? current.error { throw error }
+            // Identification entries: a changed label is a removal and an addition.
+            var labelDiff = try IdentificationDiff(old: previous.reader, new: reader)
+            let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
+            while let change = try labelDiff.next() {
+                switch change {
+                case .remove(let run):
+                    for number in run.start...run.last { context.removeIdentificationEntry(withPhoneNumber: number) }
+                case .add(let run, let label):
+                    for number in run.start...run.last {
+                        context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
+                    }
+                    added += run.count
+                }
+            }
+        } else {
+            if context.isIncremental {
+                context.removeAllBlockingEntries()
+                context.removeAllIdentificationEntries()
+            }
+            while let number = try reader.next() {
+                context.addBlockingEntry(withNextSequentialPhoneNumber: number)
+            }
+            let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
+            while let (run, label) = try reader.nextIdentificationRun() {
+                for number in run.start...run.last {
+                    context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
+                }
+            }
+            added = reader.entriesRead + reader.identificationEntriesReadSoFar
         }
         context.completeRequest(completionHandler: completionHandler)
-        return reader.entriesRead + reader.identificationEntriesReadSoFar
+        return added
     }
 }

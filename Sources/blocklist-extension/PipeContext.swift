@@ -16,17 +16,38 @@ final class PipeContext: CallDirectoryContext {
     /// Set once a write fails (the system went away); later calls do nothing.
     private(set) var broken = false
 
-    init(fd: Int32, isIncremental: Bool) {
+    /// Entry calls left before this process kills itself (`--crash-after`), to let tests crash
+    /// the extension at entry k; `nil` for never.
+    private var callsBeforeCrash: Int64?
+
+    init(fd: Int32, isIncremental: Bool, crashAfter: Int64? = nil) {
         self.fd = fd
         self.isIncremental = isIncremental
+        callsBeforeCrash = crashAfter
+    }
+
+    @inline(__always)
+    private func tick() {
+        guard let left = callsBeforeCrash else { return }
+        if left == 0 { kill(getpid(), SIGKILL) }
+        callsBeforeCrash = left - 1
     }
 
     deinit { buffer.deallocate() }
 
-    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { append(.add, phoneNumber) }
-    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { append(.remove, phoneNumber) }
+    func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) {
+        tick()
+        append(.add, phoneNumber)
+    }
+    func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {
+        tick()
+        append(.remove, phoneNumber)
+    }
     func removeAllBlockingEntries() { record(.removeAll) }
-    func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) { append(.removeIdentification, phoneNumber) }
+    func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {
+        tick()
+        append(.removeIdentification, phoneNumber)
+    }
     func removeAllIdentificationEntries() { record(.removeAllIdentification) }
 
     /// The label the simulator applies to identification additions; sent when it changes. The
@@ -34,6 +55,7 @@ final class PipeContext: CallDirectoryContext {
     private var currentLabel: String?
 
     func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) {
+        tick()
         if label != currentLabel {
             currentLabel = label
             sendBytes(.label, label)

@@ -50,79 +50,15 @@ func parse(_ arguments: ArraySlice<String>) -> Options {
     return options
 }
 
-/// Kills this process after `limit` calls, to let tests crash the extension at entry k.
-struct CrashSwitch {
-    var remaining: Int64?
-    @inline(__always)
-    mutating func tick() {
-        guard let left = remaining else { return }
-        if left == 0 { kill(getpid(), SIGKILL) }
-        remaining = left - 1
-    }
-}
-
 let options = parse(CommandLine.arguments.dropFirst())
-let context = PipeContext(fd: 1, isIncremental: options.incremental)
-var crash = CrashSwitch(remaining: options.crashAfter)
+let context = PipeContext(fd: 1, isIncremental: options.incremental, crashAfter: options.crashAfter)
 
 do throws(BlocklistError) {
-    let reader = try ShardReader(path: options.shard)
-    try reader.checkCapacity(BlockSpec.defaultCapacity)
-    if options.incremental, options.delta, let previousPath = options.previous {
-        // Send only what changed since the shard this extension loaded last time.
-        let previous = ShardRuns(try ShardReader(path: previousPath))
-        let current = ShardRuns(reader)
-        var diff = RunDiff(old: previous, new: current)
-        while let change = diff.next() {
-            switch change {
-            case .remove(let run):
-                for number in run.start...run.last {
-                    crash.tick()
-                    context.removeBlockingEntry(withPhoneNumber: number)
-                }
-            case .add(let run):
-                for number in run.start...run.last {
-                    crash.tick()
-                    context.addBlockingEntry(withNextSequentialPhoneNumber: number)
-                }
-            }
-        }
-        if let error = previous.error ?? current.error { throw error }
-        // Identification entries: a changed label is a removal and an addition.
-        var labelDiff = try IdentificationDiff(old: previous.reader, new: reader)
-        let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
-        while let change = try labelDiff.next() {
-            switch change {
-            case .remove(let run):
-                for number in run.start...run.last {
-                    crash.tick()
-                    context.removeIdentificationEntry(withPhoneNumber: number)
-                }
-            case .add(let run, let label):
-                for number in run.start...run.last {
-                    crash.tick()
-                    context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
-                }
-            }
-        }
-    } else {
-        if options.incremental {
-            context.removeAllBlockingEntries()
-            context.removeAllIdentificationEntries()
-        }
-        while let number = try reader.next() {
-            crash.tick()
-            context.addBlockingEntry(withNextSequentialPhoneNumber: number)
-        }
-        let labels = try reader.readLabels().map { String(decoding: $0, as: UTF8.self) }
-        while let (run, label) = try reader.nextIdentificationRun() {
-            for number in run.start...run.last {
-                crash.tick()
-                context.addIdentificationEntry(withNextSequentialPhoneNumber: number, label: labels[label])
-            }
-        }
-    }
-    context.completeRequest(completionHandler: nil)
+    try ShardLoader.load(
+        shardAt: options.shard,
+        previousShardAt: options.incremental && options.delta ? options.previous : nil,
+        into: context
+    )
 } catch {
     context.cancelRequest(reason: error.message)
 }

@@ -247,7 +247,8 @@ import Testing
             var completed = 0
             init(isIncremental: Bool) { self.isIncremental = isIncremental }
             func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: Int64) { added.append(phoneNumber) }
-            func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) {}
+            var removed: [Int64] = []
+            func removeBlockingEntry(withPhoneNumber phoneNumber: Int64) { removed.append(phoneNumber) }
             func removeAllBlockingEntries() { removedAll += 1 }
             func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) {
                 identified.append((phoneNumber, label))
@@ -267,6 +268,25 @@ import Testing
             #expect(context.removedAll == (incremental ? 1 : 0))
             #expect(context.completed == 1)
         }
+        // Given the shard loaded last time, an incremental request sends only the differences
+        // (set arithmetic); a full request ignores it.
+        let numbers = Set(Self.sampleRuns.flatMap { Array($0.start...$0.last) })
+        var previous = Set(numbers.sorted().enumerated().filter { $0.offset % 7 != 3 }.map(\.element))
+        for extra in [Int64(5), 123_456, numbers.max()! + 2] where !numbers.contains(extra) { previous.insert(extra) }
+        try writeShard(previous.sorted().map { NumberRun(start: $0, count: 1) }, to: directory.file("previous.blk"))
+        let incremental = RecordingContext(isIncremental: true)
+        let added = try ShardLoader.load(
+            shardAt: directory.file("s.blk"),
+            previousShardAt: directory.file("previous.blk"),
+            into: incremental
+        )
+        #expect(incremental.added == numbers.subtracting(previous).sorted())
+        #expect(incremental.removed == previous.subtracting(numbers).sorted())
+        #expect(added == Int64(incremental.added.count) && incremental.removedAll == 0 && incremental.completed == 1)
+        let full = RecordingContext(isIncremental: false)
+        try ShardLoader.load(shardAt: directory.file("s.blk"), previousShardAt: directory.file("previous.blk"), into: full)
+        #expect(full.added == numbers.sorted() && full.removed.isEmpty)
+
         // A damaged shard adds nothing and completes nothing.
         var bytes = try readBytes(directory.file("s.blk"))
         bytes[bytes.count - 1] ^= 1
