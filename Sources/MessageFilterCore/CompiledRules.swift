@@ -98,6 +98,7 @@ public final class CompiledRules: @unchecked Sendable {
     ///
     /// - Throws: `MessageFilterError` naming the file and what failed.
     /// - Parameters:
+    ///   - path: the compiled rules file (`rules.blsms`, from `blocklist sms compile`).
     ///   - denseTableBudget: the bytes each automaton may spend on a complete transition table,
     ///     built at load, which makes matching about twice as fast; an automaton whose table would
     ///     be larger runs from the file's compact form. Default 4 MiB.

@@ -101,7 +101,10 @@ public enum StrictJSON {
     /// whose objects have no duplicate member names, whose strings are valid UTF-8 with no lone
     /// surrogate.
     ///
-    /// - Parameter subject: what the bytes are, to start the error's sentence ("The request body").
+    /// - Parameters:
+    ///   - bytes: the JSON text, UTF-8.
+    ///   - subject: what the bytes are, to start the error's sentence ("The request body").
+    ///   - maximumDepth: the most levels of nesting below the top value.
     /// - Throws: `invalidResponse` with a sentence saying what is wrong and at which byte.
     public static func check(_ bytes: UnsafeRawBufferPointer, subject: String, maximumDepth: Int = 32)
         throws(MessageFilterError)

@@ -49,9 +49,13 @@ public final class MessageClassifier {
     private var normalizedState: [NormalizedState] = [.unknown, .unknown]
     private enum NormalizedState { case unknown, same, folded }
 
-    /// - Parameter regexCacheSize: how many compiled regexes to keep; each costs its
-    ///   instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's fixed
-    ///   cache (about 75 KiB).
+    /// Makes a classifier over `rules`; its working memory is allocated here, not per message.
+    ///
+    /// - Parameters:
+    ///   - rules: the compiled rules, loaded once per process.
+    ///   - regexCacheSize: how many compiled regexes to keep; each costs its
+    ///     instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's fixed
+    ///     cache (about 75 KiB).
     public init(rules: CompiledRules, regexCacheSize: Int = 64) {
         self.rules = rules
         file = UnsafeRawBufferPointer(rules.bytes)

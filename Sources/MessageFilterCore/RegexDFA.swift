@@ -51,9 +51,11 @@ public final class RegexDFA {
 
     static let flagWord: UInt8 = 1, flagStart: UInt8 = 2
 
-    /// - Parameter stateCapacity: the most states kept at once (at most 65,000, three of them
-    ///   sentinels); the compiler
-    ///   asks for more when it builds a complete DFA (`complete(representatives:)`).
+    /// - Parameters:
+    ///   - program: the regex's NFA program, as the compiler shipped it.
+    ///   - stateCapacity: the most states kept at once (at most 65,000, three of them
+    ///     sentinels); the compiler asks for more when it builds a complete DFA
+    ///     (`complete(representatives:)`).
     public init(_ program: RegexProgram, stateCapacity: Int = RegexDFA.defaultStateCapacity) {
         self.program = program
         let stateCapacity = min(stateCapacity, 65_000)

@@ -284,7 +284,11 @@ import Testing
         #expect(incremental.removed == previous.subtracting(numbers).sorted())
         #expect(added == Int64(incremental.added.count) && incremental.removedAll == 0 && incremental.completed == 1)
         let full = RecordingContext(isIncremental: false)
-        try ShardLoader.load(shardAt: directory.file("s.blk"), previousShardAt: directory.file("previous.blk"), into: full)
+        try ShardLoader.load(
+            shardAt: directory.file("s.blk"),
+            previousShardAt: directory.file("previous.blk"),
+            into: full
+        )
         #expect(full.added == numbers.sorted() && full.removed.isEmpty)
 
         // A damaged shard adds nothing and completes nothing.
