@@ -7,24 +7,53 @@ import Testing
 @Suite struct ArchitectureTests {
     static let root = PortableModuleTests.packageRoot
 
-    /// Each library target of Package.swift and the package targets it depends on.
+    /// Package.swift as SwiftPM reads it (`swift package dump-package`, which evaluates only the
+    /// root manifest; a scratch path of its own keeps it off the running build's lock).
+    static func manifest() throws -> [[String: Any]] {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("dump-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let result = try runProcess(
+            "/usr/bin/env",
+            ["swift", "package", "--package-path", root.path, "--scratch-path", scratch, "dump-package"]
+        )
+        try #require(result.status == 0, "swift package dump-package failed")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        return try #require(json["targets"] as? [[String: Any]])
+    }
+
+    /// Each library target of Package.swift and the package targets it depends on (products of
+    /// other packages are not package targets).
     static func packageGraph() throws -> [String: Set<String>] {
-        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let targets = try manifest()
+        let names = Set(targets.compactMap { $0["name"] as? String })
         var graph: [String: Set<String>] = [:]
-        // `.target(` blocks: their name, then their dependencies' string literals (products are
-        // written `.product(name: …)` and are not package targets).
-        let blocks = manifest.components(separatedBy: ".target(").dropFirst()
-        for block in blocks {
-            let body = block.components(separatedBy: "\n        ),")[0] + "\n"
-            guard let name = body.firstMatch(of: /name: "([^"]+)"/)?.1 else { continue }
+        for target in targets where target["type"] as? String == "regular" {
+            let name = try #require(target["name"] as? String)
             var dependencies: Set<String> = []
-            if let list = body.firstMatch(of: /dependencies: \[([^\]]*)\]/)?.1 {
-                let targets = String(list).replacing(/\.product\([^)]*\)/, with: "")
-                for match in targets.matches(of: /"([A-Za-z-]+)"/) { dependencies.insert(String(match.1)) }
+            for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
+                let reference = (dependency["byName"] ?? dependency["target"]) as? [Any]
+                if let dependencyName = reference?.first as? String, names.contains(dependencyName) {
+                    dependencies.insert(dependencyName)
+                }
             }
-            graph[String(name)] = dependencies
+            graph[name] = dependencies
         }
         return graph
+    }
+
+    /// The modules `module`'s sources import, indented ones (inside `#if`) included.
+    static func imports(of module: String) throws -> Set<String> {
+        var imported: Set<String> = []
+        for (_, text) in try PortableModuleTests.sources(of: module) {
+            for line in PortableModuleTests.code(text) {
+                let words = line.split(separator: " ")
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                    words[..<index].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) })
+                else { continue }
+                imported.insert(String(words[index + 1]))
+            }
+        }
+        return imported
     }
 
     /// The module table's rows: module name and the package modules its imports column names.
@@ -49,6 +78,21 @@ import Testing
             graph[name] = Set(imports)
         }
         return graph
+    }
+
+    /// Each library target imports exactly the package targets Package.swift gives it: no
+    /// dependency unused, and no module reached through another's re-export.
+    @Test func importLinesMatchPackageSwift() throws {
+        let package = try Self.packageGraph()
+        let modules = Set(package.keys).union(["CZlib", "CSQLite"])
+        #expect(package.count >= 10)
+        for (name, dependencies) in package {
+            let imported = try Self.imports(of: name).intersection(modules)
+            #expect(
+                imported == dependencies,
+                "\(name) imports \(imported.sorted()); Package.swift gives \(dependencies.sorted())"
+            )
+        }
     }
 
     @Test func theModuleTableMatchesPackageSwift() throws {

@@ -41,7 +41,8 @@ import Testing
         #expect(files.count >= 8, "found \(files.map(\.name))")
         for (name, text) in files {
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            for (number, line) in lines.enumerated()
+            // Indented imports (inside `#if`) count too.
+            for (number, line) in lines.map({ $0.trimmingCharacters(in: .whitespaces) }).enumerated()
             where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
                 let imported = line.split(separator: " ").last.map(String.init) ?? ""
                 #expect(
