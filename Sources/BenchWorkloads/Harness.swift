@@ -69,17 +69,6 @@ package struct BenchRow: Encodable, Sendable {
     }
 }
 
-/// What a child process did: its output, wall time and memory as sampled.
-package struct ChildRun: Sendable {
-    package var output: [UInt8] = []
-    package var seconds: Double = 0
-    package var peakKiB = 0
-    package var anonymousKiB = 0
-    package var ruMaxRSSKiB = 0
-    /// The child's exit status (0 unless `run` was told to accept a failure).
-    package var exitStatus: Int32 = 0
-}
-
 /// What one workload's child reported, plus what the parent saw of it.
 package struct Measured: Sendable, Equatable {
     package var entries: Int64 = 0
@@ -119,56 +108,13 @@ package struct Measured: Sendable, Equatable {
 }
 
 package enum BenchHarness {
-    /// Runs `path` with `arguments`, reading its output and sampling its memory every 5 ms.
-    ///
-    /// - Parameter acceptingFailure: return a run that exited non-zero (its status in
-    ///   `exitStatus`) instead of throwing; a signal still throws. Default: false.
-    package static func run(
-        _ path: String,
-        _ arguments: [String],
-        what: String,
-        acceptingFailure: Bool = false
-    ) throws(BlocklistError) -> ChildRun {
-        let clock = ContinuousClock()
-        let started = clock.now
-        let child = try ChildProcess(path: path, arguments: arguments)
-        var run = ChildRun()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
-        defer { buffer.deallocate() }
-        func sample() {
-            if let memory = ProcessMemory.read(pid: child.pid) {
-                run.peakKiB = max(run.peakKiB, memory.peakResident)
-                run.anonymousKiB = max(run.anonymousKiB, memory.anonymous)
-            }
-        }
-        while true {
-            sample()
-            guard child.waitForOutput(milliseconds: 5) else { continue }
-            let count = try child.read(into: buffer)
-            if count == 0 { break }
-            run.output += buffer[0..<count]
-        }
-        child.release()
-        // A child may close its output long before it ends (sort -o does at once).
-        while try !child.waitIfEnded() {
-            sample()
-            usleep(5000)
-        }
-        run.seconds = (clock.now - started).seconds
-        run.exitStatus = child.exitStatus
-        guard child.exitStatus == 0 || acceptingFailure, child.termSignal == 0 else {
-            throw BlocklistError(
-                .io,
-                "The bench workload \(what) failed (status \(child.exitStatus), signal \(child.termSignal))."
-            )
-        }
-        run.ruMaxRSSKiB = child.maximumResidentKiB
-        return run
-    }
-
     /// Runs one workload in a child (`programs.workloadRunner`) and reads its report.
     package static func measure(_ arguments: [String], programs: BenchPrograms) throws(BlocklistError) -> Measured {
-        let child = try run(programs.workloadRunner, programs.workloadArguments + arguments, what: arguments[0])
+        let child = try ChildProcess.run(
+            programs.workloadRunner,
+            programs.workloadArguments + arguments,
+            what: arguments[0]
+        )
         var measured = Measured(
             peakKiB: child.peakKiB,
             anonymousKiB: child.anonymousKiB,

@@ -17,7 +17,7 @@ package enum ImportBench {
         let list = directory + "/numbers.txt"
         let bytes = try writeUnsortedNumbers(lines, to: list)
         progress("running import of \(Terminal.grouped(Int64(lines))) numbers…")
-        let imported = try BenchHarness.run(
+        let imported = try ChildProcess.run(
             generate,
             ["--numbers", list, "--no-sync", "--json", "-o", directory + "/import"],
             what: "import"
@@ -36,7 +36,7 @@ package enum ImportBench {
         var rows = [row("import \(Terminal.grouped(Int64(lines))) unsorted numbers", imported)]
         if access("/usr/bin/sort", X_OK) == 0 {
             progress("running GNU sort of the same lines…")
-            let sorted = try BenchHarness.run(
+            let sorted = try ChildProcess.run(
                 "/usr/bin/env",
                 ["LC_ALL=C", "/usr/bin/sort", "-u", "-S", "6M", "--parallel=1", "-o", "/dev/null", list],
                 what: "GNU sort"

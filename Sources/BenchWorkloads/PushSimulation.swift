@@ -76,7 +76,7 @@ package enum PushSimulation {
             try FileSystem.writeNewFile(path("numbers.txt"), text, sync: false)
         }
         func blocklist(_ arguments: [String], what: String) throws -> ChildRun {
-            try BenchHarness.run(programs.blocklist, arguments, what: what)
+            try ChildProcess.run(programs.blocklist, arguments, what: what)
         }
         progress("generating \(numbers) numbers and publishing generation 1")
         _ = try KeyFiles.create(in: path("keys"), now: Int64(time(nil)))
@@ -158,7 +158,7 @@ package enum PushSimulation {
         try FileSystem.writeNewFile(path("push-\(published.generation).json"), made.json, sync: false)
         let afterPublish = clock.now
         progress("delivering the push (\(made.json.count) bytes, \(made.inline ? "inline" : "URL"))")
-        let delivered = try BenchHarness.run(
+        let delivered = try ChildProcess.run(
             programs.notificationService,
             [path("push-\(published.generation).json"), "--app-group", path("app"), "--trust", path("keys/root.json")],
             what: "blocklist-notification-service"

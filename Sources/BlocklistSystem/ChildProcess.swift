@@ -123,3 +123,68 @@ package final class ChildProcess {
         return true
     }
 }
+
+/// What a child process did: its output, wall time, and memory as sampled.
+package struct ChildRun: Sendable {
+    package var output: [UInt8] = []
+    package var seconds: Double = 0
+    package var peakKiB = 0
+    package var anonymousKiB = 0
+    package var ruMaxRSSKiB = 0
+    /// The child's exit status (0 unless `run` was told to accept a failure).
+    package var exitStatus: Int32 = 0
+}
+
+extension ChildProcess {
+    /// Runs `path` with `arguments` to its end, reading its output and sampling its memory
+    /// (`ProcessMemory`) every 5 ms: how `blocklist bench` measures each workload and `push
+    /// deliver` its notification host.
+    ///
+    /// - Parameters:
+    ///   - what: names the program in the error.
+    ///   - acceptingFailure: return a run that exited non-zero (its status in `exitStatus`)
+    ///     instead of throwing; a signal still throws. Default: false.
+    package static func run(
+        _ path: String,
+        _ arguments: [String],
+        what: String,
+        acceptingFailure: Bool = false
+    ) throws(BlocklistError) -> ChildRun {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let child = try ChildProcess(path: path, arguments: arguments)
+        var run = ChildRun()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
+        defer { buffer.deallocate() }
+        func sample() {
+            if let memory = ProcessMemory.read(pid: child.pid) {
+                run.peakKiB = max(run.peakKiB, memory.peakResident)
+                run.anonymousKiB = max(run.anonymousKiB, memory.anonymous)
+            }
+        }
+        while true {
+            sample()
+            guard child.waitForOutput(milliseconds: 5) else { continue }
+            let count = try child.read(into: buffer)
+            if count == 0 { break }
+            run.output += buffer[0..<count]
+        }
+        child.release()
+        // A child may close its output long before it ends (sort -o does at once).
+        while try !child.waitIfEnded() {
+            sample()
+            usleep(5000)
+        }
+        let (whole, attoseconds) = (clock.now - started).components
+        run.seconds = Double(whole) + Double(attoseconds) / 1e18
+        run.exitStatus = child.exitStatus
+        guard child.exitStatus == 0 || acceptingFailure, child.termSignal == 0 else {
+            throw BlocklistError(
+                .io,
+                "\(what) failed (status \(child.exitStatus), signal \(child.termSignal))."
+            )
+        }
+        run.ruMaxRSSKiB = child.maximumResidentKiB
+        return run
+    }
+}

@@ -2,12 +2,6 @@ import BlocklistCore
 import BlocklistSystem
 import SetStorage
 
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// The simulator's stand-in for CallKit's CallDirectory.db: one SQLite file holding the registered
 /// extensions, their Settings switch and load state, and every blocking entry.
 ///

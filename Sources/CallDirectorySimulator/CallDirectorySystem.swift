@@ -1,12 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
 
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// How an extension sends its list when the request is incremental.
 public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
     /// removeAll, then add everything (the original app's way).

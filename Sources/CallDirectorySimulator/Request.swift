@@ -3,12 +3,6 @@ import BlocklistSystem
 import CSQLite
 import CallDirectoryHosting
 
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// One extension request in progress: its transaction, the rules, the host's output.
 struct Request {
     let store: CallDirectoryStore
@@ -441,7 +435,7 @@ struct Request {
                 .integer(extensionID),
                 .text(checksum),
                 .integer(count),
-                .integer(Int64(Date().timeIntervalSince1970)),
+                .integer(Int64(time(nil))),
                 .integer(milliseconds),
                 .integer(Int64(peakKiB))
             ).run()
@@ -464,7 +458,7 @@ struct Request {
             """
         ).bind(
             .integer(extensionID),
-            .integer(Int64(Date().timeIntervalSince1970)),
+            .integer(Int64(time(nil))),
             .integer(milliseconds),
             .integer(Int64(peakKiB)),
             .text(error.description)

@@ -514,7 +514,7 @@ struct Push: ParsableCommand {
             if let pushKey { arguments += ["--push-key", pushKey] }
             // Run and sampled as the bench runs its workloads; the host's answer is printed even when
             // it exits non-zero.
-            let run = try BenchHarness.run(
+            let run = try ChildProcess.run(
                 path,
                 arguments,
                 what: "blocklist-notification-service",
