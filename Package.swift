@@ -178,12 +178,12 @@ let package = Package(
 
         // MARK: - Set storage: shard sets on disk and the lists they are made from
 
-        /// Shard sets on disk: the manifest model and its streaming writer, the atomic commit of a
+        /// Shard sets on disk: the manifest model, its streaming writer and its one reader, the atomic commit of a
         /// generation, and what blocklist may touch in an output directory. No Foundation, so the
         /// generate executable stays small.
         .target(
             name: "SetStorage",
-            dependencies: ["BlocklistCore", "BlocklistSystem"]
+            dependencies: ["BlocklistCore", "BlocklistSystem", "JSONStream"]
         ),
         /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
         /// nesting refused by name. Standard library only.
@@ -196,7 +196,7 @@ let package = Package(
             name: "ListImport",
             dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"]
         ),
-        /// Reading sets: the manifest through JSONDecoder, generations held against removal while
+        /// Reading sets: the manifest through `Manifest.decode`, generations held against removal while
         /// they are read, and the set verifier.
         .target(
             name: "SetReading",

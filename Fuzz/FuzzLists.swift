@@ -1,9 +1,10 @@
 import BlocklistCore
 import JSONStream
 import ListImport
+import SetStorage
 
 // A libFuzzer target for every parser of list input: the JSON reader, list files, CSV records and
-// number lines, and plain and gzip input. Any input must be read or refused with an error, never
+// number lines, plain and gzip input, and manifest.json (mode 6). Any input must be read or refused with an error, never
 // crash or hang; and where a second reading exists, both must agree. Built with
 // Scripts/fuzz-lists.sh.
 #if canImport(Glibc)
@@ -103,7 +104,7 @@ private func gzip(_ text: [UInt8], cuts: [Int]) -> [UInt8] {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size >= 1 else { return 0 }
-    let mode = data[0] % 6
+    let mode = data[0] % 7
     let rest = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     switch mode {
     case 0:
@@ -165,6 +166,16 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let text = Array(repeatElement(rest.dropFirst(3), count: 1 + Int(rest.last ?? 0) % 24).joined())
         write(gzip(text, cuts: cuts))
         precondition(lines() == expectedLines(text), "gzip lines differ from the text's")
+    case 6:
+        // manifest.json's reader: read or refused with an error; what it reads reads again the same
+        // after a byte-for-byte copy with a trailing newline, and validates or is refused.
+        if let manifest = try? Manifest.decode(rest, path: "fuzz/manifest.json") {
+            precondition(
+                (try? Manifest.decode(rest + [0x0A], path: "fuzz/manifest.json")) == manifest,
+                "a trailing newline changed the manifest"
+            )
+            _ = try? manifest.validate(path: "fuzz/manifest.json")
+        }
     default:
         // Any bytes after a gzip member: read only if they are another member; a truncated copy
         // of a valid file is always refused.

@@ -14,7 +14,7 @@ out=.build/fuzz-lists
 mkdir -p "$out/corpus" "$out/modules"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -package-name blocklist -I Sources/CZlib -I "$out/modules")
 objects=()
-for module in BlocklistCore BlocklistSystem SetStorage JSONStream ListImport; do
+for module in BlocklistCore BlocklistSystem JSONStream SetStorage ListImport; do
     sources=$(find "Sources/$module" -name '*.swift' | sort)
     # shellcheck disable=SC2086
     swiftc "${flags[@]}" -module-name "$module" -wmo -c $sources -o "$out/modules/$module.o" \

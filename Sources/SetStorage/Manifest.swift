@@ -4,7 +4,8 @@ import BlocklistCore
 /// spec that made them. `manifest.json` in the output directory; replacing it is the commit.
 ///
 /// `ManifestWriter` writes it as a stream (so a 10,000-shard set never holds every record in
-/// memory); `SetReading` reads it with `JSONDecoder`.
+/// memory); `Manifest.decode` (ManifestReader.swift) is its one reader. `Codable` stays for the tests,
+/// which hold that reader to JSONDecoder (`ManifestReaderTests`).
 public struct Manifest: Codable, Hashable, Sendable {
     /// The file name in the output directory.
     public static let fileName = "manifest.json"
