@@ -92,13 +92,18 @@ public enum Publisher {
             )
         }
         let manifestPath = setDirectory + "/" + Manifest.fileName
-        let manifest = try JSONValue(
-            parsing: try FileSystem.readFile(manifestPath, limit: 16 << 20),
-            what: manifestPath
-        )
-        guard case .object(let members) = manifest, case .string(let setName)? = members["directory"],
-            case .array(let shardList)? = members["shards"], case .object(var specFields)? = members["spec"],
-            FileInfo.isSafe(setName)
+        // The set's one manifest reader (the set was verified above through it); the spec goes
+        // into the snapshot as the JSON it is.
+        let manifestBytes = try FileSystem.readFile(manifestPath, limit: 16 << 20)
+        let manifest: Manifest
+        do {
+            manifest = try Manifest.decode(manifestBytes, path: manifestPath)
+            try manifest.validate(path: manifestPath)
+        } catch {
+            throw UpdateError(.malformed, error.message)
+        }
+        guard case .object(let members) = try JSONValue(parsing: manifestBytes, what: manifestPath),
+            case .object(var specFields)? = members["spec"]
         else {
             throw UpdateError(.malformed, "\(manifestPath) is not a blocklist set manifest.")
         }
@@ -106,13 +111,7 @@ public enum Publisher {
         // would look for them there.
         specFields["inputs"] = nil
         let spec = JSONValue.object(specFields)
-        var shardPaths: [String] = []
-        for entry in shardList {
-            guard case .object(let shard) = entry, case .string(let file)? = shard["file"], FileInfo.isSafe(file),
-                !file.contains("/")
-            else { throw UpdateError(.malformed, "\(manifestPath) lists a shard without a plain file name.") }
-            shardPaths.append(setDirectory + "/" + setName + "/" + file)
-        }
+        let shardPaths = manifest.shards.map { manifest.path(of: $0, in: setDirectory) }
         let contents = try shardPaths.map { path throws(UpdateError) in try ShardContent(shardAt: path) }
         let digests = contents.map(\.digest)
 

@@ -70,26 +70,17 @@ public enum UpdateInstaller {
         guard try FileSystem.kind(appGroup) == .directory, try FileSystem.kind(manifestPath) != .missing else {
             return Installed(publication: .none, shardPaths: [], specJSON: nil, totalEntries: 0)
         }
-        let manifest = try JSONFieldsReader(try FileSystem.readFile(manifestPath, limit: 16 << 20), what: manifestPath)
-        let directory = try manifest.string("directory")
-        guard FileInfo.isSafe(directory), !directory.contains("/") else {
-            throw UpdateError(
-                .malformed,
-                "\(manifestPath) names the set directory \"\(directory)\", which is not a plain name."
-            )
-        }
-        var paths: [String] = []
-        var total: Int64 = 0
-        for shard in try manifest.array("shards") {
-            let file = try shard.string("file")
-            guard FileInfo.isSafe(file), !file.contains("/") else {
-                throw UpdateError(
-                    .malformed,
-                    "\(manifestPath) names the shard file \"\(file)\", which is not a plain name."
-                )
-            }
-            paths.append(appGroup + "/" + directory + "/" + file)
-            total += try shard.integer("count") + ((try? shard.integer("identified")) ?? 0)
+        // The set's one manifest reader, and its check that every name stays inside the App Group.
+        // The spec is carried to the next generation as the JSON it is.
+        let bytes = try FileSystem.readFile(manifestPath, limit: 16 << 20)
+        let manifest = try Manifest.decode(bytes, path: manifestPath)
+        try manifest.validate(path: manifestPath)
+        let directory = manifest.directory
+        let paths = manifest.shards.map { manifest.path(of: $0, in: appGroup) }
+        let total = manifest.shards.reduce(Int64(0)) { $0 + $1.count + ($1.identified ?? 0) }
+        var specJSON: [UInt8]?
+        if case .object(let members) = try JSONValue(parsing: bytes, what: manifestPath) {
+            specJSON = members["spec"]?.canonicalBytes
         }
         let statePath = appGroup + "/" + directory + "/" + ShardSet.publicationStateName
         var publication = InstalledPublication.none
@@ -107,7 +98,7 @@ public enum UpdateInstaller {
         var installed = Installed(
             publication: publication,
             shardPaths: paths,
-            specJSON: manifest.spec,
+            specJSON: specJSON,
             totalEntries: total
         )
         let rootsPath = appGroup + "/" + directory + "/" + ShardSet.trustedRootsName
@@ -515,42 +506,5 @@ final class UpdateProducer: ShardProducer {
             offset += Int64(count)
         }
         if sync { try output.sync() }
-    }
-}
-
-/// Reads a manifest's few fields an update needs, without Foundation.
-struct JSONFieldsReader {
-    let value: JSONValue
-    let what: String
-    init(_ bytes: [UInt8], what: String) throws {
-        value = try JSONValue(parsing: bytes, what: what)
-        self.what = what
-    }
-    private var members: [String: JSONValue] {
-        if case .object(let m) = value { return m }
-        return [:]
-    }
-    func string(_ key: String) throws -> String {
-        guard case .string(let text)? = members[key] else {
-            throw UpdateError(.malformed, "\(what) has no string \"\(key)\".")
-        }
-        return text
-    }
-    func integer(_ key: String) throws -> Int64 {
-        guard case .number(let text)? = members[key], let value = Int64(text) else {
-            throw UpdateError(.malformed, "\(what) has no whole number \"\(key)\".")
-        }
-        return value
-    }
-    func array(_ key: String) throws -> [JSONFieldsReader] {
-        guard case .array(let elements)? = members[key] else {
-            throw UpdateError(.malformed, "\(what) has no array \"\(key)\".")
-        }
-        return elements.map { JSONFieldsReader(value: $0, what: what) }
-    }
-    var spec: [UInt8]? { members["spec"]?.canonicalBytes }
-    private init(value: JSONValue, what: String) {
-        self.value = value
-        self.what = what
     }
 }
