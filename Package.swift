@@ -243,7 +243,7 @@ let package = Package(
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
             name: "CommandSupport",
-            dependencies: ["BlocklistCore", "SetStorage", "ListImport", "BlocklistSystem"],
+            dependencies: ["BlocklistCore", "SetStorage", "ListImport", "BlocklistSystem", "JSONStream"],
             // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
@@ -349,6 +349,7 @@ let package = Package(
                 "HTTPFetch",
                 "ArgumentTypes",
                 "BenchWorkloads",
+                "JSONStream",
                 toolsProduct("ArgumentParser", "swift-argument-parser"),
             ],
             exclude: ["hot-functions.order"],

@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+import JSONStream
 import ListImport
 import SetStorage
 
@@ -180,9 +181,9 @@ public enum GenerateRunner {
             // Keys sorted, as the other commands' JSONEncoder output; every value is a number or a
             // path the user gave (escaped).
             var fields: [(String, String)] = [
-                ("bytes", String(generated.totalBytes)), ("directory", jsonString(directory)),
+                ("bytes", String(generated.totalBytes)), ("directory", JSONText.string(directory)),
                 ("entries", String(generated.totalEntries)),
-                ("entriesPerSecond", String(rate)), ("generation", jsonString(generated.generation)),
+                ("entriesPerSecond", String(rate)), ("generation", JSONText.string(generated.generation)),
             ]
             if let anonymous { fields.append(("peakAnonymousKiB", String(anonymous))) }
             if let resident = memory?.peakResident { fields.append(("peakResidentKiB", String(resident))) }
@@ -204,20 +205,4 @@ public enum GenerateRunner {
     }
 
     static func showProgressFor(_ options: GenerateOptions) -> Bool { Terminal.stderrIsTerminal && !options.json }
-
-    /// A JSON string literal (RFC 8259 §7).
-    public static func jsonString(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\u{0}"..."\u{1F}":
-                let digits = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
 }

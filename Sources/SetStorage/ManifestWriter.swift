@@ -1,4 +1,5 @@
 import BlocklistCore
+import JSONStream
 
 /// Writes a manifest as pretty JSON, one shard at a time, through one fixed buffer.
 ///
@@ -23,6 +24,8 @@ public final class ManifestWriter {
     private let file: FileDescriptor
     private let buffer: UnsafeMutableRawBufferPointer
     private var used = 0
+    /// One string escaped at a time, its capacity kept.
+    private var scratch: [UInt8] = []
     private var written: Int64 = 0
     private var shardCount = 0
     private var totalEntries: Int64 = 0
@@ -135,22 +138,11 @@ public final class ManifestWriter {
         try append(values.isEmpty ? "]" : " ]")
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped (RFC 8259 §7).
+    /// A JSON string, escaped by `JSONText`, through one scratch buffer.
     private func string(_ value: String) throws(BlocklistError) {
-        try append("\"")
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): try append("\\\"")
-            case UInt8(ascii: "\\"): try append("\\\\")
-            case 0..<0x20:
-                let hexDigits = Array("0123456789abcdef".utf8)
-                try appendBytes([
-                    UInt8(ascii: "\\"), UInt8(ascii: "u"), 48, 48, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)],
-                ])
-            default: try appendBytes(CollectionOfOne(byte))
-            }
-        }
-        try append("\"")
+        scratch.removeAll(keepingCapacity: true)
+        JSONText.appendString(value, to: &scratch)
+        try appendBytes(scratch)
     }
 
     private func append(_ text: String) throws(BlocklistError) {

@@ -99,20 +99,7 @@ public indirect enum JSONValue: Hashable, Sendable {
     }
 
     private static func writeString(_ text: String, into out: inout [UInt8]) {
-        let digits = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 15)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONText.appendString(text, to: &out)
     }
 }
 

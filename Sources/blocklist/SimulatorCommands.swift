@@ -3,6 +3,7 @@ import ArgumentTypes
 import BlocklistCore
 import CallDirectorySimulator
 import CommandSupport
+import JSONStream
 import ListImport
 import SetReading
 import SetStorage
@@ -428,7 +429,7 @@ struct Lookup: ParsableCommand {
             if blockers.isEmpty && identifiers.isEmpty { print("\(value) is neither blocked nor identified") }
             if !blockers.isEmpty { print("\(value) is blocked by \(blockers.joined(separator: ", "))") }
             for (identifier, label) in identifiers {
-                print("\(value) is identified as \(GenerateRunner.jsonString(label)) by \(identifier)")
+                print("\(value) is identified as \(JSONText.string(label)) by \(identifier)")
             }
         }
         if blockers.isEmpty && identifiers.isEmpty { throw ExitCode(1) }

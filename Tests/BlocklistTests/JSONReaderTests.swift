@@ -239,3 +239,29 @@ import Testing
         }
     }
 }
+
+/// The one JSON string escaper, against Foundation's reader and JSONStream's: random strings of
+/// quotes, backslashes, every control character, non-ASCII and astral scalars come back unchanged.
+@Suite struct JSONTextTests {
+    @Test func everyStringReadsBackUnchanged() throws {
+        var generator = SplitMix64(state: 31)
+        let alphabet: [Unicode.Scalar] =
+            ["\"", "\\", "/", "a", "é", "한", "\u{2028}", "\u{7F}", "\u{FEFF}", "😀"]
+            + (0..<0x20).map { Unicode.Scalar(UInt8($0)) }
+        for _ in 0..<500 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...24, using: &generator) {
+                text.unicodeScalars.append(alphabet.randomElement(using: &generator)!)
+            }
+            let literal = JSONText.string(text)
+            // Foundation's reader keeps or drops U+FEFF inside strings (swift-corelibs-foundation), so
+            // its scalars are compared without them; JSONStream's reader below keeps every scalar.
+            func withoutBOM(_ string: String) -> [Unicode.Scalar] { string.unicodeScalars.filter { $0 != "\u{FEFF}" } }
+            let foundation = try JSONSerialization.jsonObject(with: Data("[\(literal)]".utf8)) as? [String]
+            #expect(foundation.map { $0.map(withoutBOM) } == [withoutBOM(text)], "\(literal)")
+            let reader = JSONReader(bytes: Array(literal.utf8))
+            #expect(try reader.next() == .string && reader.string == text)
+            #expect(!literal.utf8.dropFirst().dropLast().contains { $0 < 0x20 })
+        }
+    }
+}
