@@ -18,6 +18,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "app-package: $*" >&2; exit 1; }
 
 git clone -q "$root" "$work/blocklist"
+# Whatever tags the clone has, this commit is the newest version the app can resolve.
+git -C "$work/blocklist" tag -l | xargs -r git -C "$work/blocklist" tag -d >/dev/null
 git -C "$work/blocklist" tag 1.0.0
 cp -R "$root/Examples/ExtensionApp" "$work/app"
 rm -rf "$work/app/.build" "$work/app/Package.resolved"

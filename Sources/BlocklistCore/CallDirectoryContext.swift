@@ -41,7 +41,8 @@ public enum ShardLoader {
     /// removing one number from a 1,992,600-number shard is one call. Without it, an incremental
     /// request removes everything stored and adds the whole shard.
     ///
-    /// Opening a shard checks its checksums first, so a damaged file adds nothing; a shard that
+    /// Opening a shard checks its checksums first, so a damaged file adds nothing, and a previous
+    /// shard of another index (another extension's) is refused before any call; a shard that
     /// says it holds more than `capacity` numbers of either kind is refused before anything is added.
     ///
     /// - Returns: how many entries of both kinds were added.
@@ -61,7 +62,16 @@ public enum ShardLoader {
         try reader.checkCapacity(capacity)
         var added: Int64 = 0
         if context.isIncremental, let previousPath {
-            let previous = ShardRuns(try ShardReader(path: previousPath))
+            let previousReader = try ShardReader(path: previousPath)
+            // Another extension's shard would make the diff remove numbers never stored and add
+            // numbers already stored.
+            guard previousReader.header.shardIndex == reader.header.shardIndex else {
+                throw BlocklistError(
+                    .wrongShard,
+                    "\(previousPath) is shard \(previousReader.header.shardIndex), not shard \(reader.header.shardIndex) like \(path); it cannot be what this extension loaded last time, and nothing was sent."
+                )
+            }
+            let previous = ShardRuns(previousReader)
             let current = ShardRuns(reader)
             var diff = RunDiff(old: previous, new: current)
             while let change = diff.next() {

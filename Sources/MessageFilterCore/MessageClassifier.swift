@@ -95,8 +95,8 @@ public final class MessageClassifier {
         }
     }
 
-    /// Classifies one message. Strings are valid UTF-8 by construction; call `validate` first
-    /// on bytes from elsewhere.
+    /// Classifies one message. A body longer than `maximumBodyBytes` is not read: the decision
+    /// is `noMatch` (none), which leaves the message to the system or the server.
     public func classify(sender: String, body: String) -> Decision {
         // Native strings lend their UTF-8 in place; others are copied to native form first.
         let borrowed = sender.utf8.withContiguousStorageIfAvailable { senderBytes in
@@ -110,8 +110,13 @@ public final class MessageClassifier {
         }
     }
 
-    /// Classifies one message given as UTF-8 bytes that passed `validate`.
+    /// Classifies one message given as UTF-8 bytes. Bytes that are not UTF-8, a sender longer
+    /// than `maximumSenderBytes` or a body longer than `maximumBodyBytes` are not read: the
+    /// decision is `noMatch` (none). `validate` says which of these a message breaks.
     public func classify(sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) -> Decision {
+        guard sender.count <= Self.maximumSenderBytes, body.count <= Self.maximumBodyBytes,
+            isValidUTF8(sender), isValidUTF8(body)
+        else { return .noMatch }
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidates.removeAll(keepingCapacity: true)
         var best = CompiledRulesFormat.noRule

@@ -12,3 +12,19 @@ package func isValidUTF8<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         }
     }
 }
+
+/// `isValidUTF8` for bytes in memory: ASCII is passed over 8 bytes at a time, since the classifier
+/// checks every message it is handed and most are ASCII; the rest goes to the parser.
+package func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var index = 0
+    if let base = bytes.baseAddress {
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= bytes.count,
+            raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+        {
+            index += 8
+        }
+    }
+    // Everything before `index` is ASCII, so it starts a scalar.
+    return isValidUTF8(bytes[index...])
+}

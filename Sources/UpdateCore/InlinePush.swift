@@ -101,6 +101,12 @@ public struct InlinePush: Sendable {
     ///   push), `.badSignature`, `.malformed`.
     public init(opening sealed: [UInt8], pushKey: SymmetricKey, trusting root: Root, now: Int64) throws(UpdateError) {
         try root.checkCurrent(now: now)
+        guard pushKey.bitCount == 256 else {
+            throw UpdateError(
+                .malformed,
+                "The push key is \(pushKey.bitCount / 8) bytes; a push key is 32 bytes (ChaChaPoly), as blocklist keys create writes it."
+            )
+        }
         let opened: [UInt8]
         do {
             opened = Array(try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: sealed), using: pushKey))
@@ -207,9 +213,15 @@ public enum PushKeyFile {
     public static func key(_ bytes: [UInt8], what: String) throws(UpdateError) -> SymmetricKey {
         guard case .object(let members) = try JSONValue(parsing: bytes, what: what),
             members["type"] == .string("chachapoly-key"), case .string(let text)? = members["key"],
-            let raw = TextEncodings.base64Decode(Array(text.utf8)), raw.count == 32
+            let raw = TextEncodings.base64Decode(Array(text.utf8))
         else {
-            throw UpdateError(.malformed, "\(what) is not a push key written by blocklist keys create.")
+            throw UpdateError(
+                .malformed,
+                "\(what) is not a push key written by blocklist keys create: a JSON object with \"type\": \"chachapoly-key\" and the key in base64 under \"key\"."
+            )
+        }
+        guard raw.count == 32 else {
+            throw UpdateError(.malformed, "\(what) holds a \(raw.count)-byte key; a push key is 32 bytes (ChaChaPoly).")
         }
         return SymmetricKey(data: raw)
     }

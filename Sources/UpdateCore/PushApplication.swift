@@ -1,3 +1,5 @@
+import BlocklistCore
+
 /// What an app's Notification Service Extension does with an opened push (or update file) when it
 /// keeps its shards itself: the push's deltas applied to the installed shards, each written to a
 /// new file, and the resulting set checked against the push's signed set digest. Nothing is
@@ -44,13 +46,14 @@ extension InlinePush {
     /// - Parameters:
     ///   - installedGeneration: the generation the shards are.
     ///   - shards: each installed shard's path and content digest, in index order (shard 1 first).
-    ///   - resultPath: where to write the new version of a changed shard, given its index; the
-    ///     file must not exist.
+    ///   - resultPath: where to write the new version of a changed shard, given its index; nothing
+    ///     may have that name yet.
     ///   - sync: whether each written shard is synced to disk.
     /// - Returns: the changed shards, every shard's digest afterwards, and the counts.
-    /// - Throws: `UpdateError`: `.wrongBase` as `deltasByShard`, a delta's own errors, and
-    ///   `.mismatch` if the resulting set is not the one the push signs. Files already written
-    ///   stay for the caller to remove.
+    /// - Throws: `UpdateError`: `.wrongBase` as `deltasByShard`, or when a delta is for another
+    ///   version of its shard; `.malformed` if a result path is taken; a delta's own errors; and
+    ///   `.mismatch` if the resulting set is not the one the push signs. Whatever failed, the
+    ///   files this call wrote are removed, and nothing else is touched.
     public func apply(
         installedGeneration: UInt64,
         shards: [(path: String, digest: [UInt8])],
@@ -58,28 +61,43 @@ extension InlinePush {
         sync: Bool = true
     ) throws(UpdateError) -> Application {
         let byShard = try deltasByShard(installedGeneration: installedGeneration, shardCount: shards.count)
-        var digests = shards.map(\.digest)
-        var counts = ShardDelta.Counts()
-        for index in byShard.keys.sorted() {
-            let (_, changed, digest) = try ShardDelta.apply(
-                byShard[index]!,
-                what: "the push's delta of shard \(index)",
-                baseAt: shards[index - 1].path,
-                to: resultPath(index),
-                sync: sync
-            )
-            counts.blockingAdded += changed.blockingAdded
-            counts.blockingRemoved += changed.blockingRemoved
-            counts.identificationAdded += changed.identificationAdded
-            counts.identificationRemoved += changed.identificationRemoved
-            digests[index - 1] = digest
-        }
-        guard Snapshot.setDigest(digests) == setDigest else {
+        let changed = byShard.keys.sorted()
+        for index in changed where FileDescriptor.nameExists(resultPath(index)) {
             throw UpdateError(
-                .mismatch,
-                "The shards after the push are not the set it signs (generation \(to)); the installed shards are not the push's base."
+                .malformed,
+                "\(resultPath(index)) exists, and the new version of shard \(index) is written only where nothing is; remove what an earlier apply left there, or write elsewhere. Nothing was written."
             )
         }
-        return Application(changedShards: byShard.keys.sorted(), shardDigests: digests, counts: counts)
+        var written: [String] = []
+        do throws(UpdateError) {
+            var digests = shards.map(\.digest)
+            var counts = ShardDelta.Counts()
+            for index in changed {
+                let path = resultPath(index)
+                written.append(path)
+                let (_, delta, digest) = try ShardDelta.apply(
+                    byShard[index]!,
+                    what: "the push's delta of shard \(index)",
+                    baseAt: shards[index - 1].path,
+                    to: path,
+                    sync: sync
+                )
+                counts.blockingAdded += delta.blockingAdded
+                counts.blockingRemoved += delta.blockingRemoved
+                counts.identificationAdded += delta.identificationAdded
+                counts.identificationRemoved += delta.identificationRemoved
+                digests[index - 1] = digest
+            }
+            guard Snapshot.setDigest(digests) == setDigest else {
+                throw UpdateError(
+                    .mismatch,
+                    "The shards after the push are not the set it signs (generation \(to)): the changed shards \(changed.map(String.init).joined(separator: ", ")) applied, so an unchanged shard's recorded digest, or the order of `shards`, is not the push's base (list every shard in index order with the digest recorded when it was installed). Nothing was kept."
+                )
+            }
+            return Application(changedShards: changed, shardDigests: digests, counts: counts)
+        } catch {
+            for path in written { FileDescriptor.removeCreated(path) }
+            throw error
+        }
     }
 }

@@ -602,6 +602,41 @@ import Testing
                 sync: false
             )
         }
+        // Unchanged shard 2's recorded digest wrong: the set is refused, and the shard written
+        // for it is removed again.
+        let mismatch = #expect(throws: UpdateError.self) {
+            _ = try push.apply(
+                installedGeneration: 1,
+                shards: [shards[0], (shards[1].path, shards[0].digest)],
+                writingTo: { output.file("mismatch-\($0).blk") },
+                sync: false
+            )
+        }
+        #expect(mismatch?.code == .mismatch)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).sorted() == ["shard-1.blk"])
+        // A result path already taken: refused before anything is written, the file untouched.
+        let taken = #expect(throws: UpdateError.self) {
+            _ = try push.apply(installedGeneration: 1, shards: shards, writingTo: { output.file("shard-\($0).blk") })
+        }
+        #expect(taken?.message.contains("exists") == true)
+        #expect(Self.expand(try ShardContent(shardAt: output.file("shard-1.blk")).blocking) == numbers.sorted())
+    }
+
+    /// A push key of the wrong length is named as such, in a key file and as a key.
+    @Test func aPushKeyOfTheWrongLengthIsNamed() throws {
+        let file = Array(#"{"type":"chachapoly-key","key":"AAAAAAAAAAAAAAAAAAAAAA=="}"#.utf8)
+        let short = #expect(throws: UpdateError.self) { _ = try PushKeyFile.key(file, what: "push.key") }
+        #expect(short?.message == "push.key holds a 16-byte key; a push key is 32 bytes (ChaChaPoly).")
+        let root = Root(version: 1, expires: .max, threshold: 1, keys: [Curve25519.Signing.PrivateKey().publicKey])
+        let opened = #expect(throws: UpdateError.self) {
+            _ = try InlinePush(
+                opening: [UInt8](repeating: 0, count: 64),
+                pushKey: SymmetricKey(size: .bits128),
+                trusting: root,
+                now: 0
+            )
+        }
+        #expect(opened?.message.hasPrefix("The push key is 16 bytes; a push key is 32 bytes") == true)
     }
 
     @Test func anUpdateFileCarriesASmallChangeInOneFile() throws {

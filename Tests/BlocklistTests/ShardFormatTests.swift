@@ -283,6 +283,18 @@ import Testing
         #expect(incremental.added == numbers.subtracting(previous).sorted())
         #expect(incremental.removed == previous.subtracting(numbers).sorted())
         #expect(added == Int64(incremental.added.count) && incremental.removedAll == 0 && incremental.completed == 1)
+        // Another extension's shard as the previous one: refused before any call.
+        try writeShard(Self.sampleRuns, index: 2, to: directory.file("other.blk"))
+        let wrong = RecordingContext(isIncremental: true)
+        let refusal = #expect(throws: BlocklistError.self) {
+            try ShardLoader.load(
+                shardAt: directory.file("s.blk"),
+                previousShardAt: directory.file("other.blk"),
+                into: wrong
+            )
+        }
+        #expect(refusal?.code == .wrongShard)
+        #expect(wrong.added.isEmpty && wrong.removed.isEmpty && wrong.removedAll == 0 && wrong.completed == 0)
         let full = RecordingContext(isIncremental: false)
         try ShardLoader.load(
             shardAt: directory.file("s.blk"),

@@ -146,6 +146,36 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(classifier.classify(sender: "\u{202E}+1", body: "\u{0}\u{0}") == .noMatch)
     }
 
+    /// Bytes that are not UTF-8, and a body or sender over the limits, are not read: none, never
+    /// a trap (a regex rule makes the classifier decode the body scalar by scalar).
+    @Test func bytesItCannotReadAreLeftAlone() throws {
+        let classifier = try compiled([
+            MessageRule(name: "x", target: .body, match: .contains, value: "you", action: .junk),
+            MessageRule(name: "r", target: .body, match: .regex, value: "y.u", action: .junk),
+        ])
+        func classify(_ sender: [UInt8], _ body: [UInt8]) -> MessageClassifier.Decision {
+            sender.withUnsafeBufferPointer { s in
+                body.withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
+            }
+        }
+        #expect(classify(Array("+1".utf8), Array("you".utf8)).action == .junk)
+        #expect(classify(Array("+1".utf8), [0x79, 0x6F, 0x75, 0xFF, 0xFE]) == .noMatch)
+        #expect(classify([0xC0, 0x80], Array("you".utf8)) == .noMatch)
+        #expect(
+            classify(
+                Array("+1".utf8),
+                Array(repeating: 0x61, count: MessageClassifier.maximumBodyBytes) + Array("you".utf8)
+            ) == .noMatch
+        )
+        #expect(classifier.classify(sender: "+1", body: String(repeating: "a", count: 70_000) + "you") == .noMatch)
+        // Long ASCII with one bad byte at every offset class of the 8-byte fast path.
+        for offset in 0..<17 {
+            var body = Array("you and you and you!".utf8)
+            body[offset] = 0x80
+            #expect(classify(Array("+1".utf8), body) == .noMatch, "bad byte at \(offset)")
+        }
+    }
+
     /// Both matching paths: the dense table built at load, and the file's compact automaton.
     @Test(arguments: [4 << 20, 0])
     func agreesWithTheLinearScanOnRandomRulesAndMessages(denseTableBudget: Int) throws {

@@ -45,6 +45,18 @@ package struct FileDescriptor: ~Copyable {
         return FileDescriptor(rawValue: fd, path: path)
     }
 
+    /// Whether anything (a file, a directory, a symlink, dangling or not) has the name `path`.
+    package static func nameExists(_ path: String) -> Bool {
+        var info = stat()
+        return path.withCString { lstat($0, &info) } == 0
+    }
+
+    /// Removes `path`, a file this call created with `createExclusive` (a writer's own output
+    /// after a failure); never anything else.
+    package static func removeCreated(_ path: String) {
+        _ = path.withCString { unlink($0) }
+    }
+
     /// Opens the existing regular file `path` for writing, to go on where it ends (a download
     /// resumed); a symlink is refused (O_NOFOLLOW), never written through.
     package static func openForResuming(_ path: String) throws(BlocklistError) -> FileDescriptor {

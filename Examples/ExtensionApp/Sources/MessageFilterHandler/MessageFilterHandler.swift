@@ -5,9 +5,10 @@ import MessageFilterCore
 public final class MessageFilterHandler {
     private let classifier: MessageClassifier
 
-    /// Loads the rules the app wrote to its App Group (`blocklist sms compile`).
+    /// Loads the rules the app wrote to its App Group (`blocklist sms compile`), keeping only what
+    /// classifying needs.
     public init(rulesAt path: String) throws {
-        classifier = MessageClassifier(rules: try CompiledRules(contentsOf: path))
+        classifier = MessageClassifier(rules: try CompiledRules(contentsOf: path, keepingNames: false))
     }
 
     /// The action for a message, by name: "none", "allow", "junk", "promotion", "transaction".
