@@ -57,7 +57,8 @@ public enum Curve25519 {
 }
 
 public struct SymmetricKey: Sendable {
-    public init(data: [UInt8]) {}
+    public let bitCount: Int
+    public init(data: [UInt8]) { bitCount = data.count * 8 }
 }
 
 public enum ChaChaPoly {

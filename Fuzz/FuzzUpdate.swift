@@ -89,7 +89,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = try? PushAnnouncement.checkURL(String(decoding: bytes, as: UTF8.self))
         _ = try? Root(payload: bytes, what: "fuzz")
     case 3:
-        if let push = try? InlinePush(opening: bytes, pushKey: SymmetricKey(data: []), trusting: root, now: 0) {
+        if let push = try? InlinePush(
+            opening: bytes,
+            pushKey: SymmetricKey(data: [UInt8](repeating: 0, count: 32)),
+            trusting: root,
+            now: 0
+        ) {
             for delta in push.deltas { apply(delta) }
         }
     case 4:
