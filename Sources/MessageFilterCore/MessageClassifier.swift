@@ -98,15 +98,21 @@ public final class MessageClassifier {
     /// Classifies one message. A body longer than `maximumBodyBytes` is not read: the decision
     /// is `noMatch` (none), which leaves the message to the system or the server.
     public func classify(sender: String, body: String) -> Decision {
+        // Strings are UTF-8 already; only the limits are checked.
+        guard sender.utf8.count <= Self.maximumSenderBytes, body.utf8.count <= Self.maximumBodyBytes else {
+            return .noMatch
+        }
         // Native strings lend their UTF-8 in place; others are copied to native form first.
         let borrowed = sender.utf8.withContiguousStorageIfAvailable { senderBytes in
-            body.utf8.withContiguousStorageIfAvailable { bodyBytes in classify(sender: senderBytes, body: bodyBytes) }
+            body.utf8.withContiguousStorageIfAvailable { bodyBytes in
+                classify(validatedSender: senderBytes, body: bodyBytes)
+            }
         }
         if let borrowed, let decision = borrowed { return decision }
         var sender = sender
         var body = body
         return sender.withUTF8 { senderBytes in
-            body.withUTF8 { bodyBytes in classify(sender: senderBytes, body: bodyBytes) }
+            body.withUTF8 { bodyBytes in classify(validatedSender: senderBytes, body: bodyBytes) }
         }
     }
 
@@ -117,6 +123,14 @@ public final class MessageClassifier {
         guard sender.count <= Self.maximumSenderBytes, body.count <= Self.maximumBodyBytes,
             isValidUTF8(sender), isValidUTF8(body)
         else { return .noMatch }
+        return classify(validatedSender: sender, body: body)
+    }
+
+    /// Classifies a message that is UTF-8 within the limits: what `validate` passed (the
+    /// extension host checks each message once, and answers a refusal with its sentence).
+    package func classify(validatedSender sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
+        -> Decision
+    {
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidates.removeAll(keepingCapacity: true)
         var best = CompiledRulesFormat.noRule

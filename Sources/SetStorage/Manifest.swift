@@ -128,6 +128,18 @@ public struct Manifest: Codable, Hashable, Sendable {
             self.skipInvalid = skipInvalid
         }
 
+        /// A spec with no patterns: where a writer carries the spec as raw JSON instead
+        /// (`manifestSpecJSON`), and what a reader fills in key by key.
+        public static let empty = Spec(
+            patterns: [],
+            exclusions: [],
+            rangeSize: 0,
+            capacity: 0,
+            layout: nil,
+            allowPatterns: nil,
+            inputs: nil
+        )
+
         public init(_ spec: BlockSpec) {
             patterns = spec.patterns
             exclusions = spec.exclusions

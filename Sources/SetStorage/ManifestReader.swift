@@ -36,38 +36,26 @@ private final class ManifestDecoder {
         )
     }
 
+    private func reading(_ error: JSONError) -> BlocklistError {
+        BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(error.message)", underlying: error)
+    }
+
     private func take() throws(BlocklistError) -> JSONReader.Token {
         if let token = pending {
             pending = nil
             return token
         }
-        do {
-            guard let token = try reader.next() else { throw fail("", "ends early") }
-            return token
-        } catch let error as JSONError {
-            throw BlocklistError(
-                .manifestMismatch,
-                "\(path) is not a valid manifest: \(error.message)",
-                underlying: error
-            )
-        } catch {
-            throw error as! BlocklistError
-        }
+        let token: JSONReader.Token?
+        do { token = try reader.next() } catch { throw reading(error) }
+        guard let token else { throw fail("", "ends early") }
+        return token
     }
 
     /// Nothing follows the manifest.
     func end() throws(BlocklistError) {
-        do {
-            if try reader.next() != nil { throw fail("", "has data after the manifest") }
-        } catch let error as JSONError {
-            throw BlocklistError(
-                .manifestMismatch,
-                "\(path) is not a valid manifest: \(error.message)",
-                underlying: error
-            )
-        } catch {
-            throw error as! BlocklistError
-        }
+        let token: JSONReader.Token?
+        do { token = try reader.next() } catch { throw reading(error) }
+        if token != nil { throw fail("", "has data after the manifest") }
     }
 
     /// An object at `place`. `member` reads the value of each key it knows (given the key and its
@@ -84,11 +72,7 @@ private final class ManifestDecoder {
             let key = reader.string
             let inner = place.isEmpty ? key : place + "." + key
             if try !member(key, inner) {
-                do {
-                    try reader.skipValue()
-                } catch {
-                    throw BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(error.message)")
-                }
+                do { try reader.skipValue() } catch { throw reading(error) }
             }
             seen.insert(key)
         }
@@ -198,15 +182,7 @@ private final class ManifestDecoder {
     }
 
     private func spec(_ place: String) throws(BlocklistError) -> Manifest.Spec {
-        var spec = Manifest.Spec(
-            patterns: [],
-            exclusions: [],
-            rangeSize: 0,
-            capacity: 0,
-            layout: nil,
-            allowPatterns: nil,
-            inputs: nil
-        )
+        var spec = Manifest.Spec.empty
         try object(place, required: ["patterns", "exclusions", "rangeSize", "capacity"]) {
             (key, place) throws(BlocklistError) in
             switch key {

@@ -386,17 +386,7 @@ final class UpdateProducer: ShardProducer {
         self.isCancelled = isCancelled
     }
 
-    var manifestSpec: Manifest.Spec {
-        Manifest.Spec(
-            patterns: [],
-            exclusions: [],
-            rangeSize: 0,
-            capacity: 0,
-            layout: nil,
-            allowPatterns: nil,
-            inputs: nil
-        )
-    }
+    var manifestSpec: Manifest.Spec { .empty }
     var manifestSpecJSON: [UInt8]? { specJSON }
 
     func prepare(staging: DirectoryHandle, previousLowerBounds: () -> [Int64]?) throws(BlocklistError) -> (

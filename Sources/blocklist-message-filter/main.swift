@@ -98,7 +98,7 @@ let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 8)
                 answer(.init(action: .none, reason: error.message))
                 continue
             }
-            let decision = classifier.classify(sender: senderBytes, body: bodyBytes)
+            let decision = classifier.classify(validatedSender: senderBytes, body: bodyBytes)
             answer(
                 .init(
                     action: decision.action,
