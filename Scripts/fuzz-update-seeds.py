@@ -124,4 +124,5 @@ def main():
             out.write(data)
 
 
-main()
+if __name__ == "__main__":
+    main()

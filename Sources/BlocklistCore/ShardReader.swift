@@ -33,8 +33,7 @@ public final class ShardReader {
     @exclusivity(unchecked) private var entriesBeforeRun: Int64 = 0
     @exclusivity(unchecked) private var previousLast: Int64 = 0
     // Version 2.
-    @exclusivity(unchecked) private var bitBuffer: UInt64 = 0
-    @exclusivity(unchecked) private var bitCount = 0
+    @exclusivity(unchecked) private var unpacker = BitUnpacker()
     @exclusivity(unchecked) private var gapState = RiceState()
     @exclusivity(unchecked) private var lengthState = RiceState()
     @exclusivity(unchecked) private var blockingDone = false
@@ -45,8 +44,8 @@ public final class ShardReader {
     private var previousLabel = -1
 
     // The run being expanded by `next()`.
-    @usableFromInline var cursor: Int64 = 0
-    @usableFromInline var remaining: Int64 = 0
+    @exclusivity(unchecked) @usableFromInline var cursor: Int64 = 0
+    @exclusivity(unchecked) @usableFromInline var remaining: Int64 = 0
 
     /// Opens and checks `path`.
     ///
@@ -227,7 +226,9 @@ public final class ShardReader {
             gap = try readRice(&gapState, at: place)
             countMinusOne = try readRice(&lengthState, at: place)
         }
-        let (start, count) = try decodeRun(gap: gap, countMinusOne: countMinusOne, step: 2, fail: fail)
+        guard let (start, count) = decodeRun(gap: gap, countMinusOne: countMinusOne, step: 2) else {
+            throw fail(overflow(gap: gap, countMinusOne: countMinusOne))
+        }
         if runIndex == 0 && start != header.first {
             throw fail("starts at \(start), but the header says the first number is \(header.first)")
         }
@@ -326,7 +327,9 @@ public final class ShardReader {
         let gap = try readRice(&gapState, at: place)
         let countMinusOne = try readRice(&lengthState, at: place)
         let label = labelWidth == 0 ? 0 : Int(try readBits(labelWidth, at: place))
-        let (start, count) = try decodeRun(gap: gap, countMinusOne: countMinusOne, step: 1, fail: fail)
+        guard let (start, count) = decodeRun(gap: gap, countMinusOne: countMinusOne, step: 1) else {
+            throw fail(overflow(gap: gap, countMinusOne: countMinusOne))
+        }
         if runIndex > 0, gap == 0, label == previousLabel {
             throw fail("continues the previous run with the same label; the writer merges those")
         }
@@ -353,11 +356,11 @@ public final class ShardReader {
     }
 
     /// Drops the bits left of the current byte; they must be zero.
+    /// Bytes the unpacker took past the boundary stay in it, and `nextByte()` gives them first.
     private func alignToByte(after what: String) throws(BlocklistError) {
-        guard bitCount < 8, bitBuffer == 0 else {
+        guard unpacker.align() != nil else {
             throw BlocklistError(.corruptShard, "\(path): the padding after \(what) is not zero bits.")
         }
-        bitCount = 0
     }
 
     /// Where a value is read, named in a failure's sentence only when there is one (no String
@@ -373,68 +376,46 @@ public final class ShardReader {
             : "run \(place.run + 1) of \(header.runCount)"
     }
 
+    /// Adds bytes to the unpacker until it holds more than 55 bits or the payload ends: a word at a
+    /// time from the inflated buffer, a byte at a time across its refills.
     @inline(__always)
-    private func readBits(_ width: Int, at place: Place) throws(BlocklistError) -> UInt64 {
-        var value: UInt64 = 0
-        var filled = 0
-        while filled < width {
-            if bitCount == 0 {
-                guard let byte = try nextByte() else {
-                    throw BlocklistError(.corruptShard, "\(path): the payload ends inside \(name(place)).")
-                }
-                bitBuffer = UInt64(byte)
-                bitCount = 8
-            }
-            let take = min(width - filled, bitCount)
-            let mask: UInt64 = (1 << UInt64(take)) - 1
-            value |= (bitBuffer & mask) << UInt64(filled)
-            bitBuffer >>= UInt64(take)
-            bitCount -= take
-            filled += take
+    private func fill(_ unpacker: inout BitUnpacker) throws(BlocklistError) {
+        unpacker.refill(from: outputBuffer.baseAddress!, at: &outputPosition, end: outputCount)
+        while unpacker.bitsHeld < 56, let byte = try nextInflatedByte() {
+            unpacker.push(byte)
+            unpacker.refill(from: outputBuffer.baseAddress!, at: &outputPosition, end: outputCount)
         }
-        return value
     }
 
+    private func failure(_ failure: BitFailure, at place: Place) -> BlocklistError {
+        switch failure {
+        case .ended:
+            BlocklistError(.corruptShard, "\(path): the payload ends inside \(name(place)).")
+        case .notShortest:
+            BlocklistError(.corruptShard, "\(path): \(name(place)) has an escaped value not in its shortest form.")
+        case .tooLarge:
+            BlocklistError(.corruptShard, "\(path): \(name(place)) has a Rice value beyond 64 bits.")
+        }
+    }
+
+    @inline(__always)
+    private func readBits(_ width: Int, at place: Place) throws(BlocklistError) -> UInt64 {
+        // unowned(unsafe): the reader outlives the call, and a strong capture cost a retain and
+        // a release per value.
+        try unpacker.bits(
+            width,
+            fill: { [unowned(unsafe) self] (unpacker) throws(BlocklistError) in try self.fill(&unpacker) },
+            fail: { [unowned(unsafe) self] in self.failure($0, at: place) }
+        )
+    }
+
+    @inline(__always)
     private func readRice(_ state: inout RiceState, at place: Place) throws(BlocklistError) -> UInt64 {
-        // The unary quotient: one-bits up to a zero bit, at most `escapeQuotient` of them, taken
-        // a buffered byte at a time rather than a bit at a time.
-        var quotient: UInt64 = 0
-        while quotient < RiceState.escapeQuotient {
-            if bitCount == 0 {
-                guard let byte = try nextByte() else {
-                    throw BlocklistError(.corruptShard, "\(path): the payload ends inside \(name(place)).")
-                }
-                bitBuffer = UInt64(byte)
-                bitCount = 8
-            }
-            // Bits above `bitCount` are zero, so the ones counted never pass it.
-            let ones = min((~bitBuffer).trailingZeroBitCount, bitCount, Int(RiceState.escapeQuotient - quotient))
-            quotient += UInt64(ones)
-            bitBuffer >>= UInt64(ones)
-            bitCount -= ones
-            if bitCount > 0 && quotient < RiceState.escapeQuotient {
-                // The zero bit that ends the quotient.
-                bitBuffer >>= 1
-                bitCount -= 1
-                break
-            }
-        }
-        let value: UInt64
-        if quotient < RiceState.escapeQuotient {
-            let k = state.parameter
-            value = (quotient << UInt64(k)) | (k == 0 ? 0 : try readBits(k, at: place))
-        } else {
-            let length = Int(try readBits(6, at: place)) + 1
-            value = try readBits(length, at: place)
-            guard length == 64 || value >> UInt64(length - 1) == 1 else {
-                throw BlocklistError(
-                    .corruptShard,
-                    "\(path): \(name(place)) has an escaped value whose top bit is not set."
-                )
-            }
-        }
-        state.update(value)
-        return value
+        try unpacker.rice(
+            &state,
+            fill: { [unowned(unsafe) self] (unpacker) throws(BlocklistError) in try self.fill(&unpacker) },
+            fail: { [unowned(unsafe) self] in self.failure($0, at: place) }
+        )
     }
 
     private func checkEnd() throws(BlocklistError) {
@@ -457,25 +438,22 @@ public final class ShardReader {
 
     /// The run that starts `gap` numbers past `previousLast + step` and holds `countMinusOne + 1`
     /// numbers (blocking runs never touch, so their step is 2; identification runs with another
-    /// label may, so theirs is 1).
-    ///
-    /// - Throws: what `fail` makes of a value beyond Int64 or a run past the largest Int64.
-    private func decodeRun(
-        gap: UInt64,
-        countMinusOne: UInt64,
-        step: Int64,
-        fail: (String) -> BlocklistError
-    ) throws(BlocklistError) -> (start: Int64, count: Int64) {
-        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else {
-            throw fail("has a value beyond Int64")
-        }
+    /// label may, so theirs is 1), or nil if it does not fit Int64 (`overflow` says how). No
+    /// closure is passed: one capturing the reader cost a retain and a release per run.
+    @inline(__always)
+    private func decodeRun(gap: UInt64, countMinusOne: UInt64, step: Int64) -> (start: Int64, count: Int64)? {
+        guard gap <= UInt64(Int64.max), countMinusOne < UInt64(Int64.max) else { return nil }
         let (base, overflow1) = previousLast.addingReportingOverflow(step)
         let (start, overflow2) = base.addingReportingOverflow(Int64(gap))
         let count = Int64(countMinusOne) + 1
-        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else {
-            throw fail("runs past the largest Int64")
-        }
+        guard !overflow1, !overflow2, start <= Int64.max - (count - 1) else { return nil }
         return (start, count)
+    }
+
+    /// Why `decodeRun` found no run.
+    private func overflow(gap: UInt64, countMinusOne: UInt64) -> String {
+        gap <= UInt64(Int64.max) && countMinusOne < UInt64(Int64.max)
+            ? "runs past the largest Int64" : "has a value beyond Int64"
     }
 
     /// The blocking runs hold the header's count and end at its last number.
@@ -517,7 +495,13 @@ public final class ShardReader {
         )
     }
 
+    /// The next payload byte: first any whole bytes the unpacker holds after `alignToByte`.
     private func nextByte() throws(BlocklistError) -> UInt8? {
+        if unpacker.bitsHeld >= 8 { return unpacker.takeByte() }
+        return try nextInflatedByte()
+    }
+
+    private func nextInflatedByte() throws(BlocklistError) -> UInt8? {
         while outputPosition == outputCount {
             if streamEnded { return nil }
             if inflater.availableInput == 0 {

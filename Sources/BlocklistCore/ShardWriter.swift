@@ -67,8 +67,7 @@ public final class ShardWriter {
     @exclusivity(unchecked) private var payloadCRC: UInt32 = 0
     @exclusivity(unchecked) private var finished = false
     // Version 2.
-    @exclusivity(unchecked) private var bitBuffer: UInt64 = 0
-    @exclusivity(unchecked) private var bitCount = 0
+    @exclusivity(unchecked) private var packer = BitPacker()
     @exclusivity(unchecked) private var gapState = RiceState()
     @exclusivity(unchecked) private var lengthState = RiceState()
     @exclusivity(unchecked) private var identifying = false
@@ -295,15 +294,9 @@ public final class ShardWriter {
     private func endSection() throws(BlocklistError) {
         if let run = pending { try encode(run, label: pendingLabel) }
         pending = nil
-        if bitCount > 0 {
-            try reserve(8)
-            while bitCount > 0 {
-                encodeBuffer[encoded] = UInt8(truncatingIfNeeded: bitBuffer)
-                encoded += 1
-                bitBuffer >>= 8
-                bitCount = max(0, bitCount - 8)
-            }
-            bitBuffer = 0
+        if !packer.isAligned {
+            try reserve(1)
+            packer.align(into: encodeBuffer.baseAddress!, at: &encoded)
         }
     }
 
@@ -318,11 +311,12 @@ public final class ShardWriter {
             putVarint(gap)
             putVarint(lengthMinusOne)
         } else {
-            // Two escaped values (24 + 6 + 64 bits each) and a label index fit in 32 bytes.
-            try reserve(32)
-            putRice(gap, &gapState)
-            putRice(lengthMinusOne, &lengthState)
-            if labelWidth > 0 { putBits(UInt64(label), labelWidth) }
+            // Two values, a label index (at most 20 bits) and the word stored past the last byte.
+            try reserve(3 * BitPacker.bytesPerValue)
+            let out = encodeBuffer.baseAddress!
+            packer.putRice(gap, &gapState, into: out, at: &encoded)
+            packer.putRice(lengthMinusOne, &lengthState, into: out, at: &encoded)
+            if labelWidth > 0 { packer.put(UInt64(label), labelWidth, into: out, at: &encoded) }
         }
         previousLast = run.last
         runCount += 1
@@ -342,43 +336,6 @@ public final class ShardWriter {
         }
         encodeBuffer[encoded] = UInt8(value)
         encoded += 1
-    }
-
-    /// Appends the low `width` bits of `value` (up to 32 at a time), least significant first.
-    @inline(__always)
-    private func putBits(_ value: UInt64, _ width: Int) {
-        var value = value
-        var width = width
-        while width > 0 {
-            let take = min(width, 32)
-            let mask: UInt64 = take == 64 ? ~0 : (1 << UInt64(take)) - 1
-            bitBuffer |= (value & mask) << UInt64(bitCount)
-            bitCount += take
-            value = take == 64 ? 0 : value >> UInt64(take)
-            width -= take
-            while bitCount >= 8 {
-                encodeBuffer[encoded] = UInt8(truncatingIfNeeded: bitBuffer)
-                encoded += 1
-                bitBuffer >>= 8
-                bitCount -= 8
-            }
-        }
-    }
-
-    @inline(__always)
-    private func putRice(_ value: UInt64, _ state: inout RiceState) {
-        let k = state.parameter
-        let quotient = value >> UInt64(k)
-        if quotient < RiceState.escapeQuotient {
-            putBits((1 << quotient) - 1, Int(quotient) + 1)  // quotient ones, then a zero
-            putBits(value, k)
-        } else {
-            putBits((1 << RiceState.escapeQuotient) - 1, Int(RiceState.escapeQuotient))
-            let length = value == 0 ? 0 : UInt64.bitWidth - value.leadingZeroBitCount
-            putBits(UInt64(length - 1), 6)
-            putBits(value, length)
-        }
-        state.update(value)
     }
 
     private func compressEncoded(finish: Bool) throws(BlocklistError) {

@@ -119,9 +119,16 @@ package struct ContentHasher {
         append(UInt64(bitPattern: lowerBound), width: 8)
     }
 
+    @inline(__always)
     package mutating func blocking(_ run: NumberRun) {
-        append(UInt64(bitPattern: run.start), width: 8)
-        append(UInt64(bitPattern: run.count), width: 8)
+        // A run's 16 bytes in one store each: this is called once per run of a phone's rewrite.
+        if used + 16 > buffer.count { flush() }
+        let offset = used
+        buffer.withUnsafeMutableBytes {
+            $0.storeBytes(of: UInt64(bitPattern: run.start).littleEndian, toByteOffset: offset, as: UInt64.self)
+            $0.storeBytes(of: UInt64(bitPattern: run.count).littleEndian, toByteOffset: offset + 8, as: UInt64.self)
+        }
+        used += 16
     }
 
     package mutating func beginIdentification() {
