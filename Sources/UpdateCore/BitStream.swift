@@ -42,14 +42,16 @@ package struct BitWriter {
     /// Appends an unsigned LEB128 varint; only at a byte boundary.
     package mutating func putVarint(_ value: UInt64) {
         precondition(packer.isAligned, "varints are written at a byte boundary")
-        var value = value
-        var encoded: [UInt8] = []
-        while value >= 0x80 {
-            encoded.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
+        withRoom(10) { out, used, _ in
+            var value = value
+            while value >= 0x80 {
+                out.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: used, as: UInt8.self)
+                used += 1
+                value >>= 7
+            }
+            out.storeBytes(of: UInt8(value), toByteOffset: used, as: UInt8.self)
+            used += 1
         }
-        encoded.append(UInt8(value))
-        putBytes(encoded)
     }
 
     /// Appends raw bytes; only at a byte boundary.
