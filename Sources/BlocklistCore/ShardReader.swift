@@ -219,8 +219,8 @@ public final class ShardReader {
         let gap: UInt64
         let countMinusOne: UInt64
         if header.version == 1 {
-            gap = try readVarint(runIndex: runIndex)
-            countMinusOne = try readVarint(runIndex: runIndex)
+            gap = try readVarint(in: "run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun))")
+            countMinusOne = try readVarint(in: "run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun))")
         } else {
             let place = Place(identification: false, run: runIndex)
             gap = try readRice(&gapState, at: place)
@@ -265,7 +265,7 @@ public final class ShardReader {
             func fail(_ what: String) -> BlocklistError {
                 BlocklistError(.corruptShard, "\(path): label \(index) of \(header.labelCount) \(what).")
             }
-            let length = try readVarint(runIndex: header.runCount)
+            let length = try readVarint(in: "the length of label \(index) of \(header.labelCount)")
             guard length >= 1, length <= UInt64(header.labelBytes - total) else {
                 throw fail(
                     "is \(length) bytes, but the header leaves \(header.labelBytes - total) of its \(header.labelBytes) label bytes"
@@ -294,6 +294,18 @@ public final class ShardReader {
         lengthState = RiceState()
         labelTable = labels
         return labels
+    }
+
+    /// Reads the rest of the payload without yielding it, checking it as the other calls do: a
+    /// reader of blocking entries alone then knows that the label table, the identification runs
+    /// and the payload's end are sound too (`blocklist cat` without `--labels`).
+    ///
+    /// - Throws: `.corruptShard` naming what is wrong, as `readLabels()` and
+    ///   `nextIdentificationRun()` would.
+    public func checkToEnd() throws(BlocklistError) {
+        while try nextRunForExpansion() != nil {}
+        remaining = 0
+        while try nextIdentificationRun() != nil {}
     }
 
     /// How many identification entries `nextIdentificationRun()` has yielded.
@@ -472,27 +484,30 @@ public final class ShardReader {
         }
     }
 
-    private func readVarint(runIndex: UInt32) throws(BlocklistError) -> UInt64 {
+    /// A LEB128 varint; `what` names its place in a failure's sentence (a run of a version 1
+    /// shard, or a label's length).
+    private func readVarint(in what: @autoclosure () -> String) throws(BlocklistError) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         for index in 0..<ShardFormat.maximumVarintBytes {
             guard let byte = try nextByte() else {
-                throw BlocklistError(
-                    .corruptShard,
-                    "\(path): the payload ends inside run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun))."
-                )
+                throw BlocklistError(.corruptShard, "\(path): the payload ends inside \(what()).")
             }
             if index == ShardFormat.maximumVarintBytes - 1 && byte > 1 {
                 break
             }
             value |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return value }
+            if byte & 0x80 == 0 {
+                // A zero last byte after others: not the shortest form, which the writer and the
+                // delta reader keep to.
+                guard byte != 0 || index == 0 else {
+                    throw BlocklistError(.corruptShard, "\(path): \(what()) has a varint not in its shortest form.")
+                }
+                return value
+            }
             shift += 7
         }
-        throw BlocklistError(
-            .corruptShard,
-            "\(path): run \(runIndex + 1) of \(header.runCount) (entry \(entriesBeforeRun)) has a varint longer than 64 bits."
-        )
+        throw BlocklistError(.corruptShard, "\(path): \(what()) has a varint longer than 64 bits.")
     }
 
     /// The next payload byte: first any whole bytes the unpacker holds after `alignToByte`.

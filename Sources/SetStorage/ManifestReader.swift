@@ -15,29 +15,42 @@ extension Manifest {
         try decoder.end()
         return manifest
     }
+
+    /// Reads a spec alone, by the rules `decode` reads a manifest's `spec` with: an update checks
+    /// the spec it carries before it writes it into a manifest, so that no update installs a
+    /// manifest the phone cannot read back. `path` names the spec in errors.
+    public static func decodeSpec(_ bytes: [UInt8], path: String) throws(BlocklistError) -> Spec {
+        let decoder = ManifestDecoder(bytes, path: path, kind: "spec")
+        let spec = try decoder.specAlone()
+        try decoder.end()
+        return spec
+    }
 }
 
 /// Reads the manifest's values token by token, naming each value's place in its errors.
 private final class ManifestDecoder {
     private let reader: JSONReader
     private let path: String
+    /// What the input is, in errors: "manifest", or "spec" for a spec alone.
+    private let kind: String
     /// A token read ahead (an array's next element, a value checked for null).
     private var pending: JSONReader.Token?
 
-    init(_ bytes: [UInt8], path: String) {
+    init(_ bytes: [UInt8], path: String, kind: String = "manifest") {
         reader = JSONReader(bytes: bytes, maximumDepth: 16, maximumStringBytes: 1 << 20, maximumKeys: 64)
         self.path = path
+        self.kind = kind
     }
 
     private func fail(_ place: String, _ problem: String) -> BlocklistError {
         BlocklistError(
             .manifestMismatch,
-            "\(path) is not a valid manifest: \(place.isEmpty ? "the top level" : place) \(problem)."
+            "\(path) is not a valid \(kind): \(place.isEmpty ? "the top level" : place) \(problem)."
         )
     }
 
     private func reading(_ error: JSONError) -> BlocklistError {
-        BlocklistError(.manifestMismatch, "\(path) is not a valid manifest: \(error.message)", underlying: error)
+        BlocklistError(.manifestMismatch, "\(path) is not a valid \(kind): \(error.message)", underlying: error)
     }
 
     private func take() throws(BlocklistError) -> JSONReader.Token {
@@ -55,7 +68,7 @@ private final class ManifestDecoder {
     func end() throws(BlocklistError) {
         let token: JSONReader.Token?
         do { token = try reader.next() } catch { throw reading(error) }
-        if token != nil { throw fail("", "has data after the manifest") }
+        if token != nil { throw fail("", "has data after the \(kind)") }
     }
 
     /// An object at `place`. `member` reads the value of each key it knows (given the key and its
@@ -179,6 +192,11 @@ private final class ManifestDecoder {
             totalBytes: totalBytes,
             shards: shards
         )
+    }
+
+    /// A spec as the whole input (`Manifest.decodeSpec`).
+    func specAlone() throws(BlocklistError) -> Manifest.Spec {
+        try spec("")
     }
 
     private func spec(_ place: String) throws(BlocklistError) -> Manifest.Spec {

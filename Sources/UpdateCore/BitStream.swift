@@ -77,7 +77,7 @@ package struct BitReader {
     private var next: Int
     private var unpacker = BitUnpacker()
     /// Names the input in errors.
-    private let what: String
+    package let what: String
 
     package init(_ bytes: [UInt8], at position: Int = 0, what: String) {
         self.bytes = bytes
@@ -89,7 +89,7 @@ package struct BitReader {
     package var position: Int { next - unpacker.bitsHeld / 8 }
 
     private func fail(_ problem: String) -> UpdateError {
-        UpdateError(.malformed, "\(what): \(problem).")
+        UpdateError(.malformed, "\(what) \(problem).")
     }
 
     private static func fail(_ what: String, _ failure: BitFailure, _ context: () -> String) -> UpdateError {
@@ -99,7 +99,7 @@ package struct BitReader {
             case .notShortest: "has a value that is not written in its shortest length in \(context())"
             case .tooLarge: "has a Rice value too large in \(context())"
             }
-        return UpdateError(.malformed, "\(what): \(problem).")
+        return UpdateError(.malformed, "\(what) \(problem).")
     }
 
     /// After `align(_:)`: whether every byte has been read.

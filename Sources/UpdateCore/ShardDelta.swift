@@ -512,20 +512,26 @@ struct RunSection {
             hasLengths = try reader.bits(1, "\(what), its first bit") == 1
             let value = try reader.explicit("\(what), run 1")
             guard value <= UInt64(Int64.max) else {
-                throw UpdateError(.malformed, "Run 1 of the \(what) starts past the largest number.")
+                throw UpdateError(.malformed, "\(reader.what): run 1 of the \(what) starts past the largest number.")
             }
             start = Int64(value)
         } else {
             let gap = try reader.rice(&gaps, "\(what), run \(index)")
             guard previousLast < Int64.max, gap <= UInt64(Int64.max - previousLast - 1) else {
-                throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+                throw UpdateError(
+                    .malformed,
+                    "\(reader.what): run \(index) of the \(what) reaches past the largest number."
+                )
             }
             start = previousLast + 1 + Int64(gap)
         }
         let countMinusOne = hasLengths ? try reader.rice(&lengths, "\(what), run \(index)") : 0
         let label = labelWidth == 0 ? 0 : Int(try reader.bits(labelWidth, "\(what), run \(index)"))
         guard countMinusOne < UInt64(Int64.max), Int64(countMinusOne) <= Int64.max - start else {
-            throw UpdateError(.malformed, "Run \(index) of the \(what) reaches past the largest number.")
+            throw UpdateError(
+                .malformed,
+                "\(reader.what): run \(index) of the \(what) reaches past the largest number."
+            )
         }
         let run = NumberRun(start: start, count: Int64(countMinusOne) + 1)
         previousLast = run.last

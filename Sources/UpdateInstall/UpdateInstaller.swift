@@ -38,6 +38,9 @@ public enum UpdateInstaller {
         public var fullShards: Int
         /// The set generation written in the App Group (empty if already current).
         public var setGeneration: String
+        /// Why the update file from the installed generation was refused, when the snapshot's
+        /// way was taken instead.
+        public var updateFileRefusal: String?
         public var upToDate: Bool { fromGeneration == generation }
     }
 
@@ -145,6 +148,7 @@ public enum UpdateInstaller {
             fetch: fetch
         )
         var plan: UpdatePlan?
+        var refusal: String?
         switch route {
         case .updateFile(let update, _)?:
             do {
@@ -152,6 +156,7 @@ public enum UpdateInstaller {
                 outcome.bytesDownloaded = reader.bytesOnTheWire ?? bytes
                 return outcome
             } catch  where !isCancelled() {
+                refusal = "\(error)"
                 // The App Group is unchanged; the update file did not fit what is installed (a
                 // base of other content under the same generation number: a PUBDIR restored
                 // from a backup): the snapshot's way compares every shard's digest.
@@ -220,7 +225,13 @@ public enum UpdateInstaller {
                         "\(reader.name)/\(delta.file.path) is the delta of shard \(decoded.index) from \(decoded.from) to \(decoded.to), not the one the snapshot names."
                     )
                 }
-                sources.append(.delta(decoded.payload, base: installed.shardPaths[offset]))
+                sources.append(
+                    .delta(
+                        decoded.payload,
+                        base: installed.shardPaths[offset],
+                        what: "\(reader.name)/\(delta.file.path) (the delta of shard \(index))"
+                    )
+                )
             case .full(let shard):
                 let path = cache.path(of: shard.file)
                 if !cache.holds(shard.file) {
@@ -239,7 +250,7 @@ public enum UpdateInstaller {
             sources: sources,
             expected: plan.snapshot.shards.map(\.digest),
             setDigest: nil,
-            specJSON: plan.snapshot.spec.canonicalBytes,
+            specJSON: try checkedSpec(plan.snapshot.spec.canonicalBytes, from: "The signed snapshot"),
             state: InstalledPublication(
                 generation: plan.snapshot.generation,
                 shardDigests: plan.snapshot.shards.map(\.digest)
@@ -271,8 +282,31 @@ public enum UpdateInstaller {
             bytesDownloaded: reader.bytesOnTheWire ?? bytes,
             deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
             fullShards: plan.steps.filter { if case .full = $0 { true } else { false } }.count,
-            setGeneration: generated.generation
+            setGeneration: generated.generation,
+            updateFileRefusal: refusal
         )
+    }
+
+    /// The spec an update writes into the manifest it installs, checked first as the manifest's
+    /// reader will read it back (SetStorage's `Manifest.decodeSpec`) and as canonical JSON, as the
+    /// publisher writes it: a signed spec that fails either would leave a phone whose manifest
+    /// cannot be read, and which no later update could repair.
+    ///
+    /// - Throws: `UpdateError` `.malformed` naming `what`.
+    static func checkedSpec(_ bytes: [UInt8], from what: String) throws(UpdateError) -> [UInt8] {
+        do throws(BlocklistError) {
+            _ = try Manifest.decodeSpec(bytes, path: "\(what)'s spec")
+        } catch {
+            throw UpdateError(.malformed, error.message.hasSuffix(".") ? error.message : error.message + ".")
+        }
+        let value = try JSONValue(parsing: bytes, what: "\(what)'s spec")
+        guard value.canonicalBytes == bytes else {
+            throw UpdateError(
+                .malformed,
+                "\(what) carries a spec that is not canonical JSON (sorted keys, no spaces), as a publisher writes it."
+            )
+        }
+        return bytes
     }
 
     /// Applies an opened inline push to `appGroup`: its deltas to the installed shards, checked
@@ -303,13 +337,18 @@ public enum UpdateInstaller {
         }
         let changed = byShard.keys.sorted()
         for index in changed {
-            sources[index - 1] = .delta(byShard[index]!, base: installed.shardPaths[index - 1])
+            sources[index - 1] = .delta(
+                byShard[index]!,
+                base: installed.shardPaths[index - 1],
+                what: "the push's delta of shard \(index)"
+            )
         }
         let producer = UpdateProducer(
             sources: sources,
             expected: nil,
             setDigest: push.setDigest,
-            specJSON: push.spec ?? installed.specJSON ?? Array("{}".utf8),
+            specJSON: try push.spec.map { (spec) throws(UpdateError) in try checkedSpec(spec, from: "The push") }
+                ?? installed.specJSON ?? Array("{}".utf8),
             state: InstalledPublication(generation: push.to, shardDigests: installed.publication.shardDigests),
             totalEntries: installed.totalEntries,
             isCancelled: isCancelled
@@ -342,7 +381,7 @@ enum ShardSource {
     /// A downloaded shard: copied and hashed; `base`, the installed shard it replaces (its
     /// changes are counted), if any.
     case copy(String, base: String?)
-    case delta([UInt8], base: String)
+    case delta([UInt8], base: String, what: String)
 }
 
 /// Writes the new generation's shards for `ShardSet.generate`, checking each against its
@@ -421,10 +460,10 @@ final class UpdateProducer: ShardProducer {
                     added += header.entryCount
                     labelsAdded += header.identificationCount
                 }
-            case .delta(let payload, let base):
+            case .delta(let payload, let base, let what):
                 let (_, counts, written) = try ShardDelta.apply(
                     payload,
-                    what: "the delta of shard \(index)",
+                    what: what,
                     baseAt: base,
                     to: path,
                     encoder: fastEncoder,

@@ -61,6 +61,9 @@ struct Cat: ParsableCommand {
                 if count == 0 { break }
                 for index in 0..<count { try output.write(batch[index]) }
             }
+            // The label table and identification runs are not printed, but a shard whose later
+            // sections are damaged is not sound: say so rather than exit 0.
+            try reader.checkToEnd()
             if reader.header.entryCount > 0 {
                 previous = reader.header.last
                 previousFile = file

@@ -368,6 +368,7 @@ struct Update: ParsableCommand {
                 var bytesDownloaded: Int64
                 var deltas: Int
                 var fullShards: Int
+                var updateFileRefusal: String?
             }
             try printJSON(
                 Report(
@@ -381,10 +382,17 @@ struct Update: ParsableCommand {
                     totalEntries: outcome.totalEntries,
                     bytesDownloaded: outcome.bytesDownloaded,
                     deltas: outcome.deltas,
-                    fullShards: outcome.fullShards
+                    fullShards: outcome.fullShards,
+                    updateFileRefusal: outcome.updateFileRefusal
                 )
             )
             return
+        }
+        if let refusal = outcome.updateFileRefusal {
+            // The snapshot's way installed the generation; the publisher may want to know why.
+            Terminal.error(
+                "note: the update file from generation \(outcome.fromGeneration) was refused (\(refusal)); every shard was checked against the signed snapshot instead.\n"
+            )
         }
         if outcome.upToDate {
             print(

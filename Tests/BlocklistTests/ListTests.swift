@@ -319,6 +319,29 @@ import Testing
         }
     }
 
+    /// Found by the field test of session 15 (Fuzz/corpus/regression-v2-*.blk, written by hand
+    /// with a payload of the attacker's making and its checksums fixed): `cat` of the blocking
+    /// entries alone exited 0 on shards whose label table or identification runs were damaged,
+    /// and a damaged label length was named as a run that does not exist.
+    @Test func damagedLaterSectionsAreRefusedByEveryReaderAndNamed() throws {
+        let cases: [(file: String, words: String)] = [
+            ("extra-byte-after-ids-00", "more data after the 3 identification runs"),
+            ("label-varint-11bytes", "the length of label 0 of 1 has a varint longer than 64 bits"),
+            ("label-varint-nonminimal", "the length of label 0 of 1 has a varint not in its shortest form"),
+            ("label-varint-past-end", "the payload ends inside the length of label 0 of 1"),
+            ("pad-block-nonzero", "the padding after the blocking runs is not zero bits"),
+            ("pad-ids-nonzero", "the padding after the identification runs is not zero bits"),
+        ]
+        for (name, words) in cases {
+            let path = PortableModuleTests.packageRoot.appendingPathComponent("Fuzz/corpus/regression-v2-\(name).blk")
+                .path
+            for arguments in [["cat", path], ["cat", "--labels", path]] {
+                let cat = try runBlocklist(arguments)
+                #expect(cat.status == 1 && cat.stderr.contains(words), "\(arguments): \(cat.stderr)")
+            }
+        }
+    }
+
     @Test func aChangedLabelReloadsAsARemovalAndAnAddition() throws {
         let directory = try TemporaryDirectory()
         try writeBytes(Array("+33162123459,Telemarketing\n+33162123460,Scam\n".utf8), to: directory.file("labels.csv"))

@@ -622,6 +622,44 @@ import Testing
         #expect(Self.expand(try ShardContent(shardAt: output.file("shard-1.blk")).blocking) == numbers.sorted())
     }
 
+    /// A signed update file whose spec the phone could not read back from its manifest (not JSON,
+    /// not an object, not canonical) is refused before anything is written: applied alone it
+    /// throws and the App Group keeps its generation; through `update` the snapshot's way
+    /// installs the generation, with the snapshot's spec, and says why. Before, the spec went
+    /// into manifest.json as it came, and no later update could read that manifest (found by the
+    /// field test of session 15).
+    @Test func aSignedSpecThePhoneCouldNotReadIsNeverInstalled() throws {
+        for spec in ["{not json", "[]", "{}", #"{"capacity": 1}"#, "{\"patterns\":[]},\"zz\":0"] {
+            let fixture = try Fixture()
+            try fixture.publish([Self.random(2_000, seed: 1)])
+            _ = try fixture.update()
+            try fixture.publish([Self.random(2_000, seed: 2)])
+            let path = fixture.publication + "/" + InlinePush.fileName(from: 1)
+            let root = try Root.trusted(try fixture.trust, what: "root.json")
+            var push = try InlinePush(signed: try readBytes(path), trusting: root, now: Self.now, what: "from-1.push")
+            // An unchanged spec travels as none: the phone keeps the one it has.
+            let good = try #require(try UpdateInstaller.installed(in: fixture.appGroup).specJSON)
+            #expect(push.spec == nil || push.spec == good)
+            push.spec = Array(spec.utf8)
+            let signed = try push.signed(with: [try KeyFiles.signingKey(at: fixture.keys + "/signing.key")])
+            let reopened = try InlinePush(signed: signed, trusting: root, now: Self.now, what: "the changed push")
+
+            let refused = #expect(throws: UpdateError.self, "\(spec)") {
+                _ = try UpdateInstaller.apply(reopened, appGroup: fixture.appGroup, now: Self.now, sync: false)
+            }
+            #expect(refused?.message.contains("spec") == true, "\(spec): \(refused?.message ?? "")")
+            #expect(try UpdateInstaller.installed(in: fixture.appGroup).publication.generation == 1)
+
+            try Data(signed).write(to: URL(fileURLWithPath: path))
+            let outcome = try fixture.update()
+            #expect(outcome.generation == 2)
+            #expect(outcome.updateFileRefusal?.contains("spec") == true, "\(spec)")
+            let installed = try UpdateInstaller.installed(in: fixture.appGroup)
+            #expect(installed.specJSON == good)
+            #expect(try fixture.update().upToDate)
+        }
+    }
+
     /// A push key of the wrong length is named as such, in a key file and as a key.
     @Test func aPushKeyOfTheWrongLengthIsNamed() throws {
         let file = Array(#"{"type":"chachapoly-key","key":"AAAAAAAAAAAAAAAAAAAAAA=="}"#.utf8)
