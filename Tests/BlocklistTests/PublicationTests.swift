@@ -282,7 +282,9 @@ import Testing
             var section = RunSection(BitReader(writer.bytes, what: "a delta"), count: 2, labelWidth: 0, what: "runs")
             #expect(try section.next()?.0 == NumberRun(start: first, count: 1))
             if first == Int64.max {
-                #expect(throws: UpdateError.self) { _ = try section.next() }
+                // Named with the delta it is in, as the field test of session 15 asked.
+                let error = #expect(throws: UpdateError.self) { _ = try section.next() }
+                #expect(error?.message == "a delta: run 2 of the runs reaches past the largest number.")
             } else {
                 #expect(try section.next()?.0 == NumberRun(start: Int64.max, count: 1))
             }
