@@ -77,8 +77,9 @@ package struct BitPacker {
     }
 
     /// Appends `value` in full: 6 bits of its bit length − 1, then its bits (the Rice code's
-    /// escape, and a delta section's first start). 0 is one bit long.
-    @inlinable
+    /// escape, and a delta section's first start). 0 is one bit long. Inlined: a call would
+    /// keep a caller's packer in memory rather than in registers.
+    @inlinable @inline(__always)
     package mutating func putExplicit(_ value: UInt64, into out: UnsafeMutableRawPointer, at position: inout Int) {
         let length = value == 0 ? 1 : UInt64.bitWidth - value.leadingZeroBitCount
         putShort(UInt64(length - 1), 6, out, &position)
@@ -215,6 +216,29 @@ package struct BitUnpacker {
             guard quotient <= UInt64.max &>> UInt64(k) else { throw fail(.tooLarge) }
             value = quotient &<< UInt64(k) | (try bits(k, fill: fill, fail: fail))
         }
+        state.update(value)
+        return value
+    }
+
+    /// Reads a Rice value from bytes in memory, without closures, for a reader's loop over runs:
+    /// at least 16 bytes must be readable at `base + position`. Returns nil for what it leaves
+    /// to `rice(_:fill:fail:)`: an escape, or a parameter above 32 (so a value read here is
+    /// below 2^37). On nil, `self`, `state` and `position` are part way: the caller reads from
+    /// copies it dropped.
+    @inlinable @inline(__always)
+    package mutating func riceInMemory(
+        _ state: inout RiceState,
+        from base: UnsafeRawPointer,
+        at position: inout Int
+    ) -> UInt64? {
+        refill(from: base, at: &position, end: position &+ 16)
+        // count ≥ 56 now, so fewer than 24 ones end inside the bits held.
+        let ones = (~bits).trailingZeroBitCount
+        let k = state.parameter
+        guard ones < Int(RiceState.escapeQuotient), k <= 32 else { return nil }
+        _ = take(ones &+ 1)
+        // At least 32 bits are left for the remainder.
+        let value = UInt64(ones) &<< UInt64(k) | take(k)
         state.update(value)
         return value
     }

@@ -141,6 +141,60 @@ public final class ShardWriter {
         try add(run, label: 0)
     }
 
+    /// Appends blocking runs, as `append(_:)` would one by one, in one loop: the way to write a
+    /// whole shard fast.
+    public func append(contentsOf runs: UnsafeBufferPointer<NumberRun>) throws(BlocklistError) {
+        precondition(!finished, "append after finish")
+        precondition(!identifying, "blocking entries come before identification entries")
+        var index = 0
+        while index < runs.count {
+            index += encodeRuns(runs, from: index)
+            guard index < runs.count else { break }
+            try add(runs[index], label: 0)
+            index += 1
+        }
+    }
+
+    /// Takes `runs[start...]` as `add` would, the coder in locals, while each run is valid and
+    /// neither touches nor precedes the pending one, and the buffer has room; it stops before any
+    /// other run, which `add` then takes (merging it, or naming its fault). Version 2 blocking
+    /// runs only. Returns how many it took.
+    @inline(__always)
+    private func encodeRuns(_ runs: UnsafeBufferPointer<NumberRun>, from start: Int) -> Int {
+        guard version >= 2, !identifying, var current = pending, let out = encodeBuffer.baseAddress else { return 0 }
+        let room = encodeBuffer.count - 2 * BitPacker.bytesPerValue
+        var packer = self.packer
+        var gaps = gapState
+        var lengths = lengthState
+        var position = encoded
+        var previous = previousLast
+        var count = runCount
+        var entries = entryCount
+        var index = start
+        while index < runs.count, position <= room, count < UInt32.max - 1 {
+            let run = runs[index]
+            guard run.count >= 1, current.last < Int64.max - 1, run.start > current.last + 1,
+                run.start <= Int64.max - (run.count - 1)
+            else { break }
+            packer.putRice(UInt64(current.start - (previous + 2)), &gaps, into: out, at: &position)
+            packer.putRice(UInt64(current.count - 1), &lengths, into: out, at: &position)
+            previous = current.last
+            count += 1
+            entries += current.count
+            current = run
+            index += 1
+        }
+        self.packer = packer
+        gapState = gaps
+        lengthState = lengths
+        encoded = position
+        previousLast = previous
+        runCount = count
+        entryCount = entries
+        pending = current
+        return index - start
+    }
+
     /// Appends one blocking number; it must be above every number appended before.
     public func append(_ number: Int64) throws(BlocklistError) {
         try append(NumberRun(start: number, count: 1))

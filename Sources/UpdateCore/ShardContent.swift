@@ -131,6 +131,20 @@ package struct ContentHasher {
         used += 16
     }
 
+    /// Takes blocking runs in bulk, merged as in `blocking(_:)`'s callers (no two touching).
+    package mutating func blocking(contentsOf runs: UnsafeBufferPointer<NumberRun>) {
+        // A NumberRun is its start and count, 8 bytes each in that order: on a little-endian
+        // machine its bytes in memory are the bytes hashed.
+        if MemoryLayout<NumberRun>.size == 16, MemoryLayout<NumberRun>.offset(of: \.count) == 8,
+            1.littleEndian == 1
+        {
+            flush()
+            sha.update(bufferPointer: UnsafeRawBufferPointer(runs))
+        } else {
+            for run in runs { blocking(run) }
+        }
+    }
+
     package mutating func beginIdentification() {
         append(UInt64.max, width: 8)
     }

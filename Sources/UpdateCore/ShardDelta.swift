@@ -263,8 +263,7 @@ public enum ShardDelta {
                     labelWidth: 0,
                     what: "removed identification runs"
                 ),
-                base: labelPass,
-                identification: true
+                base: labelPass
             )
             while !baseLabels.isEmpty, let (run, label) = try keptIdentification.next(what: what) {
                 _ = run
@@ -309,15 +308,11 @@ public enum ShardDelta {
             var pending: NumberRun?
             var pendingLabel = -1
             var blockingSections = reader
-            var kept = Subtraction(
-                removals: RunSection(
-                    blockingSections,
-                    count: sectionCounts[0],
-                    labelWidth: 0,
-                    what: "removed blocking runs"
-                ),
-                base: base,
-                identification: false
+            var removals = RunSection(
+                blockingSections,
+                count: sectionCounts[0],
+                labelWidth: 0,
+                what: "removed blocking runs"
             )
             try skipRuns(&blockingSections, count: sectionCounts[0], labelWidth: 0, "removed blocking runs")
             var additions = RunSection(
@@ -326,26 +321,15 @@ public enum ShardDelta {
                 labelWidth: 0,
                 what: "added blocking runs"
             )
-            try merge(
-                kept: { () throws in
-                    try kept.next(what: what)
-                },
-                added: { () throws in try additions.next() },
-                what: "\(what), blocking",
-                emit: { (run, _, isAddition) throws in
-                    try writer.append(run)
-                    if isAddition { counts.blockingAdded += run.count }
-                    if let last = pending, last.last < Int64.max, last.last + 1 == run.start {
-                        pending = NumberRun(start: last.start, count: last.count + run.count)
-                    } else {
-                        if let last = pending { hasher.blocking(last) }
-                        pending = run
-                    }
-                }
+            try applyBlocking(
+                base: base,
+                removals: &removals,
+                additions: &additions,
+                writer: writer,
+                hasher: &hasher,
+                counts: &counts,
+                what: what
             )
-            counts.blockingRemoved = kept.removedEntries
-            if let last = pending { hasher.blocking(last) }
-            pending = nil
             hasher.beginIdentification()
             if target.version >= 2 {
                 try writer.beginIdentification(labels: resultLabels)
@@ -365,8 +349,7 @@ public enum ShardDelta {
                     labelWidth: 0,
                     what: "removed identification runs"
                 ),
-                base: base,
-                identification: true
+                base: base
             )
             try skipRuns(&idSections, count: sectionCounts[2], labelWidth: 0, "removed identification runs")
             let width = labelWidth(deltaLabels.count)
@@ -426,6 +409,128 @@ public enum ShardDelta {
         }
     }
 
+    /// The blocking half of `apply`: the base's runs minus `removals` plus `additions`, in
+    /// order, into `writer` and `hasher`, a batch of runs at a time; a run that touches the one
+    /// before is merged with it, as the writer stores it. The same checks as `Subtraction` and
+    /// `merge`, which the identification runs take one at a time: every removed number is in
+    /// the base, and no added one is. A base run below the next removal and the next addition,
+    /// nearly every run of a small delta, is only copied.
+    private static func applyBlocking(
+        base: ShardReader,
+        removals: inout RunSection,
+        additions: inout RunSection,
+        writer: ShardWriter,
+        hasher: inout ContentHasher,
+        counts: inout Counts,
+        what: String
+    ) throws {
+        let capacity = 4096
+        let input = UnsafeMutableBufferPointer<NumberRun>.allocate(capacity: capacity)
+        defer { input.deallocate() }
+        // A second thread writes and hashes while this one decodes, for a shard large enough to
+        // repay starting it (about 40 µs).
+        let threaded =
+            base.header.runCount >= threadedRunCount
+            ? ThreadedRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
+        defer { threaded?.cancel() }
+        let direct = threaded == nil ? DirectRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
+        let sink: any RunSink = threaded ?? direct!
+        var output = RunBatch(sink: sink, first: threaded?.first ?? direct!.first)
+        var removal = try removals.next()?.0
+        var addition = try additions.next()?.0
+        var limit = min(removal?.start ?? Int64.max, addition?.start ?? Int64.max)
+        while true {
+            let read = try base.nextRuns(into: input)
+            guard read > 0 else { break }
+            for index in 0..<read {
+                let run = input[index]
+                if run.last < limit {
+                    try output.emit(run)
+                    continue
+                }
+                var rest: NumberRun? = run
+                while let current = rest, let cut = removal, cut.start <= current.last {
+                    guard cut.start >= current.start else {
+                        throw UpdateError(
+                            .wrongBase,
+                            "\(what) removes \(cut.start), which the base does not hold; it was made from another version of the shard."
+                        )
+                    }
+                    if cut.start > current.start {
+                        try keep(
+                            NumberRun(first: current.start, last: cut.start - 1),
+                            after: &addition,
+                            from: &additions,
+                            into: &output,
+                            counts: &counts,
+                            what: what
+                        )
+                    }
+                    if cut.last <= current.last {
+                        counts.blockingRemoved += cut.count
+                        rest = cut.last < current.last ? NumberRun(first: cut.last + 1, last: current.last) : nil
+                        removal = try removals.next()?.0
+                    } else {
+                        // The removal runs on past this run; the next must start right after.
+                        counts.blockingRemoved += current.last - cut.start + 1
+                        removal = NumberRun(first: current.last + 1, last: cut.last)
+                        rest = nil
+                    }
+                }
+                if let rest {
+                    try keep(
+                        rest,
+                        after: &addition,
+                        from: &additions,
+                        into: &output,
+                        counts: &counts,
+                        what: what
+                    )
+                }
+                limit = min(removal?.start ?? Int64.max, addition?.start ?? Int64.max)
+            }
+        }
+        if let removal {
+            throw UpdateError(
+                .wrongBase,
+                "\(what) removes \(removal), which the base does not hold; it was made from another version of the shard."
+            )
+        }
+        while let added = addition {
+            try output.emit(added)
+            counts.blockingAdded += added.count
+            addition = try additions.next()?.0
+        }
+        try output.finish()
+        hasher = sink.hasher
+    }
+
+    /// From how many base runs `apply` writes on a second thread.
+    static let threadedRunCount: UInt32 = 50_000
+
+    /// Emits `kept` after the additions below it; none may overlap it.
+    private static func keep(
+        _ kept: NumberRun,
+        after addition: inout NumberRun?,
+        from additions: inout RunSection,
+        into output: inout RunBatch,
+        counts: inout Counts,
+        what: String
+    ) throws {
+        while let added = addition, added.last < kept.start {
+            try output.emit(added)
+            counts.blockingAdded += added.count
+            addition = try additions.next()?.0
+        }
+        if let added = addition, added.start <= kept.last {
+            throw UpdateError(
+                .wrongBase,
+                "\(what), blocking: the delta adds \(added), which the base already holds; it was made from another version of the shard."
+            )
+        }
+        try output.emit(kept)
+    }
+
     private static func checkBase(_ header: ShardHeader, target: Target, what: String, basePath: String)
         throws(UpdateError)
     {
@@ -481,6 +586,46 @@ public enum ShardDelta {
                 }
             }
         }
+    }
+}
+
+/// Blocking runs on their way to a shard writer and a content hasher (a `RunSink`), merged
+/// where they touch (as the writer stores them, and so as they are hashed), handed on a buffer at
+/// a time.
+private struct RunBatch {
+    private var runs: UnsafeMutableBufferPointer<NumberRun>
+    private var count = 0
+    private let sink: any RunSink
+
+    init(sink: any RunSink, first: UnsafeMutableBufferPointer<NumberRun>) {
+        self.sink = sink
+        runs = first
+    }
+
+    @inline(__always)
+    mutating func emit(_ run: NumberRun) throws(BlocklistError) {
+        if count > 0 {
+            let last = runs[count - 1]
+            if last.last < Int64.max, last.last + 1 == run.start {
+                runs[count - 1].count += run.count
+                return
+            }
+            if count == runs.count {
+                // The last run may still grow, so it moves to the next buffer.
+                runs = try sink.consume(runs, count: count - 1)
+                runs[0] = last
+                count = 1
+            }
+        }
+        runs[count] = run
+        count += 1
+    }
+
+    /// Hands on what is left and waits for the sink.
+    mutating func finish() throws(BlocklistError) {
+        if count > 0 { runs = try sink.consume(runs, count: count) }
+        count = 0
+        try sink.finish()
     }
 }
 
@@ -562,31 +707,25 @@ struct RunSection {
     }
 }
 
-/// The base's runs minus the removed runs, streaming; every removed number must be in the base.
+/// The base's identification runs minus the removed ones, streaming; every removed number must
+/// be in the base. (`ShardDelta.applyBlocking` does the same for blocking runs, a batch at a time.)
 struct Subtraction {
     private var removals: RunSection
     private let base: ShardReader
-    /// Whether the base's identification runs are read, rather than its blocking runs.
-    private let identification: Bool
     private var current: (NumberRun, Int)?
     private var removal: NumberRun?
     private var removalsDone = false
     private(set) var removedEntries: Int64 = 0
 
-    init(removals: RunSection, base: ShardReader, identification: Bool) {
+    init(removals: RunSection, base: ShardReader) {
         self.removals = removals
         self.base = base
-        self.identification = identification
     }
 
     mutating func next(what: String) throws -> (NumberRun, Int)? {
         while true {
             if current == nil {
-                if identification {
-                    current = try base.nextIdentificationRun().map { ($0.run, $0.label) }
-                } else {
-                    current = try base.nextRun().map { ($0, 0) }
-                }
+                current = try base.nextIdentificationRun().map { ($0.run, $0.label) }
             }
             if removal == nil && !removalsDone {
                 removal = try removals.next()?.0

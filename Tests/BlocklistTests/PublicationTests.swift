@@ -210,6 +210,133 @@ import Testing
         #expect(counts.identificationRemoved == Int64(oldPairs.filter { newPairs[$0.key] != $0.value }.count))
     }
 
+    /// A base of more than `ShardDelta.threadedRunCount` runs is rewritten on two threads (one
+    /// decodes and merges, one encodes and hashes): the result against set arithmetic, and a
+    /// wrong base refused with its sentence, the second thread stopped (the test would hang).
+    @Test(arguments: 0..<3)
+    func aLargeDeltaAppliedOnTwoThreadsMatchesSetArithmetic(seed: UInt64) throws {
+        var generator = SplitMix64(state: seed &+ 101)
+        let old = Self.random(160_000, seed: seed &+ 11, below: 2_000_000)
+        try #require(old.count > Int(ShardDelta.threadedRunCount))
+        var numbers = Set(Self.expand(old))
+        // Removals: whole runs, parts of runs, and the first and last numbers.
+        for _ in 0..<400 {
+            let run = old[Int.random(in: 0..<old.count, using: &generator)]
+            numbers.remove(Int64.random(in: run.start...run.last, using: &generator))
+        }
+        numbers.remove(old[0].start)
+        numbers.remove(old[old.count - 1].last)
+        // Additions: touching runs, filling gaps, beyond both ends.
+        for _ in 0..<600 { numbers.insert(Int64.random(in: 1...2_100_000, using: &generator)) }
+        numbers.insert(old[old.count - 1].last + 7)
+        let newRuns = Self.runs(numbers.sorted())
+        let oldContent = ShardContent(
+            version: 2,
+            index: 1,
+            lowerBound: 0,
+            blocking: old,
+            labels: [],
+            identification: []
+        )
+        let newContent = ShardContent(
+            version: 2,
+            index: 1,
+            lowerBound: 0,
+            blocking: newRuns,
+            labels: [],
+            identification: []
+        )
+        let directory = try TemporaryDirectory()
+        let base = directory.file("base.blk")
+        try writeShard(old, to: base)
+        let (payload, counts) = ShardDelta.payload(from: oldContent, to: newContent)
+        let (_, applied, digest) = try ShardDelta.apply(
+            payload,
+            what: "delta",
+            baseAt: base,
+            to: directory.file("new.blk"),
+            encoder: try ShardEncoder(fast: true),
+            sync: false
+        )
+        let result = try ShardContent(shardAt: directory.file("new.blk"))
+        #expect(Self.expand(result.blocking) == numbers.sorted())
+        #expect(digest == newContent.digest && result.digest == digest)
+        #expect(applied == counts)
+        let oldSet = Set(Self.expand(old))
+        #expect(counts.blockingAdded == Int64(numbers.subtracting(oldSet).count))
+        #expect(counts.blockingRemoved == Int64(oldSet.subtracting(numbers).count))
+
+        // The same delta against another base: the removal of a number it lacks is named.
+        var other = old
+        other.remove(at: old.count / 2)
+        let otherBase = directory.file("other.blk")
+        try writeShard(other, to: otherBase)
+        let otherPayload = ShardDelta.payload(
+            from: oldContent,
+            to: ShardContent(
+                version: 2,
+                index: 1,
+                lowerBound: 0,
+                blocking: old.filter { $0 != old[old.count / 2] },
+                labels: [],
+                identification: []
+            )
+        ).bytes
+        let error = #expect(throws: UpdateError.self) {
+            try ShardDelta.apply(
+                otherPayload,
+                what: "the delta",
+                baseAt: otherBase,
+                to: directory.file("x.blk"),
+                sync: false
+            )
+        }
+        #expect(
+            error?.message.contains("the delta removes \(old[old.count / 2].start),") == true,
+            "\(String(describing: error))"
+        )
+        // And an addition the base already holds.
+        let adding = ShardDelta.payload(
+            from: ShardContent(version: 2, index: 1, lowerBound: 0, blocking: other, labels: [], identification: []),
+            to: oldContent
+        ).bytes
+        let addError = #expect(throws: UpdateError.self) {
+            try ShardDelta.apply(adding, what: "the delta", baseAt: base, to: directory.file("y.blk"), sync: false)
+        }
+        #expect(addError?.message.contains("which the base already holds") == true, "\(String(describing: addError))")
+    }
+
+    static func runs(_ sorted: [Int64]) -> [NumberRun] {
+        var runs: [NumberRun] = []
+        for number in sorted {
+            if let last = runs.last, last.last + 1 == number {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append(NumberRun(start: number, count: 1))
+            }
+        }
+        return runs
+    }
+
+    /// A write that fails on the second thread reaches the caller as that writer's error.
+    @Test func aWriteFailingOnTheSecondThreadIsThrownToTheCaller() throws {
+        let directory = try TemporaryDirectory()
+        let writer = try ShardWriter(path: directory.file("w.blk"), shardIndex: 1, version: 2)
+        let sink = try #require(
+            ThreadedRunSink(writer: writer, hasher: ContentHasher(version: 2, index: 1, lowerBound: 0), capacity: 4)
+        )
+        var buffer = sink.first
+        buffer[0] = NumberRun(start: 10, count: 1)
+        buffer[1] = NumberRun(start: 5, count: 1)
+        buffer = try sink.consume(buffer, count: 2)
+        let error = #expect(throws: BlocklistError.self) {
+            // The thread may fail before or after a later hand-off: either throws.
+            for _ in 0..<3 { buffer = try sink.consume(buffer, count: 0) }
+            try sink.finish()
+        }
+        #expect(error?.message.contains("w.blk: number 5") == true, "\(String(describing: error))")
+    }
+
     /// The delta coding against an independent writer: Scripts/fuzz-update-seeds.py encodes a
     /// delta in Python from docs/FORMAT.md; Swift must write the same bytes for the same change,
     /// apply Python's to the same base, and read its update file and delta file.

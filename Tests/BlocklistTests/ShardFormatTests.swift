@@ -83,6 +83,109 @@ import Testing
         }
     }
 
+    /// `append(contentsOf:)` writes the bytes `append(_:)` writes run by run, and `nextRuns(into:)`
+    /// reads the runs `nextRun()` reads, for runs that take the fast loops (small gaps) and runs
+    /// that leave them (a Rice parameter above 32, escapes, touching runs, payloads across many
+    /// buffers), whatever the batch sizes. With the fast loops' checks removed this fails.
+    @Test func batchWritingAndReadingMatchRunByRun() throws {
+        var random = SplitMix64(state: 27)
+        let directory = try TemporaryDirectory()
+        for trial in 0..<24 {
+            var runs: [NumberRun] = []
+            var next = Int64.random(in: 1...1_000_000, using: &random)
+            let count = trial % 4 == 0 ? 40_000 : Int.random(in: 0...3000, using: &random)
+            for _ in 0..<count {
+                let length: Int64 =
+                    Int.random(in: 0..<10, using: &random) == 0 ? .random(in: 2...5000, using: &random) : 1
+                guard next <= Int64.max - length else { break }
+                let run = NumberRun(start: next, count: length)
+                runs.append(run)
+                let gap: Int64 =
+                    switch Int.random(in: 0..<100, using: &random) {
+                    case 0: Int64.random(in: 1...(1 << 45), using: &random)  // a parameter above 32, or an escape
+                    case 1: 0  // touching: the writer merges it
+                    default: Int64.random(in: 1...(trial % 3 == 0 ? 100 : 1_000_000), using: &random)
+                    }
+                guard run.last < Int64.max - gap - 1 else { break }
+                next = run.last + 1 + gap
+            }
+            let single = directory.file("single\(trial).blk")
+            try writeShard(runs, to: single)
+            let batched = directory.file("batched\(trial).blk")
+            let writer = try ShardWriter(path: batched, shardIndex: 1)
+            var offset = 0
+            while offset < runs.count {
+                let take = min(runs.count - offset, Int.random(in: 1...5000, using: &random))
+                try runs[offset..<(offset + take)].withUnsafeBufferPointer { try writer.append(contentsOf: $0) }
+                offset += take
+            }
+            _ = try writer.finish(sync: false)
+            #expect(try readBytes(batched) == readBytes(single), "trial \(trial): the files differ")
+
+            let oneByOne = try ShardReader(path: single)
+            var expected: [NumberRun] = []
+            while let run = try oneByOne.nextRun() { expected.append(run) }
+            let reader = try ShardReader(path: single)
+            var read: [NumberRun] = []
+            while true {
+                let buffer = UnsafeMutableBufferPointer<NumberRun>.allocate(
+                    capacity: Int.random(in: 1...5000, using: &random)
+                )
+                defer { buffer.deallocate() }
+                let got = try reader.nextRuns(into: buffer)
+                guard got > 0 else { break }
+                read += buffer[0..<got]
+            }
+            #expect(read == expected, "trial \(trial)")
+            #expect(read.reduce(0) { $0 + $1.count } == runs.reduce(0) { $0 + $1.count })
+        }
+    }
+
+    /// Over every shard of the fuzz corpus (damaged ones included), `nextRuns(into:)` yields the
+    /// runs `nextRun()` yields and fails where it fails, with the same sentence.
+    @Test func batchReadingAgreesWithRunByRunOnTheFuzzCorpus() throws {
+        let corpus = PortableModuleTests.packageRoot.appendingPathComponent("Fuzz/corpus").path
+        var random = SplitMix64(state: 5)
+        var opened = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: corpus).sorted() {
+            let path = corpus + "/" + name
+            guard let single = try? ShardReader(path: path), let batch = try? ShardReader(path: path) else { continue }
+            opened += 1
+            var expected: [NumberRun] = []
+            var expectedError: String?
+            do {
+                while let run = try single.nextRun() { expected.append(run) }
+            } catch { expectedError = error.message }
+            var read: [NumberRun] = []
+            var readError: String?
+            let buffer = UnsafeMutableBufferPointer<NumberRun>.allocate(
+                capacity: Int.random(in: 1...64, using: &random)
+            )
+            defer { buffer.deallocate() }
+            do {
+                while case let got = try batch.nextRuns(into: buffer), got > 0 { read += buffer[0..<got] }
+            } catch { readError = error.message }
+            #expect(read == expected, "\(name)")
+            #expect(readError == expectedError, "\(name)")
+        }
+        #expect(opened >= 6, "only \(opened) shards of the corpus opened")
+    }
+
+    /// The batch writer refuses what `append(_:)` refuses, with the same sentence, having written
+    /// the runs before the fault.
+    @Test func batchWritingRefusesDisorderAsRunByRunDoes() throws {
+        let directory = try TemporaryDirectory()
+        let runs = [NumberRun(start: 10, count: 5), NumberRun(start: 20, count: 1), NumberRun(start: 18, count: 1)]
+        let single = try ShardWriter(path: directory.file("a.blk"), shardIndex: 1)
+        let singleError = #expect(throws: BlocklistError.self) { for run in runs { try single.append(run) } }
+        let batch = try ShardWriter(path: directory.file("b.blk"), shardIndex: 1)
+        let batchError = #expect(throws: BlocklistError.self) {
+            try runs.withUnsafeBufferPointer { try batch.append(contentsOf: $0) }
+        }
+        #expect(batchError?.message.replacingOccurrences(of: "b.blk", with: "a.blk") == singleError?.message)
+        #expect(batch.entriesWritten == single.entriesWritten)
+    }
+
     /// Every single-byte change anywhere in the file, to every other value of that byte, is refused.
     @Test func everySingleByteChangeIsDetected() throws {
         let directory = try TemporaryDirectory()

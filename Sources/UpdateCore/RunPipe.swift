@@ -1,0 +1,205 @@
+import BlocklistCore
+
+/// Where `ShardDelta.apply` hands the blocking runs of its result: a shard writer and a content
+/// hasher. `consume` takes the first `count` runs of a buffer and returns the buffer to fill next.
+protocol RunSink: AnyObject {
+    func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
+        -> UnsafeMutableBufferPointer<NumberRun>
+    /// Waits for every run handed on; after it, the writer and the hasher are the caller's again.
+    func finish() throws(BlocklistError)
+    /// The hasher, having taken every run handed on (after `finish`).
+    var hasher: ContentHasher { get }
+}
+
+/// Writes and hashes the runs on the calling thread.
+final class DirectRunSink: RunSink {
+    let writer: ShardWriter
+    var hasher: ContentHasher
+    private let buffer: UnsafeMutableBufferPointer<NumberRun>
+
+    init(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
+        self.writer = writer
+        self.hasher = hasher
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// The buffer to fill first.
+    var first: UnsafeMutableBufferPointer<NumberRun> { buffer }
+
+    func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
+        -> UnsafeMutableBufferPointer<NumberRun>
+    {
+        let done = UnsafeBufferPointer(rebasing: runs[0..<count])
+        try writer.append(contentsOf: done)
+        hasher.blocking(contentsOf: done)
+        return runs
+    }
+
+    func finish() throws(BlocklistError) {}
+}
+
+/// Writes and hashes the runs on a second thread while the caller decodes and merges the next
+/// ones: rewriting a shard is two serial chains (decoding the base; encoding and hashing the
+/// result) that each take half the time, and a phone has cores to spare. Three buffers go round:
+/// the caller fills one while the thread empties another. Memory is fixed: the buffers and a
+/// 256 KiB stack, allocated once per shard.
+///
+/// If the thread's writer fails, the caller's next `consume` (or `finish`) throws its error; if
+/// the caller fails, `cancel` stops the thread before the writer is touched again.
+final class ThreadedRunSink: RunSink {
+    private let direct: DirectRunSink
+    private let slots: [UnsafeMutableBufferPointer<NumberRun>]
+    private var counts: [Int]
+    // Guarded by `mutex`: slots filled and not yet emptied run from `emptied` to `filled`.
+    private var filled = 0
+    private var emptied = 0
+    private var closed = false
+    private var failure: BlocklistError?
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    #if canImport(Darwin)
+        private var thread: pthread_t?
+    #else
+        private var thread = pthread_t()
+    #endif
+    private var running = false
+
+    var hasher: ContentHasher { direct.hasher }
+
+    /// Starts the thread; nil if the system refuses a mutex, a condition or a thread (the caller
+    /// then writes on its own thread).
+    init?(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
+        direct = DirectRunSink(writer: writer, hasher: hasher, capacity: 1)
+        slots = (0..<3).map { _ in .allocate(capacity: capacity) }
+        counts = [0, 0, 0]
+        mutex = .allocate(capacity: 1)
+        changed = .allocate(capacity: 1)
+        guard pthread_mutex_init(mutex, nil) == 0 else {
+            release(mutex: false, condition: false)
+            return nil
+        }
+        guard pthread_cond_init(changed, nil) == 0 else {
+            release(mutex: true, condition: false)
+            return nil
+        }
+        var attributes = pthread_attr_t()
+        guard pthread_attr_init(&attributes) == 0 else {
+            release(mutex: true, condition: true)
+            return nil
+        }
+        defer { pthread_attr_destroy(&attributes) }
+        _ = pthread_attr_setstacksize(&attributes, 256 << 10)
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let started = pthread_create(
+            &thread,
+            &attributes,
+            { context in
+                #if canImport(Darwin)
+                    let sink = Unmanaged<ThreadedRunSink>.fromOpaque(context).takeRetainedValue()
+                #else
+                    let sink = Unmanaged<ThreadedRunSink>.fromOpaque(context!).takeRetainedValue()
+                #endif
+                sink.drain()
+                return nil
+            },
+            context
+        )
+        guard started == 0 else {
+            Unmanaged<ThreadedRunSink>.fromOpaque(context).release()
+            release(mutex: true, condition: true)
+            return nil
+        }
+        running = true
+    }
+
+    private func release(mutex initialized: Bool, condition: Bool) {
+        if condition { pthread_cond_destroy(changed) }
+        if initialized { pthread_mutex_destroy(mutex) }
+        changed.deallocate()
+        mutex.deallocate()
+        for slot in slots { slot.deallocate() }
+    }
+
+    deinit {
+        cancel()
+        release(mutex: true, condition: true)
+    }
+
+    /// The buffer to fill first.
+    var first: UnsafeMutableBufferPointer<NumberRun> { slots[0] }
+
+    /// Hands `runs` (the slot the caller was given last) to the thread and waits for a free one.
+    func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
+        -> UnsafeMutableBufferPointer<NumberRun>
+    {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        counts[filled % slots.count] = count
+        filled += 1
+        pthread_cond_broadcast(changed)
+        while filled - emptied == slots.count && failure == nil {
+            pthread_cond_wait(changed, mutex)
+        }
+        if let failure { throw failure }
+        return slots[filled % slots.count]
+    }
+
+    func finish() throws(BlocklistError) {
+        pthread_mutex_lock(mutex)
+        closed = true
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+        join()
+        if let failure { throw failure }
+    }
+
+    /// Stops the thread without waiting for the runs still queued.
+    func cancel() {
+        pthread_mutex_lock(mutex)
+        closed = true
+        if failure == nil { failure = BlocklistError(.io, "\(direct.writer.path): the rewrite was stopped.") }
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+        join()
+    }
+
+    private func join() {
+        guard running else { return }
+        running = false
+        #if canImport(Darwin)
+            if let thread { pthread_join(thread, nil) }
+        #else
+            pthread_join(thread, nil)
+        #endif
+    }
+
+    /// The thread: empties slots in order until the caller closes the pipe and none is left,
+    /// or a write fails.
+    private func drain() {
+        pthread_mutex_lock(mutex)
+        while true {
+            while emptied == filled && !closed && failure == nil {
+                pthread_cond_wait(changed, mutex)
+            }
+            if failure != nil || emptied == filled {
+                break
+            }
+            let index = emptied % slots.count
+            let count = counts[index]
+            pthread_mutex_unlock(mutex)
+            var error: BlocklistError?
+            do {
+                _ = try direct.consume(slots[index], count: count)
+            } catch let thrown {
+                error = thrown
+            }
+            pthread_mutex_lock(mutex)
+            if let error, failure == nil { failure = error }
+            emptied += 1
+            pthread_cond_broadcast(changed)
+        }
+        pthread_mutex_unlock(mutex)
+    }
+}
