@@ -2,8 +2,8 @@
 ///
 /// Folding happens once per message and view, never per rule, so that every rule of a view reads
 /// the same bytes:
-/// - `caseInsensitive` lowercases (Unicode's full lowercase mapping, and `ſ` to `s` as case
-///   folding does).
+/// - `caseInsensitive` lowercases (Unicode's full lowercase mapping, except `İ` (U+0130) to `i`,
+///   its simple mapping, as regexes compare it; and `ſ` to `s` as case folding does).
 /// - `normalized` puts the text in Unicode NFC, turns the fullwidth forms U+FF01–U+FF5E into
 ///   ASCII, and drops the invisible format characters that evade keyword filters: soft hyphen,
 ///   the combining grapheme joiner, zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
@@ -82,6 +82,10 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
                 emit(value)
             } else if value < 0x80 {
                 emit(UInt32(asciiLowercase(UInt8(value))))
+            } else if value == 0x130 {
+                // İ: its full lowercase is i and U+0307, so `claim` would miss `CLAİM`; its simple
+                // one is i, which is how a regex ignoring case (`RegexMatcher.fold`) reads it.
+                emit(0x69)
             } else if let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased {
                 for lower in scalar.properties.lowercaseMapping.unicodeScalars { emit(lower.value) }
             } else {

@@ -177,6 +177,48 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     /// Both matching paths: the dense table built at load, and the file's compact automaton.
+    /// Found by the oracle of issue 29: `claim` ignoring case missed `CLAİM` (U+0130), and the
+    /// regex `bit` missed `bİt`, because the case-insensitive view took `İ`'s full lowercase (i and
+    /// U+0307) while the docs, and a regex ignoring case, take its simple one, `i`.
+    @Test(arguments: [false, true])
+    func aDottedCapitalIIsAnIForEveryRuleIgnoringCase(normalize: Bool) throws {
+        let rules = [
+            MessageRule(
+                name: "claim",
+                target: .body,
+                match: .contains,
+                value: "claim",
+                action: .junk,
+                normalize: normalize
+            ),
+            MessageRule(
+                name: "bit",
+                target: .body,
+                match: .regex,
+                value: "bit",
+                action: .promotion,
+                normalize: normalize
+            ),
+            MessageRule(
+                name: "win",
+                target: .body,
+                match: .prefix,
+                value: "win",
+                action: .transaction,
+                normalize: normalize
+            ),
+        ]
+        let classifier = try compiled(rules)
+        #expect(classifier.classify(sender: "+1", body: "CLAİM your prize").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "go to bİt.ly").rule == 1)
+        #expect(classifier.classify(sender: "+1", body: "WİN now").rule == 2)
+        // The rule's own value folds the same way.
+        let upper = [
+            MessageRule(name: "x", target: .body, match: .contains, value: "CLAİM", action: .junk, normalize: normalize)
+        ]
+        #expect(try compiled(upper).classify(sender: "+1", body: "claim").rule == 0)
+    }
+
     @Test(arguments: [4 << 20, 0])
     func agreesWithTheLinearScanOnRandomRulesAndMessages(denseTableBudget: Int) throws {
         var random = SeededGenerator(state: 42)

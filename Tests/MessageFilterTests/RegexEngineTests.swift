@@ -472,12 +472,18 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(classifier.classify(sender: "+1", body: "a pr\u{061C}ize") == .init(action: .junk, rule: 0))
     }
 
-    /// The views as the standard library makes them: `lowercased()`; then, normalized, the
+    /// The views as the standard library makes them: `lowercased()` (but `İ` to `i`, its simple
+    /// mapping, as the docs say); then, normalized, the
     /// invisible characters dropped, fullwidth ASCII made ASCII, and NFC; then `ſ` to `s`. The
     /// filter's own fold skips lookups for caseless scalars and NFC for text already in it; it
     /// must give the same bytes.
     static func referenceFold(_ view: TextView, _ text: String) -> [UInt8] {
-        var string = view.caseInsensitive ? text.lowercased() : text
+        var string = text
+        if view.caseInsensitive {
+            var dotless = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars { dotless.append(scalar.value == 0x130 ? "i" : scalar) }
+            string = String(dotless).lowercased()
+        }
         if view.normalized {
             var kept = String.UnicodeScalarView()
             for scalar in string.unicodeScalars where !TextView.isInvisibleFormat(scalar.value) {
