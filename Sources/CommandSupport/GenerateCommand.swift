@@ -142,6 +142,12 @@ public enum GenerateCommand {
             help: "Skip lines that are not numbers, and report them, instead of refusing the run."
         ),
         Option(
+            long: "allow-empty",
+            kind: .flag { $0.allowEmpty = true },
+            help:
+                "Make an empty set when the lists give no number (refused otherwise: an empty set installed empties the list on phones)."
+        ),
+        Option(
             long: "default-country",
             kind: .value("code", dashValues: .number) { options, text throws(UsageError) in
                 options.defaultCountry = try number(

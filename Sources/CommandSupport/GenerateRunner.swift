@@ -30,6 +30,8 @@ public struct GenerateOptions: Equatable, Sendable {
     public var labels: [String] = []
     public var lists: [String] = []
     public var skipInvalid = false
+    /// Lets list inputs that give no number make an empty set.
+    public var allowEmpty = false
     public var defaultCountry: Int64?
     /// `nil` chooses packed when lists are given, range otherwise.
     public var layout: Manifest.Layout?
@@ -134,6 +136,7 @@ public enum GenerateRunner {
             list.labels = options.labels
             list.lists = options.lists
             list.skipInvalid = options.skipInvalid
+            list.allowEmpty = options.allowEmpty
             list.defaultCountry = options.defaultCountry
             list.capacity = options.capacity
             packed = PackedProducer(list)

@@ -19,6 +19,10 @@ public struct ListSpec: Sendable {
     public var lists: [String] = []
     /// Skip (and report) lines that are not numbers instead of refusing the run.
     public var skipInvalid = false
+    /// Whether inputs that give no number at all may make an empty set. `generate` refuses that
+    /// unless told (`--allow-empty`): an empty set installed replaces a whole list on phones,
+    /// and is what a wrong file (another format, every line skipped) gives.
+    public var allowEmpty = true
     /// The country code national numbers get.
     public var defaultCountry: Int64?
     /// The most entries of each kind one shard holds.
@@ -149,7 +153,15 @@ package final class PackedProducer: ShardProducer {
                 "The lists need \(bounds.count) shards, more than the \(BlockSpec.maximumShardCount) this tool writes; raise --capacity or shorten the lists."
             )
         }
-        return (bounds.count, expected.reduce(0) { $0 + $1.blocking + $1.identified })
+        let total = expected.reduce(0) { $0 + $1.blocking + $1.identified }
+        guard total > 0 || list.allowEmpty else {
+            let files = list.numbers + list.labels + list.lists
+            throw BlocklistError(
+                .invalidInput,
+                "\(files.isEmpty ? "The inputs give" : files.count == 1 ? files[0] + " gives" : files.joined(separator: ", ") + " give") no number to block or identify, so the new set would be empty; nothing was written. Check the files (is every line skipped as invalid?), or pass --allow-empty to make an empty set on purpose."
+            )
+        }
+        return (bounds.count, total)
     }
 
     /// The number of `label` in the generate's label table, adding it if new.

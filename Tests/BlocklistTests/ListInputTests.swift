@@ -153,6 +153,93 @@ import Testing
         )
     }
 
+    /// What people hand over that is neither text nor gzip, made by the real tools (xz, zstd,
+    /// bzip2, zip, Python's zlib, iconv), under any name: each is named with the command that makes
+    /// it readable, even with --skip-invalid, and the set already there stays. Before, an xz file
+    /// named .gz read as 2 invalid lines, and with --skip-invalid replaced the set with an empty one.
+    @Test func compressedAndUTF16InputsAreNamedAndTheSetStays() throws {
+        let directory = try TemporaryDirectory()
+        let text = Array("+33162123456\n+33162123457\n".utf8)
+        try writeBytes(text, to: directory.file("numbers.txt"))
+        #expect(
+            try runBlocklist(["generate", "--numbers", "numbers.txt", "--no-sync", "-o", "set"], in: directory.path)
+                .status == 0
+        )
+        let before = try blocked(directory.file("set"))
+        let cases: [(name: String, command: [String], words: String)] = [
+            ("list.gz", ["xz", "-c"], "xz-compressed"),
+            ("list.txt", ["zstd", "-q", "-c"], "zstd-compressed"),
+            ("list.csv", ["bzip2", "-c"], "bzip2-compressed"),
+            (
+                "list.z",
+                ["python3", "-c", "import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))"],
+                "a raw zlib stream"
+            ),
+            ("list16.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16"], "UTF-16 or UTF-32 text"),
+            ("list16le.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16LE"], "UTF-16 text"),
+            ("list16be.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16BE"], "UTF-16 text"),
+        ]
+        for (name, command, words) in cases {
+            let made = try runProcess("/usr/bin/env", command, input: Data(text))
+            try #require(made.status == 0, "\(command)")
+            try writeBytes(Array(made.stdout), to: directory.file(name))
+            for skip in [[], ["--skip-invalid"]] {
+                let result = try runBlocklist(
+                    ["generate", "--numbers", name, "--no-sync", "-o", "set"] + skip,
+                    in: directory.path
+                )
+                #expect(
+                    result.status == 1 && result.stderr.contains("\(name) is \(words)"),
+                    "\(name): \(result.stderr)"
+                )
+                #expect(result.stderr.contains("nothing was read"), "\(name): \(result.stderr)")
+            }
+            #expect(try blocked(directory.file("set")) == before, "\(name) changed the set")
+        }
+        // The command the xz sentence gives makes a file that reads.
+        let xz = try runBlocklist(["generate", "--numbers", "list.gz", "--no-sync", "-o", "set"], in: directory.path)
+        #expect(xz.stderr.contains("(xz -dc list.gz > list.gz.txt)"), "\(xz.stderr)")
+        let zip = try runProcess("/usr/bin/env", ["sh", "-c", "cd '\(directory.path)' && zip -q list.zip numbers.txt"])
+        try #require(zip.status == 0)
+        let zipped = try runBlocklist(
+            ["generate", "--numbers", "list.zip", "--no-sync", "-o", "set"],
+            in: directory.path
+        )
+        #expect(zipped.status == 1 && zipped.stderr.contains("list.zip is a zip archive"), "\(zipped.stderr)")
+    }
+
+    /// Nothing is committed from nothing: lists that give no number (an empty file, every line
+    /// skipped) are refused and the set stays, unless --allow-empty asks for an empty set.
+    @Test func listsGivingNoNumberAreRefusedUnlessAnEmptySetIsAskedFor() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+33162123456\n".utf8), to: directory.file("numbers.txt"))
+        try writeBytes([], to: directory.file("empty.txt"))
+        try writeBytes(Array("not a number\nnor this\n".utf8), to: directory.file("junk.txt"))
+        #expect(
+            try runBlocklist(["generate", "--numbers", "numbers.txt", "--no-sync", "-o", "set"], in: directory.path)
+                .status == 0
+        )
+        for arguments in [
+            ["--numbers", "empty.txt"], ["--numbers", "junk.txt", "--skip-invalid"], ["--labels", "empty.txt"],
+        ] {
+            let result = try runBlocklist(["generate"] + arguments + ["--no-sync", "-o", "set"], in: directory.path)
+            #expect(
+                result.status == 1 && result.stderr.contains("no number to block or identify"),
+                "\(arguments): \(result.stderr)"
+            )
+            #expect(result.stderr.contains("--allow-empty"))
+            #expect(try blocked(directory.file("set")) == [33_162_123_456], "\(arguments) changed the set")
+        }
+        let allowed = try runBlocklist(
+            ["generate", "--numbers", "empty.txt", "--allow-empty", "--no-sync", "-o", "set"],
+            in: directory.path
+        )
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(try blocked(directory.file("set")).isEmpty)
+        // And the empty set verifies.
+        #expect(try runBlocklist(["verify", "set"], in: directory.path).status == 0)
+    }
+
     /// Lines up to the limit are read; a longer one is named with its length, and `--skip-invalid`
     /// skips it like any other invalid line.
     @Test func theLineLimitIsExactAndAnOverLongLineCanBeSkipped() throws {
