@@ -321,23 +321,23 @@ public final class InputLines {
             (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
                 || Array("/._-+,=:@%".utf8).contains($0)
         }
-        let FILE = plain && !name.isEmpty ? name : "FILE"
+        let file = plain && !name.isEmpty ? name : "FILE"
         if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) {
             return (
                 "xz-compressed (it starts with xz's magic bytes, whatever its name says)",
-                "decompress it first (xz -dc \(FILE) > \(FILE).txt)"
+                "decompress it first (xz -dc \(file) > \(file).txt)"
             )
         }
         if starts([0x28, 0xB5, 0x2F, 0xFD]) {
             return (
                 "zstd-compressed (it starts with zstd's magic bytes)",
-                "decompress it first (zstd -dc \(FILE) > \(FILE).txt)"
+                "decompress it first (zstd -dc \(file) > \(file).txt)"
             )
         }
         if starts([0x42, 0x5A, 0x68]), head.count >= 4, (0x31...0x39).contains(head[3]) {
             return (
                 "bzip2-compressed (it starts with BZh)",
-                "decompress it first (bzip2 -dc \(FILE) > \(FILE).txt)"
+                "decompress it first (bzip2 -dc \(file) > \(file).txt)"
             )
         }
         if starts([0x50, 0x4B, 0x03, 0x04]) {
@@ -349,19 +349,19 @@ public final class InputLines {
         if starts([0xFF, 0xFE]) || starts([0xFE, 0xFF]) {
             return (
                 "UTF-16 or UTF-32 text (it starts with a byte-order mark)",
-                "convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8 \(FILE) > \(FILE).txt)"
+                "convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8 \(file) > \(file).txt)"
             )
         }
         if head.count >= 4, head[1] == 0, head[3] == 0, head[0] != 0, head[2] != 0 {
             return (
                 "UTF-16 text (every other byte is 0)",
-                "convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8 \(FILE) > \(FILE).txt)"
+                "convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8 \(file) > \(file).txt)"
             )
         }
         if head.count >= 4, head[0] == 0, head[2] == 0, head[1] != 0, head[3] != 0 {
             return (
                 "UTF-16 text (every other byte is 0)",
-                "convert it to UTF-8 first (iconv -f UTF-16BE -t UTF-8 \(FILE) > \(FILE).txt)"
+                "convert it to UTF-8 first (iconv -f UTF-16BE -t UTF-8 \(file) > \(file).txt)"
             )
         }
         return nil
