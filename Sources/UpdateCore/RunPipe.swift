@@ -68,29 +68,48 @@ final class ThreadedRunSink: RunSink {
 
     var hasher: ContentHasher { direct.hasher }
 
+    /// Whether the mutex and the condition were made, and so are destroyed by `deinit`.
+    private var mutexMade = false
+    private var conditionMade = false
+
     /// Starts the thread; nil if the system refuses a mutex, a condition or a thread (the caller
-    /// then writes on its own thread).
-    init?(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
-        direct = DirectRunSink(writer: writer, hasher: hasher, capacity: 1)
+    /// then writes on its own thread). What was made is released once, by `deinit`.
+    ///
+    /// - Parameter refusing: for tests, the step the system is made to refuse.
+    static func start(
+        writer: ShardWriter,
+        hasher: ContentHasher,
+        capacity: Int,
+        refusing: LaunchStep? = nil
+    ) -> ThreadedRunSink? {
+        let sink = ThreadedRunSink(writer: writer, hasher: hasher, capacity: capacity)
+        return sink.launch(refusing: refusing) ? sink : nil
+    }
+
+    /// What starting the thread takes from the system, in order.
+    enum LaunchStep: CaseIterable {
+        case mutex, condition, attributes, thread
+    }
+
+    private init(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
+        direct = DirectRunSink(writer: writer, hasher: hasher, capacity: 0)
         slots = (0..<3).map { _ in .allocate(capacity: capacity) }
         counts = [0, 0, 0]
         mutex = .allocate(capacity: 1)
         changed = .allocate(capacity: 1)
-        guard pthread_mutex_init(mutex, nil) == 0 else {
-            release(mutex: false, condition: false)
-            return nil
-        }
-        guard pthread_cond_init(changed, nil) == 0 else {
-            release(mutex: true, condition: false)
-            return nil
-        }
+    }
+
+    private func launch(refusing: LaunchStep?) -> Bool {
+        mutexMade = refusing != .mutex && pthread_mutex_init(mutex, nil) == 0
+        guard mutexMade else { return false }
+        conditionMade = refusing != .condition && pthread_cond_init(changed, nil) == 0
+        guard conditionMade else { return false }
         var attributes = pthread_attr_t()
-        guard pthread_attr_init(&attributes) == 0 else {
-            release(mutex: true, condition: true)
-            return nil
-        }
+        guard refusing != .attributes, pthread_attr_init(&attributes) == 0 else { return false }
         defer { pthread_attr_destroy(&attributes) }
         _ = pthread_attr_setstacksize(&attributes, 256 << 10)
+        // The thread holds the sink until it ends; `finish` or `cancel` ends it.
+        guard refusing != .thread else { return false }
         let context = Unmanaged.passRetained(self).toOpaque()
         let started = pthread_create(
             &thread,
@@ -108,23 +127,19 @@ final class ThreadedRunSink: RunSink {
         )
         guard started == 0 else {
             Unmanaged<ThreadedRunSink>.fromOpaque(context).release()
-            release(mutex: true, condition: true)
-            return nil
+            return false
         }
         running = true
-    }
-
-    private func release(mutex initialized: Bool, condition: Bool) {
-        if condition { pthread_cond_destroy(changed) }
-        if initialized { pthread_mutex_destroy(mutex) }
-        changed.deallocate()
-        mutex.deallocate()
-        for slot in slots { slot.deallocate() }
+        return true
     }
 
     deinit {
-        cancel()
-        release(mutex: true, condition: true)
+        if running { cancel() }
+        if conditionMade { pthread_cond_destroy(changed) }
+        if mutexMade { pthread_mutex_destroy(mutex) }
+        changed.deallocate()
+        mutex.deallocate()
+        for slot in slots { slot.deallocate() }
     }
 
     /// The buffer to fill first.
@@ -157,6 +172,7 @@ final class ThreadedRunSink: RunSink {
 
     /// Stops the thread without waiting for the runs still queued.
     func cancel() {
+        guard running else { return }
         pthread_mutex_lock(mutex)
         closed = true
         if failure == nil { failure = BlocklistError(.io, "\(direct.writer.path): the rewrite was stopped.") }

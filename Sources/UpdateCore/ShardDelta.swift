@@ -375,6 +375,7 @@ public enum ShardDelta {
                     return (run, label)
                 },
                 what: "\(what), identification",
+                basePath: basePath,
                 emit: { (run, label, isAddition) throws in
                     guard target.version >= 2 else { return }
                     let resultLabel = isAddition ? deltaToResult[label] : baseToResult[label]
@@ -431,7 +432,7 @@ public enum ShardDelta {
         // repay starting it (about 40 µs).
         let threaded =
             base.header.runCount >= threadedRunCount
-            ? ThreadedRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
+            ? ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: capacity) : nil
         defer { threaded?.cancel() }
         let direct = threaded == nil ? DirectRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
         let sink: any RunSink = threaded ?? direct!
@@ -453,7 +454,7 @@ public enum ShardDelta {
                     guard cut.start >= current.start else {
                         throw UpdateError(
                             .wrongBase,
-                            "\(what) removes \(cut.start), which the base does not hold; it was made from another version of the shard."
+                            "\(what) removes \(cut.start), which the base \(base.path) does not hold; the delta was made from another version of the shard, or that file was changed."
                         )
                     }
                     if cut.start > current.start {
@@ -463,7 +464,8 @@ public enum ShardDelta {
                             from: &additions,
                             into: &output,
                             counts: &counts,
-                            what: what
+                            what: what,
+                            basePath: base.path
                         )
                     }
                     if cut.last <= current.last {
@@ -484,7 +486,8 @@ public enum ShardDelta {
                         from: &additions,
                         into: &output,
                         counts: &counts,
-                        what: what
+                        what: what,
+                        basePath: base.path
                     )
                 }
                 limit = min(removal?.start ?? Int64.max, addition?.start ?? Int64.max)
@@ -493,7 +496,7 @@ public enum ShardDelta {
         if let removal {
             throw UpdateError(
                 .wrongBase,
-                "\(what) removes \(removal), which the base does not hold; it was made from another version of the shard."
+                "\(what) removes \(removal), which the base \(base.path) does not hold; the delta was made from another version of the shard, or that file was changed."
             )
         }
         while let added = addition {
@@ -515,7 +518,8 @@ public enum ShardDelta {
         from additions: inout RunSection,
         into output: inout RunBatch,
         counts: inout Counts,
-        what: String
+        what: String,
+        basePath: String
     ) throws {
         while let added = addition, added.last < kept.start {
             try output.emit(added)
@@ -525,7 +529,7 @@ public enum ShardDelta {
         if let added = addition, added.start <= kept.last {
             throw UpdateError(
                 .wrongBase,
-                "\(what), blocking: the delta adds \(added), which the base already holds; it was made from another version of the shard."
+                "\(what), blocking: the delta adds \(added), which the base \(basePath) already holds; the delta was made from another version of the shard, or that file was changed."
             )
         }
         try output.emit(kept)
@@ -555,6 +559,7 @@ public enum ShardDelta {
         kept: () throws -> (NumberRun, Int)?,
         added: () throws -> (NumberRun, Int)?,
         what: String,
+        basePath: String,
         emit: (NumberRun, Int, Bool) throws -> Void
     ) throws {
         var k = try kept()
@@ -580,7 +585,7 @@ public enum ShardDelta {
                     } else {
                         throw UpdateError(
                             .wrongBase,
-                            "\(what): the delta adds \(addedRun), which the base already holds; it was made from another version of the shard."
+                            "\(what): the delta adds \(addedRun), which the base \(basePath) already holds; the delta was made from another version of the shard, or that file was changed."
                         )
                     }
                 }
@@ -735,7 +740,7 @@ struct Subtraction {
                 if let removal {
                     throw UpdateError(
                         .wrongBase,
-                        "\(what) removes \(removal), which the base does not hold; it was made from another version of the shard."
+                        "\(what) removes \(removal), which the base \(base.path) does not hold; the delta was made from another version of the shard, or that file was changed."
                     )
                 }
                 return nil
@@ -747,7 +752,7 @@ struct Subtraction {
             guard cut.start >= run.start else {
                 throw UpdateError(
                     .wrongBase,
-                    "\(what) removes \(cut.start), which the base does not hold; it was made from another version of the shard."
+                    "\(what) removes \(cut.start), which the base \(base.path) does not hold; the delta was made from another version of the shard, or that file was changed."
                 )
             }
             let before = cut.start > run.start ? NumberRun(first: run.start, last: cut.start - 1) : nil

@@ -303,7 +303,10 @@ import Testing
         let addError = #expect(throws: UpdateError.self) {
             try ShardDelta.apply(adding, what: "the delta", baseAt: base, to: directory.file("y.blk"), sync: false)
         }
-        #expect(addError?.message.contains("which the base already holds") == true, "\(String(describing: addError))")
+        #expect(
+            addError?.message.contains("which the base \(base) already holds") == true,
+            "\(String(describing: addError))"
+        )
     }
 
     static func runs(_ sorted: [Int64]) -> [NumberRun] {
@@ -318,12 +321,41 @@ import Testing
         return runs
     }
 
+    /// When the system refuses any step of starting the thread (found by the field test: under
+    /// `ulimit -v` the thread's stack was refused, and what had been made was freed twice, an
+    /// abort), no sink starts and nothing is freed twice; a sink that starts finishes.
+    @Test func aThreadTheSystemRefusesLeavesNothingFreedTwice() throws {
+        let directory = try TemporaryDirectory()
+        for step in ThreadedRunSink.LaunchStep.allCases {
+            let writer = try ShardWriter(path: directory.file("\(step).blk"), shardIndex: 1, version: 2)
+            let hasher = ContentHasher(version: 2, index: 1, lowerBound: 0)
+            #expect(ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: 4, refusing: step) == nil)
+        }
+        let writer = try ShardWriter(path: directory.file("started.blk"), shardIndex: 1, version: 2)
+        let sink = try #require(
+            ThreadedRunSink.start(
+                writer: writer,
+                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
+                capacity: 4
+            )
+        )
+        var buffer = sink.first
+        buffer[0] = NumberRun(start: 5, count: 2)
+        buffer = try sink.consume(buffer, count: 1)
+        try sink.finish()
+        #expect(writer.entriesWritten == 2)
+    }
+
     /// A write that fails on the second thread reaches the caller as that writer's error.
     @Test func aWriteFailingOnTheSecondThreadIsThrownToTheCaller() throws {
         let directory = try TemporaryDirectory()
         let writer = try ShardWriter(path: directory.file("w.blk"), shardIndex: 1, version: 2)
         let sink = try #require(
-            ThreadedRunSink(writer: writer, hasher: ContentHasher(version: 2, index: 1, lowerBound: 0), capacity: 4)
+            ThreadedRunSink.start(
+                writer: writer,
+                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
+                capacity: 4
+            )
         )
         var buffer = sink.first
         buffer[0] = NumberRun(start: 10, count: 1)
