@@ -314,7 +314,7 @@ public final class InputLines {
     /// What a file that starts with `head` (its first 6 bytes, or all of a shorter file) is, when
     /// it is neither text nor gzip but something people export or compress lists into: its
     /// magic bytes, and the command that makes it readable. Otherwise nil.
-    static func unreadableFormat(_ head: UnsafeRawBufferPointer, name: String) -> (what: String, fix: String)? {
+    package static func unreadableFormat(_ head: UnsafeRawBufferPointer, name: String) -> (what: String, fix: String)? {
         func starts(_ bytes: [UInt8]) -> Bool { head.count >= bytes.count && head.starts(with: bytes) }
         // The file's name in the commands, when a shell takes it as it is.
         let plain = name.utf8.allSatisfy {

@@ -41,6 +41,9 @@ public enum UpdateInstaller {
         /// Why the update file from the installed generation was refused, when the snapshot's
         /// way was taken instead.
         public var updateFileRefusal: String?
+        /// Why the deltas did not apply to the installed shards (one damaged or changed by hand),
+        /// when the changed shards were downloaded whole instead.
+        public var deltaRefusal: String?
         public var upToDate: Bool { fromGeneration == generation }
     }
 
@@ -198,68 +201,6 @@ public enum UpdateInstaller {
             }
         }
         try cache.prune(keeping: Set(needed.map(\.sha256)))
-        var sources: [ShardSource] = []
-        for (offset, step) in plan.steps.enumerated() {
-            if isCancelled() {
-                throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
-            }
-            let index = offset + 1
-            switch step {
-            case .keep:
-                sources.append(
-                    .installed(installed.shardPaths[offset], digest: installed.publication.shardDigests[offset])
-                )
-            case .delta(let delta):
-                let path = cache.path(of: delta.file)
-                if !cache.holds(delta.file) {
-                    try reader.download(delta.file, to: path, isCancelled: isCancelled)
-                    bytes += delta.file.length
-                }
-                let decoded = try DeltaFile.decode(
-                    try FileSystem.readFile(path, limit: Int(delta.file.length)),
-                    what: "\(reader.name)/\(delta.file.path)"
-                )
-                guard decoded.index == index, decoded.from == delta.from, decoded.to == plan.snapshot.generation else {
-                    throw UpdateError(
-                        .mismatch,
-                        "\(reader.name)/\(delta.file.path) is the delta of shard \(decoded.index) from \(decoded.from) to \(decoded.to), not the one the snapshot names."
-                    )
-                }
-                sources.append(
-                    .delta(
-                        decoded.payload,
-                        base: installed.shardPaths[offset],
-                        what: "\(reader.name)/\(delta.file.path) (the delta of shard \(index))"
-                    )
-                )
-            case .full(let shard):
-                let path = cache.path(of: shard.file)
-                if !cache.holds(shard.file) {
-                    try reader.download(shard.file, to: path, isCancelled: isCancelled)
-                    bytes += shard.file.length
-                }
-                sources.append(
-                    .copy(
-                        path,
-                        base: installed.shardPaths.indices.contains(offset) ? installed.shardPaths[offset] : nil
-                    )
-                )
-            }
-        }
-        let producer = UpdateProducer(
-            sources: sources,
-            expected: plan.snapshot.shards.map(\.digest),
-            setDigest: nil,
-            specJSON: try checkedSpec(plan.snapshot.spec.canonicalBytes, from: "The signed snapshot"),
-            state: InstalledPublication(
-                generation: plan.snapshot.generation,
-                shardDigests: plan.snapshot.shards.map(\.digest)
-            ),
-            totalEntries: plan.snapshot.shards.reduce(0) { $0 + $1.entries },
-            isCancelled: isCancelled
-        )
-        producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
-        producer.expectedEntries = plan.snapshot.shards.map(\.entries)
         // Installed shards past the new shard count go with this generation: what they held is
         // removed (read before the commit, which may remove their files).
         var vanished = (blocking: Int64(0), labels: Int64(0))
@@ -268,8 +209,95 @@ public enum UpdateInstaller {
             vanished.blocking += header.entryCount
             vanished.labels += header.identificationCount
         }
-        let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
+        /// Whether the deltas were being applied (their files downloaded and checked) when an
+        /// install failed: only then can the installed shards be at fault.
+        var applying = false
+        /// Installs the plan; `whole` downloads each changed shard whole instead of its delta.
+        func install(whole: Bool) throws -> (generated: ShardSet.Generated, producer: UpdateProducer, deltas: Int) {
+            var sources: [ShardSource] = []
+            var deltas = 0
+            for (offset, step) in plan.steps.enumerated() {
+                if isCancelled() {
+                    throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
+                }
+                let index = offset + 1
+                switch step {
+                case .keep:
+                    sources.append(
+                        .installed(installed.shardPaths[offset], digest: installed.publication.shardDigests[offset])
+                    )
+                case .delta(let delta) where !whole:
+                    let path = cache.path(of: delta.file)
+                    if !cache.holds(delta.file) {
+                        try reader.download(delta.file, to: path, isCancelled: isCancelled)
+                        bytes += delta.file.length
+                    }
+                    let decoded = try DeltaFile.decode(
+                        try FileSystem.readFile(path, limit: Int(delta.file.length)),
+                        what: "\(reader.name)/\(delta.file.path)"
+                    )
+                    guard decoded.index == index, decoded.from == delta.from,
+                        decoded.to == plan.snapshot.generation
+                    else {
+                        throw UpdateError(
+                            .mismatch,
+                            "\(reader.name)/\(delta.file.path) is the delta of shard \(decoded.index) from \(decoded.from) to \(decoded.to), not the one the snapshot names."
+                        )
+                    }
+                    sources.append(
+                        .delta(
+                            decoded.payload,
+                            base: installed.shardPaths[offset],
+                            what: "\(reader.name)/\(delta.file.path) (the delta of shard \(index))"
+                        )
+                    )
+                    deltas += 1
+                case .delta, .full:
+                    let shard = plan.snapshot.shards[offset]
+                    let path = cache.path(of: shard.file)
+                    if !cache.holds(shard.file) {
+                        try reader.download(shard.file, to: path, isCancelled: isCancelled)
+                        bytes += shard.file.length
+                    }
+                    sources.append(
+                        .copy(
+                            path,
+                            base: installed.shardPaths.indices.contains(offset) ? installed.shardPaths[offset] : nil
+                        )
+                    )
+                }
+            }
+            let producer = UpdateProducer(
+                sources: sources,
+                expected: plan.snapshot.shards.map(\.digest),
+                setDigest: nil,
+                specJSON: try checkedSpec(plan.snapshot.spec.canonicalBytes, from: "The signed snapshot"),
+                state: InstalledPublication(
+                    generation: plan.snapshot.generation,
+                    shardDigests: plan.snapshot.shards.map(\.digest)
+                ),
+                totalEntries: plan.snapshot.shards.reduce(0) { $0 + $1.entries },
+                isCancelled: isCancelled
+            )
+            producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
+            producer.expectedEntries = plan.snapshot.shards.map(\.entries)
+            applying = deltas > 0
+            return (try ShardSet.generate(producer: producer, into: appGroup, sync: sync), producer, deltas)
+        }
+        let installation: (generated: ShardSet.Generated, producer: UpdateProducer, deltas: Int)
+        var deltaRefusal: String?
+        do {
+            installation = try install(whole: false)
+        } catch  where applying && !isCancelled() {
+            // A delta that does not fit the installed shard (damaged, or changed by hand) would be
+            // refused on every later update too: the changed shards come whole instead, checked
+            // against the signed snapshot as any download is.
+            deltaRefusal = "\(error)"
+            installation = try install(whole: true)
+        }
+        let (generated, producer, deltaCount) = installation
         try? cache.prune(keeping: [])
+        let changedCount = plan.steps.filter { if case .keep = $0 { false } else { true } }.count
         return Outcome(
             fromGeneration: installed.publication.generation,
             generation: plan.snapshot.generation,
@@ -280,10 +308,11 @@ public enum UpdateInstaller {
             labelsRemoved: producer.labelsRemoved + vanished.labels,
             totalEntries: generated.totalEntries,
             bytesDownloaded: reader.bytesOnTheWire ?? bytes,
-            deltas: plan.steps.filter { if case .delta = $0 { true } else { false } }.count,
-            fullShards: plan.steps.filter { if case .full = $0 { true } else { false } }.count,
+            deltas: deltaCount,
+            fullShards: changedCount - deltaCount,
             setGeneration: generated.generation,
-            updateFileRefusal: refusal
+            updateFileRefusal: refusal,
+            deltaRefusal: deltaRefusal
         )
     }
 
@@ -442,6 +471,8 @@ final class UpdateProducer: ShardProducer {
                 throw UpdateError(.shard, "The update was cancelled before it was installed; nothing changed.")
             }
             let digest: [UInt8]
+            // The installed shard a delta was applied to, named if the result is not the one signed.
+            var deltaBase: String?
             switch sources[index - 1] {
             case .installed(let source, let recorded):
                 try copyFile(source, to: path, sync: sync)
@@ -449,8 +480,9 @@ final class UpdateProducer: ShardProducer {
             case .copy(let source, let base):
                 try copyFile(source, to: path, sync: sync)
                 digest = try ShardContent.digest(ofShardAt: path)
-                if let base {
-                    let counts = try ShardChangeCounts(from: base, to: path)
+                // A base that cannot be read (damaged: its delta was refused) says nothing of
+                // what changed; the whole shard then counts as added.
+                if let base, let counts = try? ShardChangeCounts(from: base, to: path) {
                     added += counts.added
                     removed += counts.removed
                     labelsAdded += counts.labelsAdded
@@ -461,6 +493,7 @@ final class UpdateProducer: ShardProducer {
                     labelsAdded += header.identificationCount
                 }
             case .delta(let payload, let base, let what):
+                deltaBase = base
                 let (_, counts, written) = try ShardDelta.apply(
                     payload,
                     what: what,
@@ -479,7 +512,7 @@ final class UpdateProducer: ShardProducer {
                 guard digest == expected[index - 1] else {
                     throw UpdateError(
                         .mismatch,
-                        "Shard \(index) as written does not have the content digest the signed snapshot gives; nothing was installed."
+                        "Shard \(index) as written does not have the content digest the signed snapshot gives\(deltaBase.map { " (its delta was applied to \($0), which may have been changed)" } ?? ""); nothing was installed."
                     )
                 }
             } else {

@@ -369,6 +369,7 @@ struct Update: ParsableCommand {
                 var deltas: Int
                 var fullShards: Int
                 var updateFileRefusal: String?
+                var deltaRefusal: String?
             }
             try printJSON(
                 Report(
@@ -383,7 +384,8 @@ struct Update: ParsableCommand {
                     bytesDownloaded: outcome.bytesDownloaded,
                     deltas: outcome.deltas,
                     fullShards: outcome.fullShards,
-                    updateFileRefusal: outcome.updateFileRefusal
+                    updateFileRefusal: outcome.updateFileRefusal,
+                    deltaRefusal: outcome.deltaRefusal
                 )
             )
             return
@@ -392,6 +394,12 @@ struct Update: ParsableCommand {
             // The snapshot's way installed the generation; the publisher may want to know why.
             Terminal.error(
                 "note: the update file from generation \(outcome.fromGeneration) was refused (\(refusal)); every shard was checked against the signed snapshot instead.\n"
+            )
+        }
+        if let refusal = outcome.deltaRefusal {
+            // The changed shards came whole; an installed shard did not fit its delta.
+            Terminal.error(
+                "note: the deltas did not apply to the installed shards (\(refusal)); the changed shards were downloaded whole instead.\n"
             )
         }
         if outcome.upToDate {

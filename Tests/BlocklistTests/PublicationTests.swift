@@ -113,6 +113,36 @@ import Testing
 
     static func expand(_ runs: [NumberRun]) -> [Int64] { runs.flatMap { Array($0.start...$0.last) } }
 
+    /// Found by the field test of session 16: an installed shard damaged or replaced by hand made
+    /// every later delta refuse, so the phone stayed on its generation for good. The changed
+    /// shard now comes whole, checked against the signed snapshot, with a note saying why.
+    @Test(arguments: ["another shard", "a flipped byte"])
+    func aDamagedInstalledShardIsDownloadedWholeWhenItsDeltaCannotApply(damage: String) throws {
+        let fixture = try Fixture()
+        var shards = [Self.random(20_000, seed: 41), Self.random(500, seed: 42)]
+        try fixture.publish(shards)
+        _ = try fixture.update()
+        var grown = Set(Self.expand(shards[0]))
+        for run in Self.random(300, seed: 43) { for n in run.start...run.last { grown.insert(n) } }
+        shards[0] = grown.sorted().map { NumberRun(start: $0, count: 1) }
+        #expect(try fixture.publish(shards).deltas == 1)
+
+        let path = try UpdateInstaller.installed(in: fixture.appGroup).shardPaths[0]
+        if damage == "another shard" {
+            try FileManager.default.removeItem(atPath: path)
+            try writeShard(Self.random(700, seed: 44), to: path)
+        } else {
+            var bytes = try readBytes(path)
+            bytes[bytes.count / 2] ^= 0x10
+            try writeBytes(bytes, to: path)
+        }
+        let outcome = try fixture.update()
+        #expect(outcome.generation == 2 && outcome.deltas == 0 && outcome.fullShards == 1)
+        #expect(outcome.deltaRefusal?.contains(path) == true, "\(String(describing: outcome.deltaRefusal))")
+        #expect(try fixture.installedNumbers() == shards.map(Self.expand))
+        #expect(try fixture.update().upToDate)
+    }
+
     @Test func roundTripInstallsThenAppliesDeltas() throws {
         let fixture = try Fixture()
         var shards = [Self.random(20_000, seed: 1), Self.random(20_000, seed: 2), Self.random(500, seed: 3)]
