@@ -343,7 +343,7 @@ public final class InputLines {
         if starts([0x50, 0x4B, 0x03, 0x04]) {
             return ("a zip archive (an .xlsx or .zip file)", "export the sheet as CSV, or unzip it, and give that file")
         }
-        if head.count >= 2, head[0] == 0x78, [0x01, 0x5E, 0x9C, 0xDA].contains(head[1]) {
+        if head.count >= 2, head[0] == 0x78, [0x01, 0x9C, 0xDA].contains(head[1]) {
             return ("a raw zlib stream", "compress it with gzip instead, or give it uncompressed")
         }
         if starts([0xFF, 0xFE]) || starts([0xFE, 0xFF]) {

@@ -134,7 +134,7 @@ final class ThreadedRunSink: RunSink {
     }
 
     deinit {
-        if running { cancel() }
+        cancel()
         if conditionMade { pthread_cond_destroy(changed) }
         if mutexMade { pthread_mutex_destroy(mutex) }
         changed.deallocate()
