@@ -101,21 +101,31 @@ package struct PublicationBench {
                 now: Int64(time(nil))
             )
         }
-        func update() throws -> UpdateInstaller.Outcome {
+        func update(_ appGroup: String = "app") throws -> UpdateInstaller.Outcome {
             try UpdateInstaller.update(
                 from: DirectoryPublication(directory: base + "/pub"),
                 trust: root,
-                appGroup: base + "/app",
+                appGroup: base + "/" + appGroup,
                 now: Int64(time(nil))
             )
         }
+        // Five phones hold the list; each takes the update once, timed, and the median is the
+        // figure: one run on a shared machine can be twice another.
+        let phones = ["app"] + (2...5).map { "app-\($0)" }
         try publish(old)
-        _ = try update()
+        for phone in phones { _ = try update(phone) }
         try publish(new)
         let clock = ContinuousClock()
-        let started = clock.now
-        let outcome = try update()
-        let seconds = (clock.now - started).seconds
+        var times: [Double] = []
+        var outcomes: [UpdateInstaller.Outcome] = []
+        for phone in phones {
+            let started = clock.now
+            outcomes.append(try update(phone))
+            times.append((clock.now - started).seconds * 1000)
+        }
+        times.sort()
+        let median = times[times.count / 2]
+        let outcome = outcomes[0]
         rows.append(
             Row(
                 workload: "update +1,000: bytes in all",
@@ -127,10 +137,10 @@ package struct PublicationBench {
         rows.append(
             Row(
                 workload: "update: verify + apply the +1,000 delta",
-                value: "\(fixed(seconds * 1000, 1)) ms",
+                value: "\(fixed(median, 1)) ms",
                 goal: "≤ 50 ms",
                 note:
-                    "\(outcome.deltas) delta; the shard of \(outcome.totalEntries.formatted) numbers rewritten, synced and committed"
+                    "median of \(times.count) phones (\(fixed(times[0], 1))–\(fixed(times[times.count - 1], 1)) ms); \(outcome.deltas) delta; the shard of \(outcome.totalEntries.formatted) numbers rewritten, synced and committed"
             )
         )
 

@@ -292,8 +292,9 @@ public enum ShardDelta {
                 }
             }
 
-            // Pass 2: write.
-            let base = try ShardReader(path: basePath)
+            // Pass 2: write. A base without labels was not read by pass 1: its reader goes on
+            // (opening it again would read and check the whole file a second time).
+            let base = baseLabels.isEmpty ? labelPass : try ShardReader(path: basePath)
             let writer = try ShardWriter(
                 path: resultPath,
                 shardIndex: target.index,
@@ -428,27 +429,29 @@ public enum ShardDelta {
         let capacity = 4096
         let input = UnsafeMutableBufferPointer<NumberRun>.allocate(capacity: capacity)
         defer { input.deallocate() }
-        // A second thread writes and hashes while this one decodes, for a shard large enough to
-        // repay starting it (about 40 µs).
+        // Two more threads write and hash while this one decodes, for a shard large enough to
+        // repay starting them (about 40 µs each).
         let threaded =
-            base.header.runCount >= threadedRunCount
-            ? ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: capacity) : nil
+            base.header.runCount >= threadedRunCount ? ThreadedRunSink.start(writer: writer, capacity: capacity) : nil
         defer { threaded?.cancel() }
-        let direct = threaded == nil ? DirectRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
+        let direct = threaded == nil ? DirectRunSink(writer: writer, capacity: capacity) : nil
         let sink: any RunSink = threaded ?? direct!
-        var output = RunBatch(sink: sink, first: threaded?.first ?? direct!.first)
+        var output = RunBatch(sink: sink, first: threaded?.first ?? direct!.first, hasher: hasher)
         var removal = try removals.next()?.0
         var addition = try additions.next()?.0
         var limit = min(removal?.start ?? Int64.max, addition?.start ?? Int64.max)
         while true {
             let read = try base.nextRuns(into: input)
             guard read > 0 else { break }
-            for index in 0..<read {
-                let run = input[index]
-                if run.last < limit {
-                    try output.emit(run)
-                    continue
-                }
+            var index = 0
+            while index < read {
+                // The base's runs below the next change go on as they are, in bulk.
+                var end = index
+                while end < read, input[end].last < limit { end += 1 }
+                if end > index { try output.emit(contentsOf: UnsafeBufferPointer(rebasing: input[index..<end])) }
+                guard end < read else { break }
+                let run = input[end]
+                index = end + 1
                 var rest: NumberRun? = run
                 while let current = rest, let cut = removal, cut.start <= current.last {
                     guard cut.start >= current.start else {
@@ -505,7 +508,7 @@ public enum ShardDelta {
             addition = try additions.next()?.0
         }
         try output.finish()
-        hasher = sink.hasher
+        hasher = output.hasher
     }
 
     /// From how many base runs `apply` writes on a second thread.
@@ -601,10 +604,12 @@ private struct RunBatch {
     private var runs: UnsafeMutableBufferPointer<NumberRun>
     private var count = 0
     private let sink: any RunSink
+    private(set) var hasher: ContentHasher
 
-    init(sink: any RunSink, first: UnsafeMutableBufferPointer<NumberRun>) {
+    init(sink: any RunSink, first: UnsafeMutableBufferPointer<NumberRun>, hasher: ContentHasher) {
         self.sink = sink
         runs = first
+        self.hasher = hasher
     }
 
     @inline(__always)
@@ -615,20 +620,41 @@ private struct RunBatch {
                 runs[count - 1].count += run.count
                 return
             }
-            if count == runs.count {
-                // The last run may still grow, so it moves to the next buffer.
-                runs = try sink.consume(runs, count: count - 1)
-                runs[0] = last
-                count = 1
-            }
+            if count == runs.count { try handOnAllButLast() }
         }
         runs[count] = run
         count += 1
     }
 
+    /// Emits `segment`, runs of which no two touch (a shard's own runs), copying them in bulk.
+    mutating func emit(contentsOf segment: UnsafeBufferPointer<NumberRun>) throws(BlocklistError) {
+        guard let first = segment.first, let source = segment.baseAddress else { return }
+        try emit(first)
+        var offset = 1
+        while offset < segment.count {
+            if count == runs.count { try handOnAllButLast() }
+            let take = min(segment.count - offset, runs.count - count)
+            (runs.baseAddress! + count).update(from: source + offset, count: take)
+            count += take
+            offset += take
+        }
+    }
+
+    /// Hands on a full buffer but its last run, which may still grow and so moves to the next.
+    private mutating func handOnAllButLast() throws(BlocklistError) {
+        let last = runs[count - 1]
+        hasher.blocking(contentsOf: UnsafeBufferPointer(rebasing: runs[0..<(count - 1)]))
+        runs = try sink.consume(runs, count: count - 1)
+        runs[0] = last
+        count = 1
+    }
+
     /// Hands on what is left and waits for the sink.
     mutating func finish() throws(BlocklistError) {
-        if count > 0 { runs = try sink.consume(runs, count: count) }
+        if count > 0 {
+            hasher.blocking(contentsOf: UnsafeBufferPointer(rebasing: runs[0..<count]))
+            runs = try sink.consume(runs, count: count)
+        }
         count = 0
         try sink.finish()
     }

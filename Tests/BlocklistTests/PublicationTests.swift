@@ -358,17 +358,10 @@ import Testing
         let directory = try TemporaryDirectory()
         for step in ThreadedRunSink.LaunchStep.allCases {
             let writer = try ShardWriter(path: directory.file("\(step).blk"), shardIndex: 1, version: 2)
-            let hasher = ContentHasher(version: 2, index: 1, lowerBound: 0)
-            #expect(ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: 4, refusing: step) == nil)
+            #expect(ThreadedRunSink.start(writer: writer, capacity: 4, refusing: step) == nil)
         }
         let writer = try ShardWriter(path: directory.file("started.blk"), shardIndex: 1, version: 2)
-        let sink = try #require(
-            ThreadedRunSink.start(
-                writer: writer,
-                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
-                capacity: 4
-            )
-        )
+        let sink = try #require(ThreadedRunSink.start(writer: writer, capacity: 4))
         var buffer = sink.first
         buffer[0] = NumberRun(start: 5, count: 2)
         buffer = try sink.consume(buffer, count: 1)
@@ -380,13 +373,7 @@ import Testing
     @Test func aWriteFailingOnTheSecondThreadIsThrownToTheCaller() throws {
         let directory = try TemporaryDirectory()
         let writer = try ShardWriter(path: directory.file("w.blk"), shardIndex: 1, version: 2)
-        let sink = try #require(
-            ThreadedRunSink.start(
-                writer: writer,
-                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
-                capacity: 4
-            )
-        )
+        let sink = try #require(ThreadedRunSink.start(writer: writer, capacity: 4))
         var buffer = sink.first
         buffer[0] = NumberRun(start: 10, count: 1)
         buffer[1] = NumberRun(start: 5, count: 1)
