@@ -1,21 +1,25 @@
 import BlocklistCore
 
-/// Where `ShardDelta.apply` hands the blocking runs of its result, hashed already: a shard
-/// writer. `consume` takes the first `count` runs of a buffer and returns the buffer to fill next.
+/// Where `ShardDelta.apply` hands the blocking runs of its result: a shard writer and a content
+/// hasher. `consume` takes the first `count` runs of a buffer and returns the buffer to fill next.
 protocol RunSink: AnyObject {
     func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
         -> UnsafeMutableBufferPointer<NumberRun>
-    /// Waits for every run handed on; after it, the writer is the caller's again.
+    /// Waits for every run handed on; after it, the writer and the hasher are the caller's again.
     func finish() throws(BlocklistError)
+    /// The hasher, having taken every run handed on (after `finish`).
+    var hasher: ContentHasher { get }
 }
 
-/// Writes the runs on the calling thread.
+/// Writes and hashes the runs on the calling thread.
 final class DirectRunSink: RunSink {
     let writer: ShardWriter
+    var hasher: ContentHasher
     private let buffer: UnsafeMutableBufferPointer<NumberRun>
 
-    init(writer: ShardWriter, capacity: Int) {
+    init(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
         self.writer = writer
+        self.hasher = hasher
         buffer = .allocate(capacity: capacity)
     }
 
@@ -27,20 +31,26 @@ final class DirectRunSink: RunSink {
     func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
         -> UnsafeMutableBufferPointer<NumberRun>
     {
-        try writer.append(contentsOf: UnsafeBufferPointer(rebasing: runs[0..<count]))
+        let done = UnsafeBufferPointer(rebasing: runs[0..<count])
+        try writer.append(contentsOf: done)
+        hasher.blocking(contentsOf: done)
         return runs
     }
 
     func finish() throws(BlocklistError) {}
 }
 
-/// Writes the runs on a second thread while the caller decodes, merges and hashes the next
-/// ones: rewriting a shard is two serial chains (decoding the base and hashing the result;
-/// encoding the result) that each take about half the time, and a phone has cores to spare.
-/// (Hashing on a third thread, beside the writer, was slower on two cores: 35–43 ms against
-/// 46–55 ms, mean of 10 rewrites of 1,000,000 runs.) Three buffers go round:
-/// the caller fills one while the thread empties another. Memory is fixed: the buffers and a
-/// 256 KiB stack, allocated once per shard.
+/// Writes the runs on a second thread while the caller decodes and merges the next ones, and
+/// hashes them on whichever thread would otherwise wait. Rewriting a shard is three serial
+/// chains: decoding the base, encoding the result, and SHA-256 over its runs (16 bytes each).
+/// The thread encodes; the hash goes a buffer at a time, in order, to the thread that is ahead:
+/// the writer hashes each buffer it has encoded unless the caller got there first, and the
+/// caller, when every buffer is taken, hashes the oldest one not hashed instead of waiting. So
+/// the two chains balance whichever is slower (on two cores, a mean of 31–38 ms for 1,000,000
+/// runs in six rounds of 10, against 32–48 ms with the caller hashing every buffer; a third
+/// thread for the hash was slower still, 46–55 ms). Three buffers go round; a buffer is free
+/// again once it is both encoded and hashed. Memory is fixed: the buffers and a 256 KiB stack,
+/// allocated once per shard.
 ///
 /// If the thread's writer fails, the caller's next `consume` (or `finish`) throws its error; if
 /// the caller fails, `cancel` stops the thread before the writer is touched again.
@@ -48,9 +58,12 @@ final class ThreadedRunSink: RunSink {
     private let direct: DirectRunSink
     private let slots: [UnsafeMutableBufferPointer<NumberRun>]
     private var counts: [Int]
-    // Guarded by `mutex`: slots filled and not yet emptied run from `emptied` to `filled`.
+    // Guarded by `mutex`: buffers handed on (`filled`), encoded and hashed, each counted from
+    // the first; buffer n is in slot n % 3. At most one thread hashes at a time (`hashing`).
     private var filled = 0
-    private var emptied = 0
+    private var encoded = 0
+    private var hashed = 0
+    private var hashing = false
     private var closed = false
     private var failure: BlocklistError?
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -61,6 +74,10 @@ final class ThreadedRunSink: RunSink {
         private var thread = pthread_t()
     #endif
     private var running = false
+    /// Touched only by the thread that claimed the hash (`hashing`), or after `finish`.
+    private var contentHasher: ContentHasher
+
+    var hasher: ContentHasher { contentHasher }
 
     /// Whether the mutex and the condition were made, and so are destroyed by `deinit`.
     private var mutexMade = false
@@ -72,10 +89,11 @@ final class ThreadedRunSink: RunSink {
     /// - Parameter refusing: for tests, the step the system is made to refuse.
     static func start(
         writer: ShardWriter,
+        hasher: ContentHasher,
         capacity: Int,
         refusing: LaunchStep? = nil
     ) -> ThreadedRunSink? {
-        let sink = ThreadedRunSink(writer: writer, capacity: capacity)
+        let sink = ThreadedRunSink(writer: writer, hasher: hasher, capacity: capacity)
         return sink.launch(refusing: refusing) ? sink : nil
     }
 
@@ -84,8 +102,9 @@ final class ThreadedRunSink: RunSink {
         case mutex, condition, attributes, thread
     }
 
-    private init(writer: ShardWriter, capacity: Int) {
-        direct = DirectRunSink(writer: writer, capacity: 0)
+    private init(writer: ShardWriter, hasher: ContentHasher, capacity: Int) {
+        direct = DirectRunSink(writer: writer, hasher: hasher, capacity: 0)
+        contentHasher = hasher
         slots = (0..<3).map { _ in .allocate(capacity: capacity) }
         counts = [0, 0, 0]
         mutex = .allocate(capacity: 1)
@@ -138,7 +157,8 @@ final class ThreadedRunSink: RunSink {
     /// The buffer to fill first.
     var first: UnsafeMutableBufferPointer<NumberRun> { slots[0] }
 
-    /// Hands `runs` (the slot the caller was given last) to the thread and waits for a free one.
+    /// Hands `runs` (the slot the caller was given last) to the thread and waits for a free one,
+    /// hashing the oldest buffer not hashed while it waits, if no one else is.
     func consume(_ runs: UnsafeMutableBufferPointer<NumberRun>, count: Int) throws(BlocklistError)
         -> UnsafeMutableBufferPointer<NumberRun>
     {
@@ -147,20 +167,40 @@ final class ThreadedRunSink: RunSink {
         counts[filled % slots.count] = count
         filled += 1
         pthread_cond_broadcast(changed)
-        while filled - emptied == slots.count && failure == nil {
-            pthread_cond_wait(changed, mutex)
+        while filled - min(encoded, hashed) == slots.count && failure == nil {
+            if !hashNextLocked(through: filled) { pthread_cond_wait(changed, mutex) }
         }
         if let failure { throw failure }
         return slots[filled % slots.count]
     }
 
+    /// Waits for the thread, hashing what it has not, and joins it.
     func finish() throws(BlocklistError) {
         pthread_mutex_lock(mutex)
         closed = true
         pthread_cond_broadcast(changed)
+        while hashed < filled && failure == nil {
+            if !hashNextLocked(through: filled) { pthread_cond_wait(changed, mutex) }
+        }
         pthread_mutex_unlock(mutex)
         join()
         if let failure { throw failure }
+    }
+
+    /// With `mutex` held: if no thread is hashing and buffer `hashed` is below `limit`, hashes
+    /// it with the mutex released, and returns true; false if there was nothing to claim.
+    private func hashNextLocked(through limit: Int) -> Bool {
+        guard !hashing, hashed < limit else { return false }
+        hashing = true
+        let index = hashed % slots.count
+        let count = counts[index]
+        pthread_mutex_unlock(mutex)
+        contentHasher.blocking(contentsOf: UnsafeBufferPointer(rebasing: slots[index][0..<count]))
+        pthread_mutex_lock(mutex)
+        hashed += 1
+        hashing = false
+        pthread_cond_broadcast(changed)
+        return true
     }
 
     /// Stops the thread without waiting for the runs still queued.
@@ -184,30 +224,32 @@ final class ThreadedRunSink: RunSink {
         #endif
     }
 
-    /// The thread: empties slots in order until the caller closes the pipe and none is left,
-    /// or a write fails.
+    /// The thread: encodes buffers in order, and hashes each it has encoded before the next
+    /// unless the caller got there first, until the caller closes the pipe and every buffer is
+    /// encoded (the caller hashes any left), or a write fails.
     private func drain() {
         pthread_mutex_lock(mutex)
-        while true {
-            while emptied == filled && !closed && failure == nil {
+        while failure == nil {
+            if hashNextLocked(through: encoded) { continue }
+            if encoded < filled {
+                let index = encoded % slots.count
+                let count = counts[index]
+                pthread_mutex_unlock(mutex)
+                var error: BlocklistError?
+                do {
+                    try direct.writer.append(contentsOf: UnsafeBufferPointer(rebasing: slots[index][0..<count]))
+                } catch let thrown {
+                    error = thrown
+                }
+                pthread_mutex_lock(mutex)
+                if let error, failure == nil { failure = error }
+                encoded += 1
+                pthread_cond_broadcast(changed)
+            } else if closed {
+                break
+            } else {
                 pthread_cond_wait(changed, mutex)
             }
-            if failure != nil || emptied == filled {
-                break
-            }
-            let index = emptied % slots.count
-            let count = counts[index]
-            pthread_mutex_unlock(mutex)
-            var error: BlocklistError?
-            do {
-                _ = try direct.consume(slots[index], count: count)
-            } catch let thrown {
-                error = thrown
-            }
-            pthread_mutex_lock(mutex)
-            if let error, failure == nil { failure = error }
-            emptied += 1
-            pthread_cond_broadcast(changed)
         }
         pthread_mutex_unlock(mutex)
     }

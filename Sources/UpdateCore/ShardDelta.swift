@@ -432,11 +432,12 @@ public enum ShardDelta {
         // Two more threads write and hash while this one decodes, for a shard large enough to
         // repay starting them (about 40 µs each).
         let threaded =
-            base.header.runCount >= threadedRunCount ? ThreadedRunSink.start(writer: writer, capacity: capacity) : nil
+            base.header.runCount >= threadedRunCount
+            ? ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: capacity) : nil
         defer { threaded?.cancel() }
-        let direct = threaded == nil ? DirectRunSink(writer: writer, capacity: capacity) : nil
+        let direct = threaded == nil ? DirectRunSink(writer: writer, hasher: hasher, capacity: capacity) : nil
         let sink: any RunSink = threaded ?? direct!
-        var output = RunBatch(sink: sink, first: threaded?.first ?? direct!.first, hasher: hasher)
+        var output = RunBatch(sink: sink, first: threaded?.first ?? direct!.first)
         var removal = try removals.next()?.0
         var addition = try additions.next()?.0
         var limit = min(removal?.start ?? Int64.max, addition?.start ?? Int64.max)
@@ -508,7 +509,7 @@ public enum ShardDelta {
             addition = try additions.next()?.0
         }
         try output.finish()
-        hasher = output.hasher
+        hasher = sink.hasher
     }
 
     /// From how many base runs `apply` writes on a second thread.
@@ -604,12 +605,10 @@ private struct RunBatch {
     private var runs: UnsafeMutableBufferPointer<NumberRun>
     private var count = 0
     private let sink: any RunSink
-    private(set) var hasher: ContentHasher
 
-    init(sink: any RunSink, first: UnsafeMutableBufferPointer<NumberRun>, hasher: ContentHasher) {
+    init(sink: any RunSink, first: UnsafeMutableBufferPointer<NumberRun>) {
         self.sink = sink
         runs = first
-        self.hasher = hasher
     }
 
     @inline(__always)
@@ -643,7 +642,6 @@ private struct RunBatch {
     /// Hands on a full buffer but its last run, which may still grow and so moves to the next.
     private mutating func handOnAllButLast() throws(BlocklistError) {
         let last = runs[count - 1]
-        hasher.blocking(contentsOf: UnsafeBufferPointer(rebasing: runs[0..<(count - 1)]))
         runs = try sink.consume(runs, count: count - 1)
         runs[0] = last
         count = 1
@@ -651,10 +649,7 @@ private struct RunBatch {
 
     /// Hands on what is left and waits for the sink.
     mutating func finish() throws(BlocklistError) {
-        if count > 0 {
-            hasher.blocking(contentsOf: UnsafeBufferPointer(rebasing: runs[0..<count]))
-            runs = try sink.consume(runs, count: count)
-        }
+        if count > 0 { runs = try sink.consume(runs, count: count) }
         count = 0
         try sink.finish()
     }

@@ -358,10 +358,17 @@ import Testing
         let directory = try TemporaryDirectory()
         for step in ThreadedRunSink.LaunchStep.allCases {
             let writer = try ShardWriter(path: directory.file("\(step).blk"), shardIndex: 1, version: 2)
-            #expect(ThreadedRunSink.start(writer: writer, capacity: 4, refusing: step) == nil)
+            let hasher = ContentHasher(version: 2, index: 1, lowerBound: 0)
+            #expect(ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: 4, refusing: step) == nil)
         }
         let writer = try ShardWriter(path: directory.file("started.blk"), shardIndex: 1, version: 2)
-        let sink = try #require(ThreadedRunSink.start(writer: writer, capacity: 4))
+        let sink = try #require(
+            ThreadedRunSink.start(
+                writer: writer,
+                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
+                capacity: 4
+            )
+        )
         var buffer = sink.first
         buffer[0] = NumberRun(start: 5, count: 2)
         buffer = try sink.consume(buffer, count: 1)
@@ -369,11 +376,58 @@ import Testing
         #expect(writer.entriesWritten == 2)
     }
 
+    /// The caller and the second thread share the hash, a buffer at a time and in order, each
+    /// taking it when it would otherwise wait: whichever thread hashes each buffer, the digest
+    /// and the file are those of the runs in one thread. Buffers of 4 runs make hundreds of
+    /// hand-offs a case.
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6, 7, 8])
+    func theHashIsTheSameWhicheverThreadTakesEachBuffer(seed: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        var generator = SplitMix64(state: seed)
+        var runs: [NumberRun] = []
+        var next: Int64 = 1_000
+        for _ in 0..<Int.random(in: 1...3_000, using: &generator) {
+            next += Int64.random(in: 2...40, using: &generator)
+            let run = NumberRun(start: next, count: Int64.random(in: 1...3, using: &generator))
+            runs.append(run)
+            next = run.last
+        }
+        var expected = ContentHasher(version: 2, index: 1, lowerBound: 0)
+        runs.withUnsafeBufferPointer { expected.blocking(contentsOf: $0) }
+        let writer = try ShardWriter(path: directory.file("threaded.blk"), shardIndex: 1, version: 2)
+        let sink = try #require(
+            ThreadedRunSink.start(
+                writer: writer,
+                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
+                capacity: 4
+            )
+        )
+        var buffer = sink.first
+        var offset = 0
+        while offset < runs.count {
+            let count = min(Int.random(in: 0...4, using: &generator), runs.count - offset)
+            for index in 0..<count { buffer[index] = runs[offset + index] }
+            offset += count
+            buffer = try sink.consume(buffer, count: count)
+        }
+        try sink.finish()
+        var hasher = sink.hasher
+        #expect(hasher.finish() == expected.finish())
+        _ = try writer.finish(sync: false)
+        #expect(try ShardContent(shardAt: directory.file("threaded.blk")).blocking == runs)
+    }
+
     /// A write that fails on the second thread reaches the caller as that writer's error.
     @Test func aWriteFailingOnTheSecondThreadIsThrownToTheCaller() throws {
         let directory = try TemporaryDirectory()
         let writer = try ShardWriter(path: directory.file("w.blk"), shardIndex: 1, version: 2)
-        let sink = try #require(ThreadedRunSink.start(writer: writer, capacity: 4))
+        let sink = try #require(
+            ThreadedRunSink.start(
+                writer: writer,
+                hasher: ContentHasher(version: 2, index: 1, lowerBound: 0),
+                capacity: 4
+            )
+        )
         var buffer = sink.first
         buffer[0] = NumberRun(start: 10, count: 1)
         buffer[1] = NumberRun(start: 5, count: 1)
