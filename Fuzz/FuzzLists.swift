@@ -73,15 +73,26 @@ private func lines() -> [[UInt8]]? {
     return result
 }
 
-/// The lines a plain reading of `text` gives, as `InputLines` defines them.
+/// The lines a plain reading of `text` gives, as `InputLines` defines them (Python's universal
+/// newlines): CRLF and then a lone CR made LF, the whole split at LF.
 private func expectedLines(_ text: [UInt8]) -> [[UInt8]] {
     guard !text.isEmpty else { return [] }
-    var pieces = text.split(separator: 10, omittingEmptySubsequences: false).map(Array.init)
-    if text.last == 10 { pieces.removeLast() }
+    var unified: [UInt8] = []
+    var index = 0
+    while index < text.count {
+        if text[index] == 13 {
+            unified.append(10)
+            if index + 1 < text.count, text[index + 1] == 10 { index += 1 }
+        } else {
+            unified.append(text[index])
+        }
+        index += 1
+    }
+    var pieces = unified.split(separator: 10, omittingEmptySubsequences: false).map(Array.init)
+    if unified.last == 10 { pieces.removeLast() }
     return pieces.enumerated().map { index, piece in
         var line = piece
         if index == 0, line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
-        if line.last == 13 { line.removeLast() }
         return line.count > InputLines.maximumLineBytes ? Array("<\(line.count)>".utf8) : line
     }
 }
@@ -153,7 +164,7 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         }
     case 3:
         // Plain input, repeated past the 32 KiB and 64 KiB buffers: the lines are the bytes split
-        // at newlines (unless it starts as gzip); what starts as another format (xz, UTF-16, …)
+        // at LF, CRLF and lone CR (unless it starts as gzip); what starts as another format (xz, UTF-16, …)
         // is refused as a whole, never read as lines.
         let text = Array(repeatElement(rest, count: 1 + Int(rest.last ?? 0) % 24).joined())
         write(text)

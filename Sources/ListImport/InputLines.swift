@@ -7,8 +7,9 @@ import BlocklistCore
 /// in order; bytes after the last member that are not another member are refused with their
 /// offset, and so is a file that ends inside a member.
 ///
-/// A byte-order mark at the start is skipped and a carriage return before a newline is dropped.
-/// A line longer than `maximumLineBytes` (not counting those) is reported as such and skipped to
+/// A byte-order mark at the start is skipped. A line ends at a line feed, a carriage return and
+/// line feed, or a carriage return alone (classic Mac OS, and some exports), as Python's universal
+/// newlines read them: the three may mix in one file. A line longer than `maximumLineBytes` (not counting those) is reported as such and skipped to
 /// its end, so a 2 GB file without a newline costs a buffer, not 2 GB. Every line is handed over
 /// as bytes; nothing makes a `String` per line.
 ///
@@ -40,7 +41,7 @@ public final class InputLines {
     private let ownsDescriptor: Bool
     private let raw: UnsafeMutableRawBufferPointer
     private let data: UnsafeMutableRawBufferPointer
-    /// A line, with room for a byte-order mark (3) and a carriage return (1) around the longest.
+    /// A line, with room for a byte-order mark (3) and one byte more around the longest.
     private let line: UnsafeMutableRawBufferPointer
     private var inflater: Inflater?
     private var position = 0
@@ -48,6 +49,9 @@ public final class InputLines {
     private var rawEnded = false
     private var dataEnded = false
     private var started = false
+    /// The line before ended at a carriage return that was the last byte held: a line feed
+    /// next belongs to that line ending.
+    private var lineFeedMayFollow = false
     /// A gzip member ended; what follows is another member, or the end of the file.
     private var memberEnded = false
     /// Where the gzip member being read starts in the file.
@@ -177,7 +181,6 @@ public final class InputLines {
     public func nextLine() throws(BlocklistError) -> Line? {
         var length = 0
         var total: Int64 = 0
-        var lastByte: UInt8 = 0
         var sawAny = false
         let room = line.count
         while true {
@@ -189,12 +192,18 @@ public final class InputLines {
                 try fill()
                 continue
             }
+            if lineFeedMayFollow {
+                lineFeedMayFollow = false
+                if data[position] == 10 {
+                    position += 1
+                    continue
+                }
+            }
             sawAny = true
             let available = UnsafeRawBufferPointer(rebasing: data[position..<count])
-            let newline = available.firstIndex(of: 10)
+            let newline = available.firstIndex { $0 == 10 || $0 == 13 }
             let take = (newline ?? available.endIndex) - available.startIndex
             total += Int64(take)
-            if take > 0 { lastByte = available[available.startIndex + take - 1] }
             if length < room {
                 let copied = min(take, room - length)
                 UnsafeMutableRawPointer(line.baseAddress! + length).copyMemory(
@@ -203,8 +212,16 @@ public final class InputLines {
                 )
                 length += copied
             }
-            if newline != nil {
+            if let newline {
                 position += take + 1
+                if available[newline] == 13 {
+                    // A carriage return: a line feed right after it is part of the same ending.
+                    if position < count {
+                        if data[position] == 10 { position += 1 }
+                    } else {
+                        lineFeedMayFollow = true
+                    }
+                }
                 break
             }
             position = count
@@ -215,7 +232,6 @@ public final class InputLines {
             start = 3
             total -= 3
         }
-        if total > 0, lastByte == 13 { total -= 1 }
         guard total <= Int64(Self.maximumLineBytes) else { return .tooLong(bytes: total) }
         return .text(UnsafeRawBufferPointer(rebasing: line[start..<(start + Int(total))]))
     }

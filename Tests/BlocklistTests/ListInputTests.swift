@@ -268,6 +268,83 @@ import Testing
         #expect(try blocked(directory.file("out")) == [33_162_123_456, 33_162_123_457, 33_162_123_458])
     }
 
+    /// Line endings are read as Python's universal newlines read them: a line feed, a carriage
+    /// return and line feed, or a carriage return alone (classic Mac OS exports), mixed in one
+    /// file, from a file, gzip and a pipe. Seeded; seeds 1 and 2 put a carriage return as the last
+    /// byte of the first buffer (32 KiB), with and without a line feed after it.
+    @Test(arguments: 1...4) func lineEndingsAreReadAsPythonsUniversalNewlines(seed: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        var random = SplitMix64(state: seed)
+        let endings: [[UInt8]] = [[10], [13, 10], [13]]
+        let alphabet = Array("+0123456789 ,;\"abcXYZ-()".utf8)
+        var text: [UInt8] = []
+        while text.count < 200_000 {
+            if seed <= 2, text.count >= 32_700, text.count < 32_767 {
+                text += Array(repeating: UInt8(ascii: "7"), count: 32_767 - text.count - 1) + [13]
+                text += seed == 1 ? [10] : []
+                continue
+            }
+            for _ in 0..<Int.random(in: 0...40, using: &random) {
+                text.append(alphabet[Int.random(in: 0..<alphabet.count, using: &random)])
+            }
+            text += endings[Int.random(in: 0..<endings.count, using: &random)]
+        }
+        if seed.isMultiple(of: 2) { text.removeLast() }
+        if seed <= 2 { try #require(text[32_766] == 13) }
+        try writeBytes(text, to: directory.file("lines.txt"))
+        try writeBytes(try gzip(text, level: 6), to: directory.file("lines.gz"))
+        let script = """
+            import sys
+            text = open(sys.argv[1], newline=None, encoding="latin-1").read()
+            lines = text.split("\\n")
+            if text.endswith("\\n") or text == "":
+                lines.pop()
+            sys.stdout.write("".join(line.encode("latin-1").hex() + "\\n" for line in lines))
+            """
+        let python = try runProcess("/usr/bin/env", ["python3", "-c", script, directory.file("lines.txt")])
+        try #require(python.status == 0)
+        let expected = String(decoding: python.stdout, as: UTF8.self).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        )
+        .dropLast().map(String.init)
+        func hexLines(_ input: InputLines) throws -> [String] {
+            var lines: [String] = []
+            while let line = try input.next() {
+                lines.append(line.map { String(format: "%02x", $0) }.joined())
+            }
+            return lines
+        }
+        #expect(try hexLines(InputLines(path: directory.file("lines.txt"))) == expected)
+        #expect(try hexLines(InputLines(path: directory.file("lines.gz"))) == expected)
+        var pipe: [Int32] = [0, 0]
+        try #require(pipe.withUnsafeMutableBufferPointer { Glibc.pipe($0.baseAddress!) } == 0)
+        let (bytes, writeEnd) = (text, pipe[1])
+        let writer = Thread {
+            // Short writes, so that endings fall across reads.
+            var offset = 0
+            var chunk = 1
+            while offset < bytes.count {
+                let count = min(chunk, bytes.count - offset)
+                _ = bytes.withUnsafeBytes { Glibc.write(writeEnd, $0.baseAddress! + offset, count) }
+                offset += count
+                chunk = chunk % 997 + 1
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        #expect(try hexLines(InputLines(descriptor: pipe[0], name: "pipe", owned: true)) == expected)
+
+        // And a list with lone carriage returns makes the set it lists.
+        try writeBytes(Array("+33162123456\r+33162123457\r\r+33162123458".utf8), to: directory.file("mac.txt"))
+        let generated = try runBlocklist(
+            ["generate", "--numbers", "mac.txt", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
+        #expect(generated.status == 0, "\(generated.stderr)")
+        #expect(try blocked(directory.file("out")) == [33_162_123_456, 33_162_123_457, 33_162_123_458])
+    }
+
     /// Labels are CSV as RFC 4180 reads them: quotes doubled inside a quoted field, a separator
     /// inside quotes, `;` headers; a third field is refused with its line, never glued on.
     @Test func labelsAreReadAsRFC4180Records() throws {
