@@ -240,13 +240,16 @@ public struct ListLine: Sendable {
         try checkLabel(label)
     }
 
-    /// Checks label bytes: UTF-8, not empty, at most `maximumLabelBytes`, no control characters.
+    /// Checks label bytes: UTF-8, not empty or blank, at most `maximumLabelBytes`, no control
+    /// characters.
     public static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
         try checkLabel(bytes)
         return bytes
     }
 
-    /// Checks label bytes: UTF-8, not empty, at most `maximumLabelBytes`, no control characters.
+    /// Checks label bytes: UTF-8, not empty, at most `maximumLabelBytes`, no control characters,
+    /// and not blank: a label of spaces alone (a quoted `"   "`) would show a phone an empty
+    /// caller name.
     static func checkLabel(_ bytes: [UInt8]) throws(ListLineError) {
         guard !bytes.isEmpty else { throw ListLineError("the label is empty") }
         guard bytes.count <= maximumLabelBytes else {
@@ -257,10 +260,12 @@ public struct ListLine: Sendable {
         // UTF-8 as Unicode defines it (no overlong forms, surrogates or values past U+10FFFF),
         // checked on the bytes so that a label costs no String.
         var i = 0
+        var visible = false
         while i < bytes.count {
             let lead = bytes[i]
             if lead < 0x80 {
                 guard lead >= 0x20, lead != 0x7F else { throw controlCharacter(UInt32(lead)) }
+                if lead != 0x20 { visible = true }
                 i += 1
                 continue
             }
@@ -273,7 +278,20 @@ public struct ListLine: Sendable {
                     "the label holds U+\(String(scalar, radix: 16, uppercase: true)), an invisible format or separator character that could disguise it"
                 )
             }
+            if !isSpace(scalar) { visible = true }
             i += length
+        }
+        guard visible else {
+            throw ListLineError("the label is blank (only spaces); a caller name needs something to show")
+        }
+    }
+
+    /// Unicode's space separators (Zs) past ASCII: no-break, ogham, en to hair, narrow no-break,
+    /// medium mathematical and ideographic spaces.
+    static func isSpace(_ scalar: UInt32) -> Bool {
+        switch scalar {
+        case 0xA0, 0x1680, 0x2000...0x200A, 0x202F, 0x205F, 0x3000: true
+        default: false
         }
     }
 

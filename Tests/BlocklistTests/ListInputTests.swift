@@ -394,6 +394,24 @@ import Testing
             three.stderr.contains("three.csv:3: the quoted field 2 is followed by 'y' at column 17, not a separator"),
             "\(three.stderr)"
         )
+
+        // A blank label (spaces alone, ASCII or Unicode's) would show an empty caller name.
+        try writeBytes(
+            Array("+33162123456,\"   \"\n+33162123457,\"\u{3000}\u{A0} \"\n+33162123458,\" A \"\n".utf8),
+            to: directory.file("blank.csv")
+        )
+        let blank = try runBlocklist(
+            ["generate", "--labels", "blank.csv", "--no-sync", "-o", "out4"],
+            in: directory.path
+        )
+        #expect(blank.status == 1)
+        for line in 1...2 {
+            #expect(
+                blank.stderr.contains("blank.csv:\(line): the label is blank (only spaces)"),
+                "\(blank.stderr)"
+            )
+        }
+        #expect(!blank.stderr.contains("blank.csv:3"), "\(blank.stderr)")
     }
 
     /// Seeded differential: random records over quotes, separators, digits and UTF-8 split as
