@@ -43,6 +43,14 @@ struct SMSCompile: ParsableCommand {
     )
     var output: String
 
+    @Flag(
+        help: """
+            Compile a rules file that holds no rules (refused otherwise: the extension would let every \
+            message through).
+            """
+    )
+    var allowEmpty = false
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -60,6 +68,12 @@ struct SMSCompile: ParsableCommand {
     func run() throws {
         let bytes = try RulesLoader.readInput(rules, limit: RulesFile.maximumBytes)
         let file = try RulesFile.load(bytes: bytes, source: rules)
+        guard !file.rules.isEmpty || allowEmpty else {
+            throw MessageFilterError(
+                .invalidRules,
+                "\(rules == "-" ? "Standard input" : rules) holds no rules, so the extension would let every message through; nothing was written. Add rules, or pass --allow-empty to compile an empty file on purpose."
+            )
+        }
         let compiled = RulesCompiler.compile(file.rules)
         // Read back before it is written: what lands on disk is what an extension accepts.
         let check = try CompiledRules(bytes: compiled, name: rules)
@@ -85,7 +99,7 @@ struct SMSCompile: ParsableCommand {
             kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind)" }
         }
         print(
-            "Compiled \(Terminal.grouped(Int64(file.rules.count))) rules (\(summary.joined(separator: ", "))) into \(path)"
+            "Compiled \(Terminal.grouped(Int64(file.rules.count))) rule\(file.rules.count == 1 ? "" : "s")\(summary.isEmpty ? "" : " (\(summary.joined(separator: ", ")))") into \(path)"
         )
         print(
             "  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states"
@@ -117,6 +131,14 @@ struct SMSVerify: ParsableCommand {
     /// and here that is the compiled file, the argument.
     @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
     var source: String?
+
+    @Flag(
+        help: """
+            Compile a rules file that holds no rules (refused otherwise: the extension would let every \
+            message through).
+            """
+    )
+    var allowEmpty = false
 
     @Flag(help: "Print the result as JSON.")
     var json = false

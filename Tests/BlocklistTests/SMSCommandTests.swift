@@ -106,6 +106,22 @@ final class RunningServer {
         #expect(!FileManager.default.fileExists(atPath: directory.file("bad-out")))
     }
 
+    /// A rules file with no rules would make a filter that lets everything through: refused,
+    /// nothing written, unless asked for.
+    @Test func aRulesFileWithNoRulesIsRefusedUnlessAskedFor() throws {
+        try writeBytes(Array("[]".utf8), to: directory.file("none.json"))
+        let refused = try runBlocklist(["sms", "compile", "none.json", "--output", "none-out"], in: directory.path)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("none.json holds no rules"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("none-out")))
+        let asked = try runBlocklist(
+            ["sms", "compile", "none.json", "--output", "none-out", "--allow-empty"],
+            in: directory.path
+        )
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(asked.stdout.hasPrefix("Compiled 0 rules into "), "\(asked.stdout)")
+    }
+
     @Test func aChangedCompiledFileIsRefused() throws {
         #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "out"], in: directory.path).status == 0)
         var bytes = try readBytes(directory.file("out/rules.blsms"))
