@@ -352,28 +352,29 @@ public enum GenerateCommand {
         // would then read that file; /dev/null holds the place, and `-` is refused by name.
         let standardInputClosed = fcntl(0, F_GETFD) == -1
         if standardInputClosed { _ = open("/dev/null", O_RDONLY) }
+        let json = JSONFailure.requested(arguments)
         switch parse(arguments) {
         case .failure(let error):
+            if json { print(JSONFailure.text(code: "usage", message: error.message, exitStatus: 64)) }
             StandardOutput.exit(64, message: usageMessage(error))
         case .success(.help):
             StandardOutput.exit(0, message: help.hasSuffix("\n") ? String(help.dropLast()) : help)
         case .success(.version):
             StandardOutput.exit(0, message: blocklistVersion)
         case .success(.run(let options)) where standardInputClosed && options.listPaths.contains("-"):
-            StandardOutput.exit(
-                64,
-                message: usageMessage(
-                    UsageError(
-                        message:
-                            "Standard input is closed, so - has nothing to read; give the list as a file or pipe it in."
-                    )
-                )
+            let error = UsageError(
+                message: "Standard input is closed, so - has nothing to read; give the list as a file or pipe it in."
             )
+            if json { print(JSONFailure.text(code: "usage", message: error.message, exitStatus: 64)) }
+            StandardOutput.exit(64, message: usageMessage(error))
         case .success(.run(let options)):
             beforeRun()
             do {
                 try GenerateRunner.run(options)
             } catch {
+                if json {
+                    print(JSONFailure.text(code: error.code.description, message: error.message, exitStatus: 1))
+                }
                 StandardOutput.exit(1, message: "Error: \(error.message)")
             }
             StandardOutput.exit(0)

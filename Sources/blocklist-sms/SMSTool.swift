@@ -26,10 +26,15 @@ struct SMSTool: AsyncParsableCommand {
                     try command.run()
                 }
             } catch {
-                StandardOutput.exit(
-                    UpdatesTool.exitCode(for: error).rawValue,
-                    message: UpdatesTool.fullMessage(for: error)
+                let status = UpdatesTool.exitCode(for: error).rawValue
+                JSONFailure.printIfRequested(
+                    error,
+                    message: UpdatesTool.message(for: error),
+                    status: status,
+                    arguments: CommandLine.arguments.dropFirst(2),
+                    reported: error is ExitCode
                 )
+                StandardOutput.exit(status, message: UpdatesTool.fullMessage(for: error))
             }
             StandardOutput.exit(0)
         }
@@ -41,7 +46,15 @@ struct SMSTool: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            StandardOutput.exit(exitCode(for: error).rawValue, message: fullMessage(for: error))
+            let status = exitCode(for: error).rawValue
+            JSONFailure.printIfRequested(
+                error,
+                message: message(for: error),
+                status: status,
+                arguments: CommandLine.arguments.dropFirst(),
+                reported: error is ExitCode
+            )
+            StandardOutput.exit(status, message: fullMessage(for: error))
         }
         StandardOutput.exit(0)
     }

@@ -1,5 +1,8 @@
 import ArgumentParser
+import BlocklistCore
 import CommandSupport
+import MessageFilterCore
+import UpdateCore
 
 @main
 struct Blocklist: ParsableCommand {
@@ -73,7 +76,16 @@ struct Blocklist: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            StandardOutput.exit(exitCode(for: error).rawValue, message: fullMessage(for: error))
+            let status = exitCode(for: error).rawValue
+            // A command that printed its own report before failing exits with an ExitCode.
+            JSONFailure.printIfRequested(
+                error,
+                message: message(for: error),
+                status: status,
+                arguments: CommandLine.arguments.dropFirst(),
+                reported: error is ExitCode
+            )
+            StandardOutput.exit(status, message: fullMessage(for: error))
         }
         StandardOutput.exit(0)
     }

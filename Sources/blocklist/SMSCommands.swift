@@ -132,14 +132,6 @@ struct SMSVerify: ParsableCommand {
     @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
     var source: String?
 
-    @Flag(
-        help: """
-            Compile a rules file that holds no rules (refused otherwise: the extension would let every \
-            message through).
-            """
-    )
-    var allowEmpty = false
-
     @Flag(help: "Print the result as JSON.")
     var json = false
 

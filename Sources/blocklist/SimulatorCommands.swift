@@ -405,8 +405,7 @@ struct Lookup: ParsableCommand {
                 try ListLine(defaultCountry: defaultCountry).number(bytes)
             }
         } catch let error as ListLineError {
-            Terminal.error("Error: \(error.reason).\n")
-            throw ExitCode(2)
+            try fail(code: "invalid input", message: "\(error.reason).")
         }
         let blockers: [String]
         let identifiers: [(identifier: String, label: String)]
@@ -415,8 +414,7 @@ struct Lookup: ParsableCommand {
             blockers = try store.lookup(value)
             identifiers = try store.identify(value)
         } catch {
-            Terminal.error("Error: \(error.message)\n")
-            throw ExitCode(2)
+            try fail(code: JSONFailure.code(for: error, status: 2), message: error.message)
         }
         if json {
             let answer = Answer(
@@ -433,5 +431,13 @@ struct Lookup: ParsableCommand {
             }
         }
         if blockers.isEmpty && identifiers.isEmpty { throw ExitCode(1) }
+    }
+
+    /// Ends with status 2 (1 means "neither blocked nor identified"): the sentence, and with
+    /// `--json` the error object as other commands print it.
+    private func fail(code: String, message: String) throws -> Never {
+        if json { print(JSONFailure.text(code: code, message: message, exitStatus: 2)) }
+        Terminal.error("Error: \(message)\n")
+        throw ExitCode(2)
     }
 }

@@ -142,6 +142,62 @@ import Testing
         #expect((summary?["peakResidentKiB"] as? Int ?? 0) > 0)
     }
 
+    /// With `--json`, every command prints one JSON object on standard output when it fails:
+    /// the error (code, message, exit status), or the command's own report of what failed
+    /// (`verify`). Read by Python's `json` module, an independent parser, and a command line
+    /// refused by the parser itself (status 64) is one too.
+    @Test func everyCommandsFailureIsOneJSONObject() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("[]".utf8), to: directory.file("none.json"))
+        try writeBytes(Array("not a shard".utf8), to: directory.file("junk.blk"))
+        let failing: [[String]] = [
+            ["generate", "--numbers", "missing.txt", "-o", "out"],
+            ["generate", "--no-such-option"],
+            ["inspect", "junk.blk"],
+            ["load", "missing"],
+            ["enable", "1", "missing"],
+            ["disable", "1", "missing"],
+            ["status", "--store", "missing/store.sqlite"],
+            ["lookup"],
+            ["lookup", "+3316212", "--store", "missing/store.sqlite"],
+            ["list-file", "check", "missing.json"],
+            ["sms", "compile", "none.json", "-o", "rules"],
+            ["sms", "verify", "junk.blk"],
+            ["sms", "check", "--rules", "junk.blk", "--sender", "+1", "--body", "x"],
+            ["sms", "simulate", "--rules", "missing.blsms"],
+            ["publish", "missing", "--key", "missing.key", "--to", "pub"],
+            ["publication", "status", "missing"],
+            ["update", "--from", "missing", "--trust", "missing.json", "--app-group", "app"],
+        ]
+        let script = """
+            import json, sys
+            text = sys.stdin.read()
+            value, end = json.JSONDecoder().raw_decode(text)
+            assert text[end:].strip() == "", "more than one value"
+            error = value["error"]
+            assert set(error) == {"code", "message", "exitStatus"}, error
+            assert isinstance(error["code"], str) and error["code"], error
+            assert isinstance(error["message"], str) and error["message"], error
+            print(error["exitStatus"])
+            """
+        for arguments in failing {
+            let result = try runBlocklist(arguments + ["--json"], in: directory.path)
+            #expect(result.status != 0, "\(arguments)")
+            let python = try runProcess("/usr/bin/env", ["python3", "-c", script], input: Data(result.stdout.utf8))
+            #expect(python.status == 0, "\(arguments): \(result.stdout)")
+            #expect(
+                String(decoding: python.stdout, as: UTF8.self) == "\(result.status)\n",
+                "\(arguments): \(result.stdout)"
+            )
+            #expect(!result.stderr.isEmpty, "\(arguments): the sentence goes to standard error too")
+        }
+        // verify reports a failure itself, in its own object, once.
+        let verify = try runBlocklist(["verify", "missing", "--json"], in: directory.path)
+        #expect(verify.status == 1)
+        let report = try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any]
+        #expect(report?["valid"] as? Bool == false, "\(verify.stdout)")
+    }
+
     @Test func benchMeasuresEveryWorkloadInAChildProcess() throws {
         struct Report: Decodable {
             struct Row: Decodable {
