@@ -169,6 +169,24 @@ public func releaseCommandLineArguments() {
     release(from: UnsafeRawPointer(argv + 1), to: UnsafeRawPointer(argv + count))
 }
 
+/// What every command-line program does first:
+/// - It stops with a sentence (status 1) when the Swift runtime could not read this process's
+///   command line: a static executable finds it through /proc/self/maps, and with no descriptor
+///   free (`ulimit -n 3`) it sees no argument at all, not even its name. It would otherwise take
+///   an empty command line for `blocklist` alone, print its help and exit 0, and a caller would
+///   believe an update had run.
+/// - It ignores SIGXFSZ, so that a write past `ulimit -f` fails with EFBIG, which the writer
+///   names in a sentence (and the run cleans up), instead of killing the process silently.
+public func beginCommand() {
+    _ = signal(SIGXFSZ, SIG_IGN)
+    guard CommandLine.argc == 0 else { return }
+    StandardOutput.exit(
+        1,
+        message:
+            "Error: blocklist could not read its own command line (the system refused to open /proc/self/maps: are all file descriptors in use? see ulimit -n); nothing was done."
+    )
+}
+
 /// A refusal of the first argument that is not valid UTF-8, or `nil` when all are. Swift reads
 /// such an argument with U+FFFD in place of the bad bytes, so a path would name another file and a
 /// sender would match what it does not hold; every command refuses it instead (exit 64).

@@ -26,14 +26,22 @@ struct DownloadCache {
     init(in appGroup: String?) throws {
         guard let appGroup else {
             Self.removeAbandoned()
-            directory = try DirectoryHandle(path: try FileSystem.makeTemporaryDirectory(prefix: Self.temporaryPrefix))
-            isTemporary = true
+            let made = try DirectoryHandle(path: try FileSystem.makeTemporaryDirectory(prefix: Self.temporaryPrefix))
             // The marker names this process: a later run removes the directory once it is gone.
-            try FileSystem.writeNewFile(
-                directory.path(of: OutputDirectory.downloadsMarkerName),
-                OutputDirectory.downloadsMarkerContent + Array("pid \(getpid())\n".utf8),
-                sync: false
-            )
+            do {
+                try FileSystem.writeNewFile(
+                    made.path(of: OutputDirectory.downloadsMarkerName),
+                    Self.temporaryMarker(pid: getpid()),
+                    sync: false
+                )
+            } catch {
+                // Made this instant, by this process: what there is of it goes again.
+                try? made.removeRegularFile(OutputDirectory.downloadsMarkerName)
+                try? FileSystem.removeEmptyDirectory(made.path)
+                throw error
+            }
+            directory = made
+            isTemporary = true
             return
         }
         isTemporary = false
@@ -100,13 +108,22 @@ struct DownloadCache {
         try? FileSystem.removeEmptyDirectory(directory.path)
     }
 
+    /// A temporary cache's marker: the cache's marker, then the process that made it.
+    static func temporaryMarker(pid: Int32) -> [UInt8] {
+        OutputDirectory.downloadsMarkerContent + Array("pid \(pid)\n".utf8)
+    }
+
     /// Removes the temporary caches in $TMPDIR of updates that were killed: those whose marker
-    /// names a process that no longer runs. Anything without the marker stays.
+    /// names a process that no longer runs. A run killed between making its directory and
+    /// writing the marker leaves the directory empty, or holding a marker cut short: those go
+    /// too once a minute old (an update starting now may be about to write its marker), the
+    /// directory by rmdir, which removes only an empty one. Anything else stays.
     static func removeAbandoned(
         in parent: String = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     ) {
         guard let names = try? FileSystem.list(parent) else { return }
         for name in names where name.hasPrefix(temporaryPrefix + "-") {
+            removeIfCutShort(parent + "/" + name)
             guard let child = try? DirectoryHandle(path: parent + "/" + name, followingSymlinks: false),
                 let marker = try? child.readFile(OutputDirectory.downloadsMarkerName, limit: 64),
                 marker.starts(with: OutputDirectory.downloadsMarkerContent),
@@ -119,6 +136,35 @@ struct DownloadCache {
             let abandoned = DownloadCache(directory: child, isTemporary: true)
             abandoned.removeTemporary()
         }
+    }
+
+    /// Removes `path` if it is a temporary cache whose run was killed before its marker was
+    /// whole: empty, or holding only the marker with a proper beginning of its content (the
+    /// marker's own text, "pid " and digits), and unchanged for a minute.
+    private static func removeIfCutShort(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+            Int(time(nil)) - Int(info.st_mtim.tv_sec) >= 60,
+            let child = try? DirectoryHandle(path: path, followingSymlinks: false),
+            let entries = try? child.entries()
+        else { return }
+        if entries == [OutputDirectory.downloadsMarkerName] {
+            let marker = OutputDirectory.downloadsMarkerName
+            guard (try? child.kind(of: marker)) == .file,
+                let bytes = try? child.readFile(marker, limit: 64)
+            else { return }
+            // What a whole marker's writer may have written so far, with any pid.
+            let expected = OutputDirectory.downloadsMarkerContent + Array("pid ".utf8)
+            let written = bytes.prefix(expected.count)
+            // A whole marker ends in a newline after the digits; it is the pid check's to judge.
+            guard expected.starts(with: written),
+                bytes.dropFirst(expected.count).allSatisfy({ (48...57).contains($0) })
+            else { return }
+            try? child.removeRegularFile(marker)
+        } else if !entries.isEmpty {
+            return
+        }
+        try? FileSystem.removeEmptyDirectory(path)
     }
 
     private init(directory: DirectoryHandle, isTemporary: Bool) {

@@ -8,6 +8,7 @@ import CommandSupport
 // Each argument is read from `argv` as the parser reaches it, never kept as a whole array:
 // 20,000 `--pattern`s would cost 1 MiB of Strings before anything else ran. Once they are parsed,
 // their pages go back to the kernel.
+beginCommand()
 if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
 let arguments = (1..<Int(CommandLine.argc)).lazy.map { String(cString: CommandLine.unsafeArgv[$0]!) }
 GenerateCommand.main(arguments, beforeRun: releaseCommandLineArguments)

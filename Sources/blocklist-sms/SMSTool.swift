@@ -15,6 +15,7 @@ struct SMSTool: AsyncParsableCommand {
     /// Runs the command and exits non-zero if standard output lost anything, however the command
     /// ended: help and errors included (as `blocklist` does).
     static func main() async {
+        beginCommand()
         if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
         // `blocklist updates serve`: the publication server shares this program's HTTP stack.
         if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "updates" {

@@ -27,6 +27,7 @@ struct Blocklist: ParsableCommand {
     /// runs the command and exits non-zero if standard output lost anything, however the command
     /// ended: help and errors included.
     static func main() {
+        beginCommand()
         // Read in place: `CommandLine.arguments` would copy every argument before the hand-over,
         // and the programs handed over check the arguments' UTF-8 themselves, so that 20,000
         // patterns are read once, in the small process.

@@ -198,6 +198,34 @@ import Testing
         #expect(report?["valid"] as? Bool == false, "\(verify.stdout)")
     }
 
+    /// Found by the field test: with no descriptor free, a static Swift program sees an empty
+    /// command line, and `blocklist update …` printed the help and exited 0, an update that
+    /// seemed to run. And a write past `ulimit -f` killed generate by SIGXFSZ, without a word.
+    @Test func noFreeDescriptorAndAFileSizeLimitAreSentencesNotSilence() throws {
+        let directory = try TemporaryDirectory()
+        let blocklist = "\(productsDirectory)/blocklist"
+        for arguments in ["--version", "update --from pub --trust root.json --app-group app"] {
+            let starved = try runProcess("/bin/sh", ["-c", "exec 2>&1; ulimit -n 3; exec '\(blocklist)' \(arguments)"])
+            let output = String(decoding: starved.stdout, as: UTF8.self)
+            #expect(starved.status == 1, "\(arguments): \(output)")
+            #expect(output.contains("could not read its own command line"), "\(output)")
+        }
+        var numbers = ""
+        for index in 0..<200_000 { numbers += "+3316\(1_000_000 + index * 7)\n" }
+        try writeBytes(Array(numbers.utf8), to: directory.file("numbers.txt"))
+        let limited = try runProcess(
+            "/bin/sh",
+            [
+                "-c",
+                "cd '\(directory.path)' && ulimit -f 100 && exec '\(blocklist)' generate --numbers numbers.txt -o out --no-sync 2>&1",
+            ]
+        )
+        let output = String(decoding: limited.stdout, as: UTF8.self)
+        #expect(limited.status == 1, "\(output)")
+        #expect(output.contains("File too large"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("out")))
+    }
+
     @Test func benchMeasuresEveryWorkloadInAChildProcess() throws {
         struct Report: Decodable {
             struct Row: Decodable {

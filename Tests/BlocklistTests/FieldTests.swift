@@ -382,9 +382,35 @@ import Testing
         try make("blocklist-update-dead01", marker: "pid 999999999\n")
         try make("blocklist-update-live01", marker: "pid \(getpid())\n")
         try make("blocklist-update-none01", marker: nil)
+        // Killed before the marker was whole (found by the field test): an empty directory, or a
+        // marker cut short, alone, a minute old, goes; younger, or beside another file, stays.
+        let marker = OutputDirectory.downloadsMarkerName
+        let content = OutputDirectory.downloadsMarkerContent
+        func makeCutShort(_ name: String, marker bytes: [UInt8]?, old: Bool = true) throws {
+            try FileManager.default.createDirectory(atPath: temporary.file(name), withIntermediateDirectories: true)
+            if let bytes { try writeBytes(bytes, to: temporary.file(name + "/" + marker)) }
+            if old {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(-120)],
+                    ofItemAtPath: temporary.file(name)
+                )
+            }
+        }
+        try makeCutShort("blocklist-update-empty1", marker: nil)
+        try makeCutShort("blocklist-update-zero01", marker: [])
+        try makeCutShort("blocklist-update-half01", marker: Array(content.prefix(5)))
+        try makeCutShort("blocklist-update-digit1", marker: content + Array("pid 12".utf8))
+        try makeCutShort("blocklist-update-young1", marker: nil, old: false)
+        try makeCutShort("blocklist-update-other1", marker: Array("something else".utf8))
         DownloadCache.removeAbandoned(in: temporary.path)
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: temporary.path))
-        #expect(names == ["blocklist-update-live01", "blocklist-update-none01"], "\(names)")
+        #expect(
+            names == [
+                "blocklist-update-live01", "blocklist-update-none01", "blocklist-update-young1",
+                "blocklist-update-other1",
+            ],
+            "\(names)"
+        )
     }
 
     // MARK: - Reporting
