@@ -413,6 +413,23 @@ import Testing
         )
     }
 
+    /// An update file is never larger than the shards it replaces (found by the field test: a
+    /// set cut from 60,000 numbers to 5 got a 156 KB update file for a 150-byte shard): the phone
+    /// takes the snapshot's way, timestamp, snapshot and the small shard. A small change still
+    /// gets its update file.
+    @Test func anUpdateFileIsNeverLargerThanTheShardItReplaces() throws {
+        let fixture = try Fixture()
+        try Self.publish(fixture, [PublicationTests.random(60_000, seed: 3)])
+        _ = try fixture.update()
+        try Self.publish(fixture, [PublicationTests.random(5, seed: 4)])
+        #expect(!FileManager.default.fileExists(atPath: fixture.publication + "/from-1.push"))
+        let cut = try fixture.update()
+        #expect(cut.generation == 2 && cut.totalEntries == 5)
+        #expect(cut.bytesDownloaded < 4_096, "\(cut.bytesDownloaded) bytes")
+        try Self.publish(fixture, [PublicationTests.random(5, seed: 4) + [NumberRun(start: 100_000_001, count: 1)]])
+        #expect(FileManager.default.fileExists(atPath: fixture.publication + "/from-2.push"))
+    }
+
     // MARK: - Reporting
 
     /// `update` counts added and removed numbers for whole shards too, and labels apart.
