@@ -37,7 +37,8 @@ public struct ListLine: Sendable {
     ///
     /// The separator is `,`, `;` or a tab: whichever comes first after the first field, and then
     /// only that one. A quoted field may hold separators and `""` for a quote; a line break inside
-    /// quotes is not read (a field never spans lines: a label holds no control characters). Spaces
+    /// quotes is refused (`ListLineError.quoteOpenAtEnd`; the reader then takes the lines up to
+    /// the closing quote as that one refused record: a label holds no control characters). Spaces
     /// around a field are not part of it. A quote inside an unquoted field is kept as it is, as
     /// Python's `csv` and spreadsheets read it.
     public struct Fields: Equatable, Sendable {
@@ -100,7 +101,11 @@ public struct ListLine: Sendable {
                 i += 1
                 while true {
                     guard let close = line[i..<end].firstIndex(of: UInt8(ascii: "\"")) else {
-                        throw ListLineError("the quoted field \(number) (from column \(open + 1)) has no closing quote")
+                        var error = ListLineError(
+                            "the quoted field \(number) (from column \(open + 1)) has no closing quote"
+                        )
+                        error.quoteOpenAtEnd = true
+                        throw error
                     }
                     if close + 1 < end, line[close + 1] == UInt8(ascii: "\"") {
                         i = close + 2
@@ -369,5 +374,8 @@ public struct ListLine: Sendable {
 /// Why a line was refused; the caller adds the file and line.
 public struct ListLineError: Error, Sendable, Equatable {
     public var reason: String
+    /// The line ends inside a quoted field: as RFC 4180 reads it, the record goes on over the
+    /// next lines (a field that holds a line break), which are then no records of their own.
+    public var quoteOpenAtEnd = false
     public init(_ reason: String) { self.reason = reason }
 }

@@ -224,8 +224,10 @@ package final class PackedProducer: ShardProducer {
             } catch {
                 made = nil
                 invalidCount += 1
+                let line = lines.lineNumber
+                let reason = error.quoteOpenAtEnd ? try Self.skipQuotedLineBreak(lines, error) : error.reason
                 if invalid.count < ListSpec.examplesShown {
-                    invalid.append("\(lines.name):\(lines.lineNumber): \(error.reason)")
+                    invalid.append("\(lines.name):\(line): \(reason)")
                 }
             }
             if let made { try sorter.add(made) }
@@ -254,6 +256,23 @@ package final class PackedProducer: ShardProducer {
                 sha256: lines.sha256()
             )
         )
+    }
+
+    /// After a line that ends inside a quoted field: reads on to the line that closes it (an odd
+    /// number of quotes; `""` inside the field counts two), so that the record is refused once,
+    /// whole, and none of its lines is read as a record of its own. Returns the sentence.
+    static func skipQuotedLineBreak(_ lines: InputLines, _ error: ListLineError) throws(BlocklistError) -> String {
+        let tail = " has no closing quote"
+        let field = error.reason.hasSuffix(tail) ? String(error.reason.dropLast(tail.count)) : error.reason
+        while let next = try lines.nextLine() {
+            // A line too long to keep is not read for quotes: the record goes on.
+            guard case .text(let text) = next else { continue }
+            if text.reduce(0, { $0 + ($1 == UInt8(ascii: "\"") ? 1 : 0) }) % 2 == 1 {
+                return
+                    "\(field) holds a line break (the record goes on to line \(lines.lineNumber)); a field of a list is on one line, and a label holds no line break"
+            }
+        }
+        return "\(field) is never closed: the record runs to the end of the file"
     }
 
     /// Whether a first line is a CSV header: no digits, and a `,`, `;` or tab between fields.

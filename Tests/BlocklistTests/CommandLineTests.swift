@@ -301,7 +301,7 @@ import Testing
         let scratch = try TemporaryDirectory()
         let lone = scratch.file("lone")
         try FileManager.default.createDirectory(atPath: lone, withIntermediateDirectories: false)
-        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: lone + "/blocklist")
+        try copyExecutable(productsDirectory + "/blocklist", to: lone + "/blocklist")
         let entryPoints: [(name: String, executable: String, prefix: [String])] = [
             ("blocklist generate", productsDirectory + "/blocklist", ["generate"]),
             ("blocklist-generate", productsDirectory + "/blocklist-generate", []),
@@ -396,7 +396,7 @@ import Testing
     /// needs one, with how to install it; it never degrades without a word.
     @Test func aLoneCopyNamesTheHelperItLacks() throws {
         let scratch = try TemporaryDirectory()
-        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: scratch.file("blocklist"))
+        try copyExecutable(productsDirectory + "/blocklist", to: scratch.file("blocklist"))
         let lone = scratch.file("blocklist")
         let generate = try RunningBlocklist(
             ["generate", "--pattern", "+1###", "--no-sync", "-o", "set"],

@@ -505,7 +505,7 @@ import Testing
 
         let lone = fixture.directory.file("lone")
         try FileManager.default.createDirectory(atPath: lone, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: productsDirectory + "/blocklist", toPath: lone + "/blocklist")
+        try copyExecutable(productsDirectory + "/blocklist", to: lone + "/blocklist")
         let deliver = try RunningBlocklist(
             ["push", "deliver", "push.json", "--app-group", "app", "--trust", "root.json"],
             in: lone,

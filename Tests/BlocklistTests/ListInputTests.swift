@@ -414,6 +414,46 @@ import Testing
         #expect(!blank.stderr.contains("blank.csv:3"), "\(blank.stderr)")
     }
 
+    /// A line break inside a quoted field is read as RFC 4180 reads it, one record over several
+    /// lines, and that record is refused whole, named by its first line: none of its other lines
+    /// is read as a number (before, the label's second line was). One never closed runs to the
+    /// end of the file.
+    @Test func aLineBreakInAQuotedLabelRefusesThatRecordWhole() throws {
+        let directory = try TemporaryDirectory()
+        let text = [
+            "+33162123456,\"Spam", "+33162123459 call\"", "+33162123457,\"Plain \"\"x\"\"\"",
+            "+33162123458,\"Never", "closed", "+33162123460",
+        ]
+        try writeBytes(Array((text.joined(separator: "\r\n") + "\r\n").utf8), to: directory.file("labels.csv"))
+        let refused = try runBlocklist(
+            ["generate", "--labels", "labels.csv", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("labels.csv has 2 invalid lines"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains(
+                "labels.csv:1: the quoted field 2 (from column 14) holds a line break (the record goes on to line 2)"
+            ),
+            "\(refused.stderr)"
+        )
+        #expect(
+            refused.stderr.contains("labels.csv:4: the quoted field 2 (from column 14) is never closed"),
+            "\(refused.stderr)"
+        )
+        let skipped = try runBlocklist(
+            ["generate", "--labels", "labels.csv", "--skip-invalid", "--no-sync", "-o", "out"],
+            in: directory.path
+        )
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        let cat = try runBlocklist(
+            ["cat", "--labels"]
+                + (try FileManager.default.contentsOfDirectory(atPath: directory.file("out")))
+                .filter { $0.hasPrefix("set-") }.map { directory.file("out/\($0)/shard-01.blk") }
+        )
+        #expect(cat.stdout == "33162123457\tPlain \"x\"\n", "\(cat.stdout)")
+    }
+
     /// Seeded differential: random records over quotes, separators, digits and UTF-8 split as
     /// Python's `csv` module splits them (strict, with the separator this reader chose).
     @Test func recordsSplitAsPythonsCSVModuleSplitsThem() throws {

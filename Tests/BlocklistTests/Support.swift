@@ -154,6 +154,16 @@ func firstLine(of pipe: Pipe) -> String {
 
 /// Runs `executable` with `arguments`, feeding `input` on standard input; returns its status
 /// and standard output.
+/// Copies a program to run it from elsewhere, through `cp`: a copy written in this process leaves
+/// its write descriptor, for a moment, in any child another test forks then, and running the copy
+/// fails with "Text file busy" while that child lives (found in `.ci/run`).
+func copyExecutable(_ source: String, to destination: String) throws {
+    let copied = try runProcess("/bin/cp", [source, destination])
+    guard copied.status == 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: destination])
+    }
+}
+
 func runProcess(_ executable: String, _ arguments: [String], input: Data = Data()) throws -> (
     status: Int32, stdout: Data
 ) {
