@@ -29,17 +29,21 @@ public enum JSONFailure {
         return status == 64 ? "usage" : "error"
     }
 
-    /// Prints the object for `error` if `arguments` ask for JSON and the command did not
-    /// report the failure itself (`ExitCode`, or `reported`).
-    public static func printIfRequested(
+    /// Ends a command that threw `error`: the object, if `arguments` ask for JSON and the command
+    /// did not report the failure itself (`reported`: it threw an `ExitCode`), then
+    /// `fullMessage` and `status` as `StandardOutput.exit` ends any command.
+    public static func exit(
         _ error: any Error,
-        message: String,
         status: Int32,
+        message: String,
+        fullMessage: String,
         arguments: some Sequence<String>,
         reported: Bool
-    ) {
-        guard status != 0, !reported, requested(arguments) else { return }
-        print(text(code: code(for: error, status: status), message: message, exitStatus: status))
+    ) -> Never {
+        if status != 0, !reported, requested(arguments) {
+            print(text(code: code(for: error, status: status), message: message, exitStatus: status))
+        }
+        StandardOutput.exit(status, message: fullMessage)
     }
 
     /// Whether `arguments` (without the program's name) ask for JSON: `--json` before any `--`.

@@ -37,7 +37,7 @@ public struct ListLine: Sendable {
     ///
     /// The separator is `,`, `;` or a tab: whichever comes first after the first field, and then
     /// only that one. A quoted field may hold separators and `""` for a quote; a line break inside
-    /// quotes is refused (`ListLineError.quoteOpenAtEnd`; the reader then takes the lines up to
+    /// quotes is refused (`ListLineError.openQuotedField`; the reader then takes the lines up to
     /// the closing quote as that one refused record: a label holds no control characters). Spaces
     /// around a field are not part of it. A quote inside an unquoted field is kept as it is, as
     /// Python's `csv` and spreadsheets read it.
@@ -101,10 +101,9 @@ public struct ListLine: Sendable {
                 i += 1
                 while true {
                     guard let close = line[i..<end].firstIndex(of: UInt8(ascii: "\"")) else {
-                        var error = ListLineError(
-                            "the quoted field \(number) (from column \(open + 1)) has no closing quote"
-                        )
-                        error.quoteOpenAtEnd = true
+                        let field = "the quoted field \(number) (from column \(open + 1))"
+                        var error = ListLineError(field + " has no closing quote")
+                        error.openQuotedField = field
                         throw error
                     }
                     if close + 1 < end, line[close + 1] == UInt8(ascii: "\"") {
@@ -374,8 +373,9 @@ public struct ListLine: Sendable {
 /// Why a line was refused; the caller adds the file and line.
 public struct ListLineError: Error, Sendable, Equatable {
     public var reason: String
-    /// The line ends inside a quoted field: as RFC 4180 reads it, the record goes on over the
-    /// next lines (a field that holds a line break), which are then no records of their own.
-    public var quoteOpenAtEnd = false
+    /// The line ends inside this quoted field ("the quoted field 2 (from column 14)"): as RFC
+    /// 4180 reads it, the record goes on over the next lines (a field that holds a line break),
+    /// which are then no records of their own.
+    public var openQuotedField: String?
     public init(_ reason: String) { self.reason = reason }
 }

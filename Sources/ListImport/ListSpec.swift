@@ -225,7 +225,10 @@ package final class PackedProducer: ShardProducer {
                 made = nil
                 invalidCount += 1
                 let line = lines.lineNumber
-                let reason = error.quoteOpenAtEnd ? try Self.skipQuotedLineBreak(lines, error) : error.reason
+                let reason =
+                    try error.openQuotedField.map { (field) throws(BlocklistError) in
+                        try Self.skipQuotedLineBreak(lines, field: field)
+                    } ?? error.reason
                 if invalid.count < ListSpec.examplesShown {
                     invalid.append("\(lines.name):\(line): \(reason)")
                 }
@@ -261,9 +264,7 @@ package final class PackedProducer: ShardProducer {
     /// After a line that ends inside a quoted field: reads on to the line that closes it (an odd
     /// number of quotes; `""` inside the field counts two), so that the record is refused once,
     /// whole, and none of its lines is read as a record of its own. Returns the sentence.
-    static func skipQuotedLineBreak(_ lines: InputLines, _ error: ListLineError) throws(BlocklistError) -> String {
-        let tail = " has no closing quote"
-        let field = error.reason.hasSuffix(tail) ? String(error.reason.dropLast(tail.count)) : error.reason
+    static func skipQuotedLineBreak(_ lines: InputLines, field: String) throws(BlocklistError) -> String {
         while let next = try lines.nextLine() {
             // A line too long to keep is not read for quotes: the record goes on.
             guard case .text(let text) = next else { continue }

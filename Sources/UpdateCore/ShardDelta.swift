@@ -429,8 +429,8 @@ public enum ShardDelta {
         let capacity = 4096
         let input = UnsafeMutableBufferPointer<NumberRun>.allocate(capacity: capacity)
         defer { input.deallocate() }
-        // Two more threads write and hash while this one decodes, for a shard large enough to
-        // repay starting them (about 40 µs each).
+        // A second thread writes (and shares the hash) while this one decodes, for a shard large
+        // enough to repay starting it (about 40 µs).
         let threaded =
             base.header.runCount >= threadedRunCount
             ? ThreadedRunSink.start(writer: writer, hasher: hasher, capacity: capacity) : nil

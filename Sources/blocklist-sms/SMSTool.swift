@@ -27,15 +27,15 @@ struct SMSTool: AsyncParsableCommand {
                     try command.run()
                 }
             } catch {
-                let status = UpdatesTool.exitCode(for: error).rawValue
-                JSONFailure.printIfRequested(
+                // A command that printed its own report before failing threw an ExitCode.
+                JSONFailure.exit(
                     error,
+                    status: UpdatesTool.exitCode(for: error).rawValue,
                     message: UpdatesTool.message(for: error),
-                    status: status,
+                    fullMessage: UpdatesTool.fullMessage(for: error),
                     arguments: CommandLine.arguments.dropFirst(2),
                     reported: error is ExitCode
                 )
-                StandardOutput.exit(status, message: UpdatesTool.fullMessage(for: error))
             }
             StandardOutput.exit(0)
         }
@@ -47,15 +47,15 @@ struct SMSTool: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            let status = exitCode(for: error).rawValue
-            JSONFailure.printIfRequested(
+            // A command that printed its own report before failing threw an ExitCode.
+            JSONFailure.exit(
                 error,
+                status: exitCode(for: error).rawValue,
                 message: message(for: error),
-                status: status,
+                fullMessage: fullMessage(for: error),
                 arguments: CommandLine.arguments.dropFirst(),
                 reported: error is ExitCode
             )
-            StandardOutput.exit(status, message: fullMessage(for: error))
         }
         StandardOutput.exit(0)
     }

@@ -77,16 +77,15 @@ struct Blocklist: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            let status = exitCode(for: error).rawValue
-            // A command that printed its own report before failing exits with an ExitCode.
-            JSONFailure.printIfRequested(
+            // A command that printed its own report before failing threw an ExitCode.
+            JSONFailure.exit(
                 error,
+                status: exitCode(for: error).rawValue,
                 message: message(for: error),
-                status: status,
+                fullMessage: fullMessage(for: error),
                 arguments: CommandLine.arguments.dropFirst(),
                 reported: error is ExitCode
             )
-            StandardOutput.exit(status, message: fullMessage(for: error))
         }
         StandardOutput.exit(0)
     }
