@@ -103,6 +103,57 @@ let publicationTargets: [Target] = [
         ),
 ]
 
+// MARK: - The app's project: `blocklist xcodegen`, its handler sources, and the iOS SDK's stand-ins
+
+/// The handler sources an app's extensions compile, as files (Sources/AppProject/Handlers), which
+/// `blocklist xcodegen` writes into the project and the docs' listings quote.
+let handlerFiles = [
+    "ExtensionSettings.swift", "InstalledSet.swift", "CallDirectoryHandler.swift", "MessageFilterExtension.swift",
+    "NotificationService.swift",
+]
+
+let appProjectTargets: [Target] = [
+    /// Writes an iOS app's XcodeGen project for a shard set: the host app, one Call Directory
+    /// extension per shard, the Message Filter extension and the NSE, with the handler sources
+    /// embedded as bytes. No Foundation.
+    .target(
+        name: "AppProject",
+        dependencies: ["BlocklistCore", "BlocklistSystem", "JSONStream", "SetReading", "SetStorage"],
+        exclude: ["Handlers"],
+        resources: handlerFiles.map { .embedInCode("Handlers/" + $0) }
+    )
+]
+
+/// No iOS SDK is available on Linux: stand-ins with the SDK's signatures for CallKit,
+/// IdentityLookup and UserNotifications (and Foundation's App Group directory) let the handler
+/// sources compile and run in the tests as they are. Built on Linux only; on Apple platforms the
+/// names would be the SDK's own.
+#if os(Linux)
+    let sdkStandIns: [Target] = [
+        .target(name: "AppGroupContainers", path: "Tests/SDKStandIns/AppGroupContainers"),
+        .target(name: "CallKit", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/CallKit"),
+        .target(name: "IdentityLookup", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/IdentityLookup"),
+        .target(name: "UserNotifications", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/UserNotifications"),
+        /// The handler sources, compiled as an app's extension compiles them (Swift 5 mode, as
+        /// the project's SWIFT_VERSION), against the stand-ins.
+        .target(
+            name: "ExtensionHandlers",
+            dependencies: [
+                "BlocklistCore", "MessageFilterCore", "UpdateCore", "CallKit", "IdentityLookup", "UserNotifications",
+            ],
+            path: "Sources/AppProject/Handlers",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+    /// What the tests (AppProjectTests) add on Linux: the handlers and the stand-ins they run on.
+    let standInTestDependencies: [Target.Dependency] = [
+        "ExtensionHandlers", "AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications",
+    ]
+#else
+    let sdkStandIns: [Target] = []
+    let standInTestDependencies: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "blocklist",
     // iOS 15: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no
@@ -337,6 +388,7 @@ let package = Package(
                 "ListImport",
                 "CallDirectorySimulator",
                 "CommandSupport",
+                "AppProject",
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
@@ -360,9 +412,9 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch"]),
+            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch", "AppProject"] + standInTestDependencies),
         .testTarget(
             name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
-    ] + publicationTargets,
+    ] + publicationTargets + appProjectTargets + sdkStandIns,
     swiftLanguageModes: [.v6]
 )

@@ -17,7 +17,7 @@ struct Blocklist: ParsableCommand {
         subcommands: [
             Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
             Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, PublicationCommand.self,
-            Update.self, UpdatesCommand.self, Push.self,
+            Update.self, UpdatesCommand.self, Push.self, XcodeGen.self,
             Bench.self,
             BenchWorkload.self,
         ]

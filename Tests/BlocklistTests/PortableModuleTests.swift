@@ -16,12 +16,14 @@ import Testing
     static let portableModules = ["BlocklistCore", "MessageFilterCore", "UpdateCore"]
 
     /// Every Swift file of `module`, with its text.
-    static func sources(of module: String) throws -> [(name: String, text: String)] {
-        let directory = packageRoot.appendingPathComponent("Sources/\(module)")
+    static func sources(of module: String, path: String? = nil, excluding excluded: [String] = []) throws -> [(
+        name: String, text: String
+    )] {
+        let directory = packageRoot.appendingPathComponent(path ?? "Sources/\(module)")
         let enumerator = try #require(FileManager.default.enumerator(atPath: directory.path))
         var files: [(String, String)] = []
         while let name = enumerator.nextObject() as? String {
-            guard name.hasSuffix(".swift") else { continue }
+            guard name.hasSuffix(".swift"), !excluded.contains(where: { name.hasPrefix($0 + "/") }) else { continue }
             files.append((name, try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)))
         }
         return files

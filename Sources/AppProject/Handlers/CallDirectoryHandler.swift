@@ -1,0 +1,28 @@
+import BlocklistCore
+import CallKit
+
+extension CXCallDirectoryExtensionContext: CallDirectoryContext {}
+
+/// A Call Directory extension's principal class: loads the shard its Info.plist names.
+final class CallDirectoryHandler: CXCallDirectoryProvider {
+    override func beginRequest(with context: CXCallDirectoryExtensionContext) {
+        do {
+            let settings = try ExtensionSettings.current()
+            guard let name = settings.shardName else {
+                throw SettingsError("The extension's Info.plist has no BlocklistShard; blocklist xcodegen writes it.")
+            }
+            let shard = settings.installedShard(name)
+            let previous = settings.loadedShard(name)
+            try ShardLoader.load(
+                shardAt: shard,
+                previousShardAt: FileManager.default.fileExists(atPath: previous) ? previous : nil,
+                into: context
+            ) { accepted in
+                // Only after the system accepted the request: CallKit now holds this shard.
+                if accepted { try? settings.replace(previous, withCopyOf: shard) }
+            }
+        } catch {
+            context.cancelRequest(withError: error)
+        }
+    }
+}

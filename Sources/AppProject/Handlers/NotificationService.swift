@@ -1,0 +1,87 @@
+import Foundation
+import UpdateCore
+import UserNotifications
+
+/// A Notification Service Extension's principal class: applies the update a blocklist push
+/// carries inline, or fetches the one update file the phone needs from the push's signed URL.
+final class NotificationService: UNNotificationServiceExtension {
+    private var contentHandler: ((UNNotificationContent) -> Void)?
+    private var content = UNMutableNotificationContent()
+
+    override func didReceive(
+        _ request: UNNotificationRequest,
+        withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
+        self.contentHandler = contentHandler
+        content = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? content
+        guard let push = request.content.userInfo["blocklist"] as? [String: Any] else { return finish(nil) }
+        do {
+            let settings = try ExtensionSettings.current()
+            let root = try Root.trusted(try settings.resource("root", "json"), what: "the app's root.json")
+            let now = Int64(Date().timeIntervalSince1970)
+            var installed = try InstalledSet.read(settings)
+
+            if let inline = push["inline"] as? String, let sealed = Data(base64Encoded: inline) {
+                let pushKey = try PushKeyFile.key(try settings.resource("push", "key"), what: "the app's push key")
+                let update = try InlinePush(opening: [UInt8](sealed), pushKey: pushKey, trusting: root, now: now)
+                if update.from == installed.generation {
+                    return finish(try installed.apply(update, settings))
+                }
+            }
+            fetchUpdateFile(push, root: root, now: now, installed: installed, settings)
+        } catch {
+            finish(error)
+        }
+    }
+
+    /// Fetches `from-N.push` (N the installed generation) from the URL of the push's signed
+    /// announcement, never from an unsigned field, and applies it.
+    private func fetchUpdateFile(
+        _ push: [String: Any],
+        root: Root,
+        now: Int64,
+        installed: InstalledSet,
+        _ settings: ExtensionSettings
+    ) {
+        do {
+            let envelope = try JSONSerialization.data(withJSONObject: push["announcement"] ?? [:])
+            let announcement = try PushAnnouncement.verified([UInt8](envelope), trusting: root, now: now)
+            guard announcement.generation > installed.generation,
+                let publication = announcement.url.flatMap(URL.init(string:))
+            else { return finish(nil) }
+            let name = InlinePush.fileName(from: installed.generation)
+            var request = URLRequest(url: publication.appendingPathComponent(name))
+            request.timeoutInterval = 20
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                do {
+                    guard let data, (response as? HTTPURLResponse)?.statusCode == 200 else {
+                        throw error ?? SettingsError("\(name) could not be fetched from \(publication).")
+                    }
+                    var installed = installed
+                    let update = try InlinePush(signed: [UInt8](data), trusting: root, now: now, what: name)
+                    self.finish(try installed.apply(update, settings))
+                } catch {
+                    self.finish(error)
+                }
+            }.resume()
+        } catch {
+            finish(error)
+        }
+    }
+
+    /// Delivers the notification: with the changed shards, or the error, in its body.
+    private func finish(_ outcome: Any?) {
+        if let changed = outcome as? [Int] {
+            content.body = "Block list updated: \(changed.count) of its lists changed."
+        } else if let error = outcome as? Error {
+            content.body = "Block list not updated: \(error)"
+        }
+        contentHandler?(content)
+        contentHandler = nil
+    }
+
+    override func serviceExtensionTimeWillExpire() {
+        // The installed files are whole (each rename is); the app finishes the update when it opens.
+        finish(nil)
+    }
+}
