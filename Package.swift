@@ -68,7 +68,7 @@ let publicationTargets: [Target] = [
         /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
         .target(
             name: "UpdateCore",
-            dependencies: ["BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["LibC", "BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
         /// The update step around UpdateCore: reads a publication (a directory or a server),
@@ -76,7 +76,7 @@ let publicationTargets: [Target] = [
         /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
         .target(
             name: "UpdateInstall",
-            dependencies: [
+            dependencies: ["LibC", 
                 "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -87,14 +87,14 @@ let publicationTargets: [Target] = [
         /// commit), `publication status` and the push payload. No Foundation of its own.
         .target(
             name: "Publication",
-            dependencies: ["UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["LibC", "UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
         /// Plays an app's Notification Service Extension: opens or fetches the update a push
         /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
         /// No Foundation, no argument parser, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-notification-service",
-            dependencies: ["UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["LibC", "UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
             // Top-level code hands its state to the update thread and reads C's stdout and
             // stderr; Swift 5 mode lets that through, as in CommandSupport.
             exclude: ["hot-functions.order"],
@@ -196,6 +196,10 @@ let package = Package(
     targets: [
         // MARK: - C libraries
 
+        /// The C library (Glibc, Musl or Darwin) under one name, imported `internal import LibC`,
+        /// never re-exported by a module that imports it.
+        .target(name: "LibC"),
+
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -213,7 +217,7 @@ let package = Package(
         /// Swift standard library and zlib only, so it can run inside an iOS Call Directory extension.
         .target(
             name: "BlocklistCore",
-            dependencies: ["CZlib"]
+            dependencies: ["LibC", "CZlib"]
         ),
         /// The records a Call Directory extension's host streams to the simulator: the host's
         /// side of the CallKit stand-in, as MessageFilterHosting is the message filter's.
@@ -222,7 +226,7 @@ let package = Package(
         /// error codes, enforced on requests streamed from an extension-host process.
         .target(
             name: "CallDirectorySimulator",
-            dependencies: [
+            dependencies: ["LibC", 
                 "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
             ]
         ),
@@ -234,7 +238,7 @@ let package = Package(
         /// generate executable stays small.
         .target(
             name: "SetStorage",
-            dependencies: ["BlocklistCore", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "BlocklistCore", "BlocklistSystem", "JSONStream"]
         ),
         /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
         /// nesting refused by name. Standard library only.
@@ -245,13 +249,13 @@ let package = Package(
         /// Foundation: its memory stays flat in the size of the lists.
         .target(
             name: "ListImport",
-            dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"]
         ),
         /// Reading sets: the manifest through `Manifest.decode`, generations held against removal while
         /// they are read, and the set verifier.
         .target(
             name: "SetReading",
-            dependencies: ["BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"]
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"]
         ),
 
         // MARK: - The Message Filter extension: its portable core, its host's wire, the compiler, the deferral request
@@ -261,18 +265,18 @@ let package = Package(
         /// can run inside an iOS Message Filter extension.
         .target(
             name: "MessageFilterCore",
-            dependencies: ["CZlib"]
+            dependencies: ["LibC", "CZlib"]
         ),
         /// The Messages simulator's side: the frames between it and the message filter extension's host,
         /// and contacts matched as Messages matches them.
         .target(
             name: "MessageFilterHosting",
-            dependencies: ["MessageFilterCore"]
+            dependencies: ["LibC", "MessageFilterCore"]
         ),
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
         ),
         /// The deferral request the system posts to a Message Filter extension's server, checked
         /// by MessageFilterCore's strict JSON scanner, read through JSONDecoder; the server's, and the
@@ -288,13 +292,13 @@ let package = Package(
         /// never follow symlinks, file locks, /proc memory figures, child processes.
         .target(
             name: "BlocklistSystem",
-            dependencies: ["BlocklistCore"]
+            dependencies: ["LibC", "BlocklistCore"]
         ),
         /// Terminal output, standard output's fate at exit, and `generate`'s work: no Foundation and
         /// no argument parser, shared by the CLI and `blocklist-generate`.
         .target(
             name: "CommandSupport",
-            dependencies: ["BlocklistCore", "SetStorage", "ListImport", "BlocklistSystem", "JSONStream"],
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "ListImport", "BlocklistSystem", "JSONStream"],
             // Swift 6 refuses any read of C's `stdout` (a global `var`), which checking standard
             // output at exit needs; Swift 5 mode lets the one read in StandardOutput.swift through.
             swiftSettings: [.swiftLanguageMode(.v5)]
@@ -310,7 +314,7 @@ let package = Package(
         /// service's host and `blocklist update --from http://…`: plain `http://` only (an app
         /// fetches over TLS with URLSession), bodies streamed through a fixed buffer, a deadline and
         /// a size limit. Standard library only: no Foundation, no SwiftNIO.
-        .target(name: "HTTPFetch"),
+        .target(name: "HTTPFetch", dependencies: ["LibC"]),
 
         /// The bench's workloads, each run in a child process, its harness (memory sampled by
         /// process id, "key value" reports), the seed's approach, the import against GNU sort,
@@ -318,7 +322,7 @@ let package = Package(
         /// bench`, the Benchmarks package and the tests; the programs it starts come from its caller.
         .target(
             name: "BenchWorkloads",
-            dependencies: [
+            dependencies: ["LibC", 
                 "BlocklistCore", "BlocklistSystem", "CallDirectorySimulator", "CommandSupport", "MessageFilterCompiler",
                 "MessageFilterCore", "MessageFilterHosting", "SetReading", "SetStorage", "Publication", "UpdateCore",
                 "UpdateInstall",
@@ -331,7 +335,7 @@ let package = Package(
         /// simulator over a pipe. Standard library and zlib only, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-extension",
-            dependencies: ["BlocklistCore", "CallDirectoryHosting"],
+            dependencies: ["LibC", "BlocklistCore", "CallDirectoryHosting"],
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-extension")
         ),
@@ -340,14 +344,14 @@ let package = Package(
         /// budget. Statically linked (a function order bought nothing measurable here: docs/PERFORMANCE.md, Memory).
         .executableTarget(
             name: "blocklist-generate",
-            dependencies: ["BlocklistCore", "SetStorage", "CommandSupport"],
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "CommandSupport"],
             linkerSettings: staticExecutable
         ),
         /// Plays the Message Filter extension: loads compiled rules and answers queries and server
         /// responses over a pipe. No sockets, no Foundation, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-message-filter",
-            dependencies: ["MessageFilterCore", "MessageFilterHosting"],
+            dependencies: ["LibC", "MessageFilterCore", "MessageFilterHosting"],
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-message-filter")
         ),
@@ -356,7 +360,7 @@ let package = Package(
         /// of `blocklist` and `blocklist-generate`.
         .executableTarget(
             name: "blocklist-sms",
-            dependencies: [
+            dependencies: ["LibC", 
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
@@ -380,7 +384,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "blocklist",
-            dependencies: [
+            dependencies: ["LibC", 
                 "BlocklistCore",
                 "SetStorage",
                 "SetReading",

@@ -1,4 +1,4 @@
-// A stand-in for swift-crypto in the UpdateCore fuzzer (Scripts/fuzz-update.sh): the same API,
+// A stand-in for swift-crypto in the UpdateCore fuzzer (Scripts/fuzz.sh update): the same API,
 // with SHA-256 real (ListImport's implementation) and the rest made easy to get past, so that
 // libFuzzer reaches the parsers behind signatures and sealing. A signature is valid when its 64
 // bytes are all zero; a sealed box opens when its 16-byte tag is all zero, and its ciphertext is

@@ -1,7 +1,7 @@
 // A libFuzzer target for the message filter's readers: compiled rules files, deferral
 // responses, and deferral requests (StrictJSON, then Foundation's JSONDecoder as the server
 // reads them). Any input must be refused with a MessageFilterError or accepted; accepted rules
-// must then classify messages without crashing or looping. Built with Scripts/fuzz-rules.sh,
+// must then classify messages without crashing or looping. Built with Scripts/fuzz.sh rules,
 // which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
 
 import Foundation

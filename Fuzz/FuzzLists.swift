@@ -6,7 +6,7 @@ import SetStorage
 // A libFuzzer target for every parser of list input: the JSON reader, list files, CSV records and
 // number lines, plain and gzip input, and manifest.json (mode 6). Any input must be read or refused with an error, never
 // crash or hang; and where a second reading exists, both must agree. Built with
-// Scripts/fuzz-lists.sh.
+// Scripts/fuzz.sh lists.
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-// libFuzzer target for what a phone reads of a publication (Scripts/fuzz-update.sh), compiled into
+// libFuzzer target for what a phone reads of a publication (Scripts/fuzz.sh update), compiled into
 // UpdateCore with a crypto stand-in (Fuzz/CryptoStub.swift) so that inputs get past signatures and
 // sealing. The first byte picks what the rest is:
 //   0 a delta file, decoded then applied to a fixed base shard; 1 a raw delta payload, applied;

@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import CommandSupport
+internal import LibC
 
 /// The import against GNU sort, side by side: `lines` unsorted numbers (10% repeated) imported
 /// by `generate --numbers` in a process of its own, and the same file sorted by

@@ -1,13 +1,10 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 import Publication
 import SetStorage
 import UpdateCore
 import UpdateInstall
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `blocklist bench`'s publication rows (issue 18's goals): a delta's size, a push's size, the
 /// time to verify and apply an update, and the whole way from publication to reloaded

@@ -1,12 +1,9 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 import Publication
 import UpdateCore
 import UpdateInstall
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `blocklist push simulate`: a publication from start to reloaded extensions on loopback. A list
 /// is generated, published, served (`updates serve`) and installed; then `change` numbers are

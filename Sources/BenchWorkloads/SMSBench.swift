@@ -2,6 +2,7 @@ import BlocklistCore
 import BlocklistSystem
 import CallDirectorySimulator
 import CommandSupport
+internal import LibC
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting

@@ -3,6 +3,7 @@
 /// The digits are those of a `CXCallDirectoryPhoneNumber`: country code first, no `+`. A pattern's
 /// candidates are the numbers its `#` positions can spell; ordered numerically, the candidate with
 /// wildcard digits `w` has rank `w` read as a decimal number.
+
 public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     /// The most digits a pattern may have: E.164 allows 15, and 15 always fit in an `Int64`.
     public static let maximumDigits = 15

@@ -5,6 +5,7 @@
 /// `[(i-1)·rangeSize, i·rangeSize)`. With the default single pattern the rank is the 8 subscriber
 /// digits, so extension `i` gets range `i` as in the seed app. With several patterns the ranks of
 /// each pattern follow those of the numerically lower patterns.
+
 public struct BlockSpec: Hashable, Sendable {
     /// Every Korean 070 internet-phone number.
     public static let defaultPatterns = ["+8270########"]

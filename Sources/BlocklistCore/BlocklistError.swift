@@ -3,6 +3,8 @@
 ///
 /// Every error carries one sentence that names the file, shard, entry or byte offset concerned
 /// and what was expected there, so a user can act on it without a debugger.
+internal import LibC
+
 public struct BlocklistError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Codes can grow without breaking exhaustive switches.
     ///

@@ -9,6 +9,7 @@
 /// ```
 ///
 /// Numbers are `CXCallDirectoryPhoneNumber` values (`Int64`): country code and digits, no `+`.
+
 public protocol CallDirectoryContext: AnyObject {
     /// False on an extension's first load and after it is re-enabled: the request must add the
     /// full list and remove nothing. True when it may change what is stored.

@@ -3,6 +3,7 @@
 ///
 /// All integers are little-endian. The header's CRC-32 covers every header byte before it
 /// (including the payload's CRC-32), so together they cover every byte of the file.
+
 public struct ShardHeader: Hashable, Sendable {
     /// "BLKSHARD".
     public static let magic: [UInt8] = Array("BLKSHARD".utf8)

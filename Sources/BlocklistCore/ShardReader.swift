@@ -11,6 +11,7 @@
 ///
 /// - Complexity: O(entries) to read every number, O(runs) for `nextRun()`; memory is fixed
 ///   (about 80 KiB), plus the shard's label table once it is read.
+
 public final class ShardReader {
     /// The file.
     public let path: String

@@ -1,5 +1,6 @@
 /// The compression state and buffers a `ShardWriter` uses, reusable from one shard to the next so
 /// that writing a whole set allocates them once.
+
 public final class ShardEncoder {
     let deflater: Deflater
     let fast: Bool

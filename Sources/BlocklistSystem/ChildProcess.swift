@@ -1,4 +1,5 @@
 import BlocklistCore
+package import LibC
 
 // The libc calls the simulator makes to run an extension host (and `blocklist bench` a workload):
 // spawn it with its standard output on a pipe, wait for data with a timeout, watch its memory, kill

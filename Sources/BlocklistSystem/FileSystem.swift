@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import LibC
 
 // The file-system and process calls of the tools (never of an extension): committing directories,
 // locks, /proc. Each return code becomes a thrown `BlocklistError` whose sentence names the path.

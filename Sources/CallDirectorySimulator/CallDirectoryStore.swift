@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 import SetStorage
 
 /// The simulator's stand-in for CallKit's CallDirectory.db: one SQLite file holding the registered

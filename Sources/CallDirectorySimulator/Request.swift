@@ -2,6 +2,7 @@ import BlocklistCore
 import BlocklistSystem
 import CSQLite
 import CallDirectoryHosting
+internal import LibC
 
 /// One extension request in progress: its transaction, the rules, the host's output.
 struct Request {

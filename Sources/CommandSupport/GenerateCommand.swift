@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import LibC
 import SetStorage
 
 // The version every blocklist command prints for `--version` is BlocklistCore's (the

@@ -1,5 +1,7 @@
 /// Standard output's fate at exit: `print` buffers, and a full disk, a closed pipe or /dev/full
 /// only shows when the buffer is flushed and closed, which `exit` does silently.
+internal import LibC
+
 public enum StandardOutput {
     /// Flushes and closes standard output.
     ///

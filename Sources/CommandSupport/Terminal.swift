@@ -1,4 +1,6 @@
 /// Human output helpers: stderr, TTY detection, number formatting.
+internal import LibC
+
 public enum Terminal {
     public static var stderrIsTerminal: Bool { isatty(2) == 1 }
 

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A small, strict HTTP/1.1 GET client on the C library's sockets, for the notification
 /// service's host and `blocklist update --from http://…`.
 ///
@@ -19,6 +13,8 @@
 /// }
 /// guard head.status == 200 else { … }
 /// ```
+internal import LibC
+
 public enum HTTPFetch {
     /// The read buffer's size.
     static let bufferBytes = 16 * 1024

@@ -2,6 +2,7 @@
 ///
 /// The parser alone does not know the URL; its sentences name "the response" unless it is given
 /// a subject (`HTTPFetch.get` gives it "The response from <url>").
+
 public struct HTTPFetchError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What kind of failure it is.
     public enum Code: Sendable, Equatable {

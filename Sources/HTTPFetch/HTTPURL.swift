@@ -9,6 +9,7 @@
 /// does not allow in a path or query is refused with a sentence naming it. A fragment (`#…`) is
 /// dropped, as a browser never sends it. The host is lowercased; an IPv6 literal is written in
 /// brackets (`http://[::1]:8080/`) and kept without them in `host`.
+
 public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     /// The host name or address literal, lowercased, without an IPv6 literal's brackets.
     public let host: String

@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import LibC
 
 /// Reads a list file a line at a time through fixed buffers: a regular file, a pipe, or standard
 /// input (`-`), gzip-compressed or not (told by its first two bytes, so a `.gz` name is not needed).

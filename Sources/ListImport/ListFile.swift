@@ -1,5 +1,6 @@
 import BlocklistCore
 import JSONStream
+internal import LibC
 import SetStorage
 
 /// A list file in the shape of Saracroche's: a name, a version, and patterns each with an action.

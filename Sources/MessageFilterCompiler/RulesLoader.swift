@@ -1,6 +1,7 @@
 import BlocklistCore
 import BlocklistSystem
 import JSONStream
+internal import LibC
 import MessageFilterCore
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import CZlib
+internal import LibC
 
 /// A compiled rules file, checked and held in memory: what a Message Filter extension loads once
 /// and classifies every message with.

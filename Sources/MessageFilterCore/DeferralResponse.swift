@@ -11,6 +11,7 @@
 /// The reader is a strict JSON parser of its own, not Foundation's, because the extension
 /// process has a few MiB of memory and Foundation alone costs most of it (docs/MESSAGE-FILTER.md,
 /// memory). It accepts RFC 8259 JSON of at most 64 KiB and 32 levels of nesting.
+
 public struct DeferralResponse: Sendable, Equatable {
     public var action: MessageAction
     public var subAction: String?

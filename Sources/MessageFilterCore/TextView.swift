@@ -11,6 +11,7 @@
 ///
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
 /// is compared with always agree.
+
 public struct TextView: Hashable, Sendable, CustomStringConvertible {
     public let caseInsensitive: Bool
     public let normalized: Bool

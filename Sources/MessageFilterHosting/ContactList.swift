@@ -14,6 +14,7 @@
 /// - A short code (no `+`, fewer than 7 digits, as `12345`) is compared by its digits alone.
 /// - Any other sender (a name such as `MyBank`, an e-mail address) is compared without regard to
 ///   case (Unicode lowercase mapping), after surrounding white space is removed.
+
 public struct ContactList: Sendable {
     /// A sender's key: `+` and digits for a phone number, the digits of a short code, or the
     /// lowercased text of an alphanumeric sender, each tagged so that kinds never collide.

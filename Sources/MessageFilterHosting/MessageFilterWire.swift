@@ -1,3 +1,4 @@
+internal import LibC
 import MessageFilterCore
 
 /// The frames between the Messages simulator and the message filter extension's host process,

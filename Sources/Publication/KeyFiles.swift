@@ -1,13 +1,8 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+internal import LibC
 import UpdateCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A publisher's key directory (`blocklist keys create DIR`):
 /// - `signing.key`: the Ed25519 private key, mode 0600;

@@ -2,12 +2,6 @@ import BlocklistCore
 import BlocklistSystem
 import UpdateCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// What expires when in a publication (`blocklist publication status`): the newest root, the
 /// current snapshot and the timestamp, each as a phone checks it. A cron job or a monitor calls
 /// it to learn, days ahead, that phones would soon refuse the publication.

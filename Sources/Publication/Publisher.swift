@@ -1,15 +1,10 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+internal import LibC
 import SetReading
 import SetStorage
 import UpdateCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Publishes a generated set as static files any HTTP server or CDN can serve
 /// (`blocklist publish`; docs/USAGE.md, "Publishing"):

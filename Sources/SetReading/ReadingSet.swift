@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 import SetStorage
 
 /// A committed generation held open for reading: its manifest, and a shared lock on its marker

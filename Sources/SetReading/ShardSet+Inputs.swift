@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 import ListImport
 import SetStorage
 

@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+internal import LibC
 
 /// A generation of shard files in an output directory, committed as a whole.
 ///

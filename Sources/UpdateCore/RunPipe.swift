@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import LibC
 
 /// Where `ShardDelta.apply` hands the blocking runs of its result: a shard writer and a content
 /// hasher. `consume` takes the first `count` runs of a buffer and returns the buffer to fill next.

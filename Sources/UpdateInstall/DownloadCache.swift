@@ -1,14 +1,9 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+internal import LibC
 import SetStorage
 import UpdateCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The App Group's download cache (`.blocklist-downloads`): each file an update downloads is
 /// kept there under its SHA-256 (`<hex>`, and `<hex>.part` while it arrives), so that a run that

@@ -2,13 +2,8 @@ import BlocklistCore
 import BlocklistSystem
 import Crypto
 import HTTPFetch
+internal import LibC
 import UpdateCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A publication on a static HTTP server or CDN (`http://`; an app fetches over TLS with
 /// URLSession). Each file is one GET under `base`; 404 means it does not exist. A request stops

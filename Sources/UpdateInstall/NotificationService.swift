@@ -4,12 +4,6 @@ import Crypto
 import HTTPFetch
 import UpdateCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// What the Notification Service Extension does with a push (seed 003): nothing unless
 /// `mutable-content` is 1 and an alert is present, as the system does; otherwise it opens the
 /// inline update or fetches the one the push points to, verifies and installs it, and rewrites

@@ -4,12 +4,6 @@ import Crypto
 import SetStorage
 import UpdateCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The app's update step: verifies a publication, then installs its newest generation into the
 /// App Group as a new generation of the set there, atomically (`ShardSet`'s commit). Deltas are
 /// applied to the installed shards; unchanged shards are copied; the rest are downloaded whole.

@@ -1,5 +1,6 @@
 import BlocklistCore
 import CallDirectoryHosting
+internal import LibC
 
 /// The simulator's `CallDirectoryContext`: batches the extension's calls into `RequestWire` records
 /// on a pipe to the system process, which enforces CallKit's rules. One fixed 32 KiB buffer.

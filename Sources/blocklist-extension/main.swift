@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import LibC
 
 // The simulator's stand-in for a Call Directory app extension (.appex): the system process spawns
 // it for one request, as iOS launches the extension. It streams one shard into a context whose

@@ -1,3 +1,4 @@
+internal import LibC
 import MessageFilterCore
 import MessageFilterHosting
 

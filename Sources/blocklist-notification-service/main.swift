@@ -13,15 +13,10 @@
 import BlocklistCore
 import BlocklistSystem
 import Crypto
+internal import LibC
 import Synchronization
 import UpdateCore
 import UpdateInstall
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 func fail(_ status: Int32, _ message: String) -> Never {
     fputs("Error: \(message)\n", stderr)

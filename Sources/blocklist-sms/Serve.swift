@@ -5,6 +5,7 @@ import DeferralProtocol
 import Foundation
 import Hummingbird
 import HummingbirdCore
+internal import LibC
 import Logging
 import MessageFilterCompiler
 import MessageFilterCore

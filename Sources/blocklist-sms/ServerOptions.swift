@@ -3,6 +3,7 @@ import ArgumentTypes
 import Foundation
 import Hummingbird
 import HummingbirdCore
+internal import LibC
 import Logging
 import MessageFilterCore
 import NIOCore

@@ -4,6 +4,7 @@ import BlocklistSystem
 import CommandSupport
 import DeferralProtocol
 import Foundation
+internal import LibC
 import MessageFilterCompiler
 import MessageFilterCore
 import MessageFilterHosting

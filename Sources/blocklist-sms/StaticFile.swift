@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+internal import LibC
 import MessageFilterCore
 import NIOCore
 import NIOPosix

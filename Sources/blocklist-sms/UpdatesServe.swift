@@ -4,6 +4,7 @@ import CommandSupport
 import Foundation
 import Hummingbird
 import HummingbirdCore
+internal import LibC
 import NIOCore
 import Publication
 import UpdateCore

@@ -3,6 +3,7 @@ import BenchWorkloads
 import BlocklistCore
 import BlocklistSystem
 import CommandSupport
+internal import LibC
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlocklistCore
 import CommandSupport
+internal import LibC
 
 struct Cat: ParsableCommand {
     static let configuration = CommandConfiguration(

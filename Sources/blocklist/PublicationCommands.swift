@@ -5,13 +5,10 @@ import BlocklistCore
 import BlocklistSystem
 import CommandSupport
 import HTTPFetch
+internal import LibC
 import Publication
 import UpdateCore
 import UpdateInstall
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// `blocklist keys`: the publisher's keys.
 struct KeysCommand: ParsableCommand {

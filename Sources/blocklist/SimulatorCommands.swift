@@ -4,6 +4,7 @@ import BlocklistCore
 import CallDirectorySimulator
 import CommandSupport
 import JSONStream
+internal import LibC
 import ListImport
 import SetReading
 import SetStorage

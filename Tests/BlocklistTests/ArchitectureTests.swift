@@ -88,7 +88,7 @@ import Testing
             #expect(
                 [
                     "Call Directory", "set storage", "Message Filter", "Notification Service", "distribution",
-                    "the tools", "the tests (Linux)",
+                    "the tools", "the tests (Linux)", "every module",
                 ]
                 .contains(cells[0]),
                 "\(name) serves \(cells[0])"

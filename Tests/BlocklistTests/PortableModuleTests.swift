@@ -37,30 +37,71 @@ import Testing
         }
     }
 
+    /// The module a line imports, whatever its attributes and access level (`@_exported`,
+    /// `internal`, `package`, `public`, `@preconcurrency`), indented (inside `#if`) or not; nil
+    /// for any other line.
+    static func importedModule(_ line: String) -> (module: String, reexported: Bool)? {
+        let words = line.split(separator: " ")
+        guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+            words[..<index].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) })
+        else { return nil }
+        // `import var Module.name` imports one declaration of Module.
+        let kinds: Set<Substring> = ["var", "let", "func", "struct", "class", "enum", "protocol", "typealias"]
+        let name = kinds.contains(words[index + 1]) && index + 2 < words.count ? words[index + 2] : words[index + 1]
+        return (String(name.split(separator: ".")[0]), words[..<index].contains("@_exported"))
+    }
+
     @Test(arguments: portableModules)
     func importsOnlyWhatAnExtensionHas(module: String) throws {
         let files = try Self.sources(of: module)
         #expect(files.count >= 8, "found \(files.map(\.name))")
         for (name, text) in files {
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            // Indented imports (inside `#if`) count too.
-            for (number, line) in lines.map({ $0.trimmingCharacters(in: .whitespaces) }).enumerated()
-            where line.hasPrefix("import ") || line.hasPrefix("@_exported import ") {
-                let imported = line.split(separator: " ").last.map(String.init) ?? ""
+            for (number, line) in Self.code(text).enumerated() {
+                guard let (imported, reexported) = Self.importedModule(line) else { continue }
                 #expect(
-                    // UpdateCore (the NSE's) also has BlocklistCore and JSONStream (both portable, stdlib
-                    // and zlib) and Crypto (CryptoKit's API on Apple platforms).
-                    ["Glibc", "Musl", "Darwin", "CZlib", "BlocklistCore", "JSONStream", "Crypto"].contains(imported),
+                    // LibC is the C library under one name; UpdateCore (the NSE's) also has
+                    // BlocklistCore and JSONStream (both portable, stdlib and zlib) and Crypto
+                    // (CryptoKit's API on Apple platforms).
+                    ["LibC", "CZlib", "BlocklistCore", "JSONStream", "Crypto"].contains(imported),
                     "\(module)/\(name):\(number + 1) imports \(imported)"
                 )
-                if ["Glibc", "Musl", "Darwin"].contains(imported) {
-                    // Inside `#if canImport(...)`, with a Darwin branch in the same file.
-                    let previous = number > 0 ? lines[number - 1] : ""
+                #expect(!reexported, "\(module)/\(name):\(number + 1) re-exports \(imported) to the app")
+            }
+        }
+    }
+
+    /// The C library has one name in the package (LibC, with a branch for each platform), and no
+    /// module re-exports it: every module that calls C imports LibC itself.
+    @Test func theCLibraryIsImportedInOnePlaceAndNeverReexported() throws {
+        let shim = try String(
+            contentsOf: Self.packageRoot.appendingPathComponent("Sources/LibC/LibC.swift"),
+            encoding: .utf8
+        )
+        for platform in ["Glibc", "Musl", "Darwin"] {
+            #expect(shim.contains("canImport(\(platform))\n    @_exported import \(platform)\n"), "\(platform)")
+        }
+        let modules = try FileManager.default.contentsOfDirectory(
+            atPath: Self.packageRoot.appendingPathComponent("Sources").path
+        )
+        #expect(modules.count >= 20)
+        for module in modules where !["LibC", "CZlib", "CSQLite"].contains(module) {
+            for (name, text) in try Self.sources(of: module) {
+                for (number, line) in Self.code(text).enumerated() {
+                    guard let (imported, reexported) = Self.importedModule(line) else { continue }
                     #expect(
-                        previous.contains("canImport(\(imported))"),
-                        "\(module)/\(name):\(number + 1) imports \(imported) outside #if canImport(\(imported))"
+                        !["Glibc", "Musl", "Darwin"].contains(imported),
+                        "\(module)/\(name):\(number + 1) imports \(imported); import LibC"
                     )
-                    #expect(text.contains("canImport(Darwin)"), "\(module)/\(name) has no Darwin branch")
+                    #expect(
+                        !(reexported && imported == "LibC"),
+                        "\(module)/\(name):\(number + 1) re-exports the C library"
+                    )
+                    if imported == "LibC" {
+                        #expect(
+                            line.contains("internal import") || line.contains("package import"),
+                            "\(module)/\(name):\(number + 1) imports LibC without internal or package"
+                        )
+                    }
                 }
             }
         }

@@ -499,7 +499,7 @@ import Testing
     }
 
     /// A run that ends at the largest number has no successor: a second run after it is refused
-    /// as malformed, not an overflow trap (found by Scripts/fuzz-update.sh; its input is kept in
+    /// as malformed, not an overflow trap (found by Scripts/fuzz.sh update; its input is kept in
     /// Fuzz/corpus-update as regression-delta-run-ends-at-largest-number).
     @Test func aRunAfterTheLargestNumberIsMalformed() throws {
         for first in [Int64.max, Int64.max - 1] {

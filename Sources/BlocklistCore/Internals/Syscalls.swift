@@ -1,6 +1,7 @@
 // Every libc call the core makes goes through here (the tools' own, such as locks and directory
 // commits, are in BlocklistSystem), so that each return code becomes a thrown
 // `BlocklistError` whose sentence names the path and the operation.
+package import LibC
 
 package func _errnoText(_ code: Int32) -> String {
     guard let text = strerror(code) else { return "errno \(code)" }
