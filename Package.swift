@@ -38,6 +38,13 @@ let staticFoundationLibraries: [LinkerSetting] = [
 let notificationServiceLinking: [LinkerSetting] =
     staticExecutable + staticFoundationLibraries + hotFunctionsFirst("blocklist-notification-service")
 
+/// Optimization in debug builds too, for the modules the tests drive hardest through the tools
+/// (the regex compiler, list import, set storage and reading, the simulator, publication and
+/// install): `swift test` runs the debug binaries, and these modules at -Onone made it take
+/// twice as long. None is in an app's products (BlocklistCore, MessageFilterCore, UpdateCore), so
+/// the unsafe flag never reaches a package that depends on blocklist by version.
+let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 // MARK: - The Tools trait: what only the command-line tools and servers link
 
 /// The package traits. `Tools` (on by default) brings swift-argument-parser, Hummingbird, SwiftNIO,
@@ -79,7 +86,8 @@ let publicationTargets: [Target] = [
             dependencies: ["LibC", 
                 "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
 
         /// The publisher's side: key files, `publish` (the set verified through SetReading, the
@@ -87,7 +95,8 @@ let publicationTargets: [Target] = [
         /// commit), `publication status` and the push payload. No Foundation of its own.
         .target(
             name: "Publication",
-            dependencies: ["LibC", "UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["LibC", "UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: optimizedInDebug
         ),
         /// Plays an app's Notification Service Extension: opens or fetches the update a push
         /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
@@ -228,7 +237,8 @@ let package = Package(
             name: "CallDirectorySimulator",
             dependencies: ["LibC", 
                 "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
 
         // MARK: - Set storage: shard sets on disk and the lists they are made from
@@ -238,7 +248,8 @@ let package = Package(
         /// generate executable stays small.
         .target(
             name: "SetStorage",
-            dependencies: ["LibC", "BlocklistCore", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "BlocklistCore", "BlocklistSystem", "JSONStream"],
+            swiftSettings: optimizedInDebug
         ),
         /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
         /// nesting refused by name. Standard library only.
@@ -249,13 +260,15 @@ let package = Package(
         /// Foundation: its memory stays flat in the size of the lists.
         .target(
             name: "ListImport",
-            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"],
+            swiftSettings: optimizedInDebug
         ),
         /// Reading sets: the manifest through `Manifest.decode`, generations held against removal while
         /// they are read, and the set verifier.
         .target(
             name: "SetReading",
-            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"]
+            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "ListImport"],
+            swiftSettings: optimizedInDebug
         ),
 
         // MARK: - The Message Filter extension: its portable core, its host's wire, the compiler, the deferral request
@@ -276,7 +289,8 @@ let package = Package(
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["LibC", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"]
+            dependencies: ["LibC", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"],
+            swiftSettings: optimizedInDebug
         ),
         /// The deferral request the system posts to a Message Filter extension's server, checked
         /// by MessageFilterCore's strict JSON scanner, read through JSONDecoder; the server's, and the

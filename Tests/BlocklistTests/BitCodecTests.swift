@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import Testing
 
@@ -106,7 +107,7 @@ struct BitCodecTests {
     }
 
     @Test func agreesWithAnIndependentWriterAndReadsItsBytes() throws {
-        let streams = Self.streams(300, seed: 0xB17C_0DEC)
+        let streams = Self.streams(SeededRuns.count(300, short: 60), seed: 0xB17C_0DEC)
         let script = PortableModuleTests.packageRoot.appendingPathComponent("Scripts/fuzz-update-seeds.py").path
         let python = try runProcess(
             "/usr/bin/env",
@@ -141,7 +142,7 @@ struct BitCodecTests {
             try reader.align("the end")
             #expect(reader.atCleanEnd, "stream \(index) has bytes left")
         }
-        #expect(escapes > 100, "only \(escapes) escaped Rice values")
+        #expect(escapes > streams.count / 3, "only \(escapes) escaped Rice values in \(streams.count) streams")
     }
 
     /// A stream cut anywhere fails with a sentence, never a trap or a value from past its end.

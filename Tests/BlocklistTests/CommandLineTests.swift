@@ -226,7 +226,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.file("out")))
     }
 
-    @Test func benchMeasuresEveryWorkloadInAChildProcess() throws {
+    /// A debug `bench --smoke` generates the default set three times: under .ci/run only, which
+    /// also runs the release `bench --quick`.
+    @Test(.enabled(if: SeededRuns.long)) func benchMeasuresEveryWorkloadInAChildProcess() throws {
         struct Report: Decodable {
             struct Row: Decodable {
                 var workload: String

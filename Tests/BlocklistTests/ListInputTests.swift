@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import SetStorage
 import Testing
@@ -30,7 +31,9 @@ import Testing
     /// Seeded: lists from a few bytes to 2 MB, cut into 1–5 gzip members at random places (some
     /// empty, at random levels), read from a file and from standard input, come out as the numbers
     /// `zcat` reads from the same bytes.
-    @Test(arguments: 1...6) func gzipListsOfAnySizeAndMembersMatchZcat(seed: UInt64) throws {
+    @Test(arguments: SeededRuns.long ? Array(1...6) : [1, 2, 3, 5]) func gzipListsOfAnySizeAndMembersMatchZcat(
+        seed: UInt64
+    ) throws {
         let directory = try TemporaryDirectory()
         var random = SplitMix64(state: seed)
         let lines = [10, 3_000, 40_000, 150_000, 7, 60_000][Int(seed - 1)]
@@ -272,7 +275,9 @@ import Testing
     /// return and line feed, or a carriage return alone (classic Mac OS exports), mixed in one
     /// file, from a file, gzip and a pipe. Seeded; seeds 1 and 2 put a carriage return as the last
     /// byte of the first buffer (32 KiB), with and without a line feed after it.
-    @Test(arguments: 1...4) func lineEndingsAreReadAsPythonsUniversalNewlines(seed: UInt64) throws {
+    @Test(arguments: SeededRuns.long ? Array(1...4) : [1]) func lineEndingsAreReadAsPythonsUniversalNewlines(
+        seed: UInt64
+    ) throws {
         let directory = try TemporaryDirectory()
         var random = SplitMix64(state: seed)
         let endings: [[UInt8]] = [[10], [13, 10], [13]]
@@ -692,7 +697,7 @@ import Testing
     /// random patterns, exclusions and points, against generating everything and filtering.
     @Test func theGeneratorSkipsExactlyTheNumbersBelowAPoint() throws {
         var random = SplitMix64(state: 77)
-        for _ in 0..<300 {
+        for _ in 0..<SeededRuns.count(300, short: 30) {
             let length = Int.random(in: 4...6, using: &random)
             let pattern =
                 "+" + String(Int.random(in: 1...8, using: &random))

@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import HTTPFetch
 import Testing
@@ -136,7 +137,8 @@ import Testing
         #expect(try fixture.appGroupState() == before)
     }
 
-    @Test func cellularDefersALargeDownloadAndWifiTakesIt() throws {
+    /// Under .ci/run only: a large download is a 1,000,000-number publication.
+    @Test(.enabled(if: SeededRuns.long)) func cellularDefersALargeDownloadAndWifiTakesIt() throws {
         let fixture = try Fixture()
         try fixture.publish([PublicationTests.random(1_000, seed: 1)])
         _ = try fixture.update()
@@ -179,7 +181,7 @@ import Testing
         try FileManager.default.copyItem(atPath: fixture.appGroup, toPath: saved)
         var generator = SplitMix64(state: 3)
         var outcomes: [UInt64: Int] = [:]
-        for attempt in 0..<16 {
+        for attempt in 0..<SeededRuns.count(16, short: 3) {
             // A killed update leaves its download directory in TMPDIR (iOS purges an extension's
             // temporary directory): give it one inside the fixture.
             let process = try RunningBlocklist(

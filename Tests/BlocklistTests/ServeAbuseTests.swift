@@ -163,7 +163,8 @@ private func post(_ body: String, close: Bool = false) -> String {
         #expect(other.read(seconds: 5, until: "}").text.hasPrefix("HTTP/1.1 200"))
     }
 
-    @Test(arguments: [
+    /// Bodies that are not a query, each answered 400 with its reason, by one server.
+    static let notQueries: [(body: String, expected: String)] = [
         (#"{"_version":1,"query":{"sender":"+1","message":{"text":"hi"}}}"#, #"it has no \"app\" member"#),
         (
             #"{"_version":1,"app":{},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
@@ -186,15 +187,18 @@ private func post(_ body: String, close: Bool = false) -> String {
             #"the member \"_version\" appears twice"#
         ),
         (#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}},}"#, "not valid JSON"),
-    ])
-    func aBodyThatIsNotAQueryIsAnswered400SayingWhy(body: String, expected: String) throws {
+    ]
+
+    @Test func aBodyThatIsNotAQueryIsAnswered400SayingWhy() throws {
         let server = try start([])
         defer { _ = try? server.stop() }
-        let client = try RawConnection(port: port(of: server.url))
-        client.send(post(body, close: true))
-        let answer = client.read(seconds: 5)
-        #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
-        #expect(answer.text.contains(#"{"error":"#) && answer.text.contains(expected), "\(answer.text)")
+        for (body, expected) in Self.notQueries {
+            let client = try RawConnection(port: port(of: server.url))
+            client.send(post(body, close: true))
+            let answer = client.read(seconds: 5)
+            #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(body): \(answer.text)")
+            #expect(answer.text.contains(#"{"error":"#) && answer.text.contains(expected), "\(answer.text)")
+        }
     }
 
     /// More half-sent requests than the cap: the process holds at most the cap's descriptors, and a

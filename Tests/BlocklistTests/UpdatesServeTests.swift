@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import HTTPFetch
 import Testing
@@ -219,7 +220,8 @@ import Testing
     }
 
     /// The server never builds what a phone refuses: over 1 MiB, 404, and the phone goes file by file.
-    @Test func aBundleOverTheLimitIs404AndThePhoneFetchesFileByFile() throws {
+    /// Under .ci/run only: a bundle over the limit is four 300,000-number shards.
+    @Test(.enabled(if: SeededRuns.long)) func aBundleOverTheLimitIs404AndThePhoneFetchesFileByFile() throws {
         let fixture = try Fixture()
         try fixture.publish((1...4).map { PublicationTests.random(300_000, seed: UInt64($0)) })
         let server = try Server(fixture.publication)

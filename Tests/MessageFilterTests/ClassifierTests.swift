@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
@@ -224,7 +225,7 @@ struct SeededGenerator: RandomNumberGenerator {
         var random = SeededGenerator(state: 42)
         let alphabet = Array("abcAB é\u{301}Ｚ1\u{200B}")
         func word(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &random)! }) }
-        for round in 0..<30 {
+        for round in 0..<SeededRuns.count(30, short: 5) {
             var rules: [MessageRule] = []
             for index in 0..<Int.random(in: 1...40, using: &random) {
                 let match = MatchKind.allCases.randomElement(using: &random)!

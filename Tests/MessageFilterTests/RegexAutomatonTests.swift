@@ -1,3 +1,4 @@
+import BenchWorkloads
 import MessageFilterCompiler
 import MessageFilterCore
 import Testing
@@ -18,9 +19,12 @@ struct RegexAutomatonTests {
     @Test(arguments: [false, true])
     func eachClassSpeaksForEveryScalarInIt(caseInsensitive: Bool) throws {
         var random = SeededGenerator(state: 3)
-        var scalars = Array(UInt32(0)..<0x3400)
+        // Every scalar below U+3400 under .ci/run; one in 29 past U+0800 otherwise.
+        var scalars = Array(UInt32(0)..<0x800) + Array(stride(from: 0x800, to: 0x3400, by: SeededRuns.long ? 1 : 29))
         scalars += [0x1E9E, 0x212A, 0x2126, 0x10400, 0x10428, 0x1F600, 0xFF21, 0xFF41, 0x10_FFFF, 0xE000]
-        scalars += (0..<4_000).map { _ in UInt32.random(in: 0x3400...0x10_FFFF, using: &random) }
+        scalars += (0..<SeededRuns.count(4_000, short: 200)).map { _ in
+            UInt32.random(in: 0x3400...0x10_FFFF, using: &random)
+        }
         let programs = try Self.patterns.map { try RegexProgram(pattern: $0, caseInsensitive: caseInsensitive) }
         let alphabet = RegexAlphabet(programs)
         let classes = alphabet.scalarClasses
@@ -59,7 +63,7 @@ struct RegexAutomatonTests {
         let alphabet = Array("abAB1 -.가éÉΣσςßẞkKK²٣\n\u{A0}😀x")
         let matcher = RegexMatcher()
         var compared = 0
-        while compared < 400 {
+        while compared < SeededRuns.count(400, short: 100) {
             let (pattern, _) = generator.alternation(0)
             let caseInsensitive = generator.below(2) == 0
             guard let program = try? RegexProgram(pattern: pattern, caseInsensitive: caseInsensitive) else { continue }
@@ -145,7 +149,9 @@ struct RegexAutomatonTests {
     /// file's classes would pass the format's 65,535 and their maps the budget. The compiler
     /// trapped on the first and wrote 17 MB for the second (found by the attack on this work);
     /// now the regexes past the budgets ship as programs, and every one still matches.
-    @Test func wideClassesStayWithinTheBudgets() throws {
+    ///
+    /// Under .ci/run only: the budgets need hundreds of regexes.
+    @Test(.enabled(if: SeededRuns.long)) func wideClassesStayWithinTheBudgets() throws {
         var random = SeededGenerator(state: 41)
         var rules: [MessageRule] = []
         var samples: [UInt32] = []
@@ -188,7 +194,8 @@ struct RegexAutomatonTests {
     }
 
     /// The transition budget of a file: past it, regexes ship as programs, and still match.
-    @Test func theFileBudgetSendsTheRestToPrograms() throws {
+    /// Under .ci/run only: the budget needs 200 regexes.
+    @Test(.enabled(if: SeededRuns.long)) func theFileBudgetSendsTheRestToPrograms() throws {
         let programs = try (0..<200).map {
             (rule: $0, program: try RegexProgram(pattern: "(?:a|b)*a[ab]{9}x\($0)", caseInsensitive: false))
         }
