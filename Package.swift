@@ -75,7 +75,9 @@ let publicationTargets: [Target] = [
         /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
         .target(
             name: "UpdateCore",
-            dependencies: ["LibC", "BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "LibC", "ByteCodecs", "BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
 
         /// The update step around UpdateCore: reads a publication (a directory or a server),
@@ -209,6 +211,10 @@ let package = Package(
         /// never re-exported by a module that imports it.
         .target(name: "LibC"),
 
+        /// The small codecs every side shares, one of each: hex, base64, zlib's CRC-32 and the
+        /// syntax of an http(s) URL. Standard library and zlib, so the three extensions link it.
+        .target(name: "ByteCodecs", dependencies: ["CZlib"]),
+
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -226,7 +232,7 @@ let package = Package(
         /// Swift standard library and zlib only, so it can run inside an iOS Call Directory extension.
         .target(
             name: "BlocklistCore",
-            dependencies: ["LibC", "CZlib"]
+            dependencies: ["LibC", "ByteCodecs", "CZlib"]
         ),
         /// The records a Call Directory extension's host streams to the simulator: the host's
         /// side of the CallKit stand-in, as MessageFilterHosting is the message filter's.
@@ -248,19 +254,19 @@ let package = Package(
         /// generate executable stays small.
         .target(
             name: "SetStorage",
-            dependencies: ["LibC", "BlocklistCore", "BlocklistSystem", "JSONStream"],
+            dependencies: ["LibC", "ByteCodecs", "BlocklistCore", "BlocklistSystem", "JSONStream"],
             swiftSettings: optimizedInDebug
         ),
         /// A strict, streaming JSON reader (RFC 8259) over a fixed buffer: duplicate keys and deep
         /// nesting refused by name. Standard library only.
-        .target(name: "JSONStream"),
+        .target(name: "JSONStream", dependencies: ["ByteCodecs"]),
         /// Lists of any shape for a packed set: number, allow and label files read through fixed
         /// buffers (gzip too), list files (JSON) read as a token stream, sorted by an external
         /// merge sort in the staging directory, cut into shards at stable boundaries. No
         /// Foundation: its memory stays flat in the size of the lists.
         .target(
             name: "ListImport",
-            dependencies: ["LibC", "BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"],
+            dependencies: ["LibC", "ByteCodecs", "BlocklistCore", "SetStorage", "BlocklistSystem", "JSONStream"],
             swiftSettings: optimizedInDebug
         ),
         /// Reading sets: the manifest through `Manifest.decode`, generations held against removal while
@@ -278,7 +284,7 @@ let package = Package(
         /// can run inside an iOS Message Filter extension.
         .target(
             name: "MessageFilterCore",
-            dependencies: ["LibC", "CZlib"]
+            dependencies: ["LibC", "ByteCodecs", "JSONStream"]
         ),
         /// The Messages simulator's side: the frames between it and the message filter extension's host,
         /// and contacts matched as Messages matches them.
@@ -289,11 +295,11 @@ let package = Package(
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["LibC", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"],
+            dependencies: ["LibC", "ByteCodecs", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"],
             swiftSettings: optimizedInDebug
         ),
         /// The deferral request the system posts to a Message Filter extension's server, checked
-        /// by MessageFilterCore's strict JSON scanner, read through JSONDecoder; the server's, and the
+        /// by MessageFilterCore's StrictJSON (JSONStream's reader), read through JSONDecoder; the server's, and the
         /// differential tests'. Foundation, no network.
         .target(
             name: "DeferralProtocol",
@@ -328,7 +334,7 @@ let package = Package(
         /// service's host and `blocklist update --from http://…`: plain `http://` only (an app
         /// fetches over TLS with URLSession), bodies streamed through a fixed buffer, a deadline and
         /// a size limit. Standard library only: no Foundation, no SwiftNIO.
-        .target(name: "HTTPFetch", dependencies: ["LibC"]),
+        .target(name: "HTTPFetch", dependencies: ["LibC", "ByteCodecs"]),
 
         /// The bench's workloads, each run in a child process, its harness (memory sampled by
         /// process id, "key value" reports), the seed's approach, the import against GNU sort,
@@ -430,9 +436,9 @@ let package = Package(
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch", "AppProject"] + standInTestDependencies),
+            name: "BlocklistTests", dependencies: ["ByteCodecs", "BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch", "AppProject"] + standInTestDependencies),
         .testTarget(
-            name: "MessageFilterTests", dependencies: ["MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
+            name: "MessageFilterTests", dependencies: ["ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
     ] + publicationTargets + appProjectTargets + sdkStandIns,
     swiftLanguageModes: [.v6]
 )

@@ -1,8 +1,10 @@
 // A stand-in for swift-crypto in the UpdateCore fuzzer (Scripts/fuzz.sh update): the same API,
-// with SHA-256 real (ListImport's implementation) and the rest made easy to get past, so that
+// with SHA-256 real (ListImport's PortableSHA256, compiled in) and the rest made easy to get past, so that
 // libFuzzer reaches the parsers behind signatures and sealing. A signature is valid when its 64
 // bytes are all zero; a sealed box opens when its 16-byte tag is all zero, and its ciphertext is
 // the plaintext. Never linked into anything but the fuzzer.
+
+internal import ByteCodecs
 
 public struct SHA256Digest: Sequence, Sendable {
     let bytes: [UInt8]
@@ -10,21 +12,13 @@ public struct SHA256Digest: Sequence, Sendable {
 }
 
 public struct SHA256: Sendable {
-    private var inner = _SHA256()
+    private var inner = PortableSHA256()
     public init() {}
     public mutating func update(data: [UInt8]) { data.withUnsafeBytes { inner.update($0) } }
     public mutating func update(bufferPointer: UnsafeRawBufferPointer) { inner.update(bufferPointer) }
     public func finalize() -> SHA256Digest {
         var copy = inner
-        let hex = Array(copy.finish().utf8)
-        var out: [UInt8] = []
-        var index = 0
-        while index < hex.count {
-            func value(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : c - 87 }
-            out.append(value(hex[index]) << 4 | value(hex[index + 1]))
-            index += 2
-        }
-        return SHA256Digest(bytes: out)
+        return SHA256Digest(bytes: Hex.decode(Array(copy.finish().utf8))!)
     }
     public static func hash(data: [UInt8]) -> SHA256Digest {
         var sha = SHA256()

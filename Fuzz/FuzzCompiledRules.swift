@@ -4,6 +4,7 @@
 // must then classify messages without crashing or looping. Built with Scripts/fuzz.sh rules,
 // which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
 
+internal import ByteCodecs
 import Foundation
 
 /// Scratch for inputs whose checksums the fuzzer cannot get right by itself.
@@ -49,12 +50,12 @@ private func fixChecksums(_ count: Int) {
             let offset = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: entry + 4, as: UInt32.self)))
             let length = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: entry + 8, as: UInt32.self)))
             guard offset <= count, length <= count - offset else { continue }
-            let crc = crc32Of(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + length)]))
+            let crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: file[offset..<(offset + length)]))
             file.storeBytes(of: crc.littleEndian, toByteOffset: entry + 12, as: UInt32.self)
         }
         file.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 20, as: UInt32.self)
-        var crc = crc32Of(UnsafeRawBufferPointer(rebasing: file[0..<24]))
-        crc = crc32Continue(crc, UnsafeRawBufferPointer(rebasing: file[CompiledRulesFormat.headerSize..<tableEnd]))
+        var crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: file[0..<24]))
+        crc = crc32Update(crc, UnsafeRawBufferPointer(rebasing: file[CompiledRulesFormat.headerSize..<tableEnd]))
         file.storeBytes(of: crc.littleEndian, toByteOffset: 24, as: UInt32.self)
     }
 }
@@ -91,8 +92,8 @@ private struct Query: Decodable {
     var query: Inner
 }
 
-/// A request body through the server's two steps. What the strict scanner accepts, the response
-/// reader (the same scanner, kinder to duplicates) must read as JSON too.
+/// A request body through the server's two steps. What StrictJSON accepts, the response reader
+/// (the same JSONReader with the same limits) must read as JSON too.
 private func readRequest(_ bytes: UnsafeRawBufferPointer) {
     do {
         try StrictJSON.check(bytes, subject: "The request body")
@@ -108,7 +109,7 @@ private func readRequest(_ bytes: UnsafeRawBufferPointer) {
             // The response reader wants "action" and "subAction" to be strings; any other refusal
             // as JSON would be the two scanners disagreeing.
             precondition(
-                !error.message.contains("is not valid JSON") || error.message.contains("a string was expected"),
+                !error.message.contains("is not valid JSON") || error.message.contains("is not a string"),
                 "StrictJSON accepted what the response reader refuses: \(error.message)"
             )
         }

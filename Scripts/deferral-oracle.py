@@ -32,7 +32,10 @@ def has_surrogate(text):
 
 
 def load(data, pairs_hook):
-    # Strict UTF-8 first: json.loads on bytes would guess UTF-16 or UTF-32 too.
+    # Strict UTF-8 first: json.loads on bytes would guess UTF-16 or UTF-32 too. One UTF-8
+    # byte-order mark at the start is skipped, as RFC 8259 §8.1 lets a reader do.
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     text = data.decode("utf-8")
     return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=pairs_hook)
 
@@ -41,10 +44,10 @@ class Pairs(list):
     """An object's members in order, duplicates kept."""
 
 
-def walk(value, depth, limit, unique=False):
-    """Refuses lone surrogates anywhere, values nested deeper than limit and, with unique,
-    an object's repeated member name."""
-    if depth > limit:
+def walk(value, depth, limit, unique=True):
+    """Refuses lone surrogates anywhere, an array or object inside more than limit others (the
+    top value is inside none) and, with unique, an object's repeated member name."""
+    if isinstance(value, (Pairs, list)) and depth > limit:
         raise Refused("depth")
     if isinstance(value, Pairs):
         if unique and len({key for key, _ in value}) != len(value):
@@ -70,7 +73,7 @@ def response(data):
     action = sub_action = None
     for key, value in document:
         if key in ("action", "subAction"):
-            # Every occurrence must be a string; the last one counts.
+            # Each is named once (duplicates were refused above) and must be a string.
             if not isinstance(value, str):
                 raise Refused("not a string")
             if key == "action":
@@ -92,7 +95,7 @@ def as_dict(pairs):
 
 def query(data):
     document = load(data, Pairs)
-    walk(document, 0, 32, unique=True)
+    walk(document, 0, 32)
     document = as_dict(document)
 
     def member(container, key, kind):

@@ -44,9 +44,12 @@ library() { # NAME SOURCES...
         -emit-module-path "$out/modules/$name.swiftmodule" "$@" -o "$out/modules/lib$name.a"
 }
 
-# The C library under one name, which every module imports.
+# The C library under one name, which every module imports; the codecs (CRC-32 through zlib) and
+# the JSON reader, which the portable modules import.
 library LibC Sources/LibC/LibC.swift
-link=(-L "$out/modules" -lLibC)
+library ByteCodecs Sources/ByteCodecs/*.swift
+library JSONStream Sources/JSONStream/*.swift
+link=(-L "$out/modules" -lJSONStream -lByteCodecs -lLibC -lz)
 
 case $target in
 shard-reader)
@@ -62,7 +65,7 @@ regex)
     seeds=Fuzz/corpus-regex max_len=512 ;;
 lists)
     libraries=()
-    for module in BlocklistCore BlocklistSystem JSONStream SetStorage ListImport; do
+    for module in BlocklistCore BlocklistSystem SetStorage ListImport; do
         mapfile -t sources < <(find "Sources/$module" -name '*.swift' | sort)
         library "$module" "${sources[@]}"
         libraries=("-l$module" "${libraries[@]}")  # a static library before the ones it uses
@@ -71,12 +74,10 @@ lists)
     seeds=Fuzz/corpus-lists max_len=8192 ;;
 update)
     library BlocklistCore "${core[@]}"
-    library JSONStream Sources/JSONStream/*.swift
-    # ListImport's SHA-256, renamed, behind swift-crypto's API.
-    sed 's/SHA256/_SHA256/g' Sources/ListImport/SHA256.swift > "$out/_SHA256.swift"
-    library Crypto Fuzz/CryptoStub.swift "$out/_SHA256.swift"
+    # ListImport's SHA-256 (PortableSHA256) behind swift-crypto's API.
+    library Crypto Fuzz/CryptoStub.swift Sources/ListImport/PortableSHA256.swift
     swiftc "${flags[@]}" -module-name UpdateCore Sources/UpdateCore/*.swift Fuzz/FuzzUpdate.swift \
-        -L "$out/modules" -lBlocklistCore -lJSONStream -lCrypto -lz "${link[@]}" -o "$out/$target"
+        -L "$out/modules" -lBlocklistCore -lCrypto "${link[@]}" -o "$out/$target"
     seeds=Fuzz/corpus-update max_len=8192 ;;
 http)
     swiftc "${flags[@]}" -module-name HTTPFetch Sources/HTTPFetch/*.swift Fuzz/FuzzHTTPResponse.swift "${link[@]}" -o "$out/$target"

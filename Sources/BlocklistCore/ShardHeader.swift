@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// The fixed header at the start of every shard file: 64 bytes in version 1, 128 in version 2.
 /// docs/FORMAT.md gives the layout.
 ///
@@ -290,7 +292,5 @@ public struct ShardHeader: Hashable, Sendable {
     }
 }
 
-func hex(_ value: UInt32) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 8 - digits.count) + digits
-}
+/// A CRC-32 as eight hex digits.
+func hex(_ value: UInt32) -> String { Hex.padded(UInt64(value), width: 8) }

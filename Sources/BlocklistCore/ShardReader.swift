@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// Reads one shard file, streaming: numbers or runs in ascending order from two fixed 16 KiB
 /// buffers and zlib's 32 KiB window, allocated once when the reader opens.
 ///

@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// The compression state and buffers a `ShardWriter` uses, reusable from one shard to the next so
 /// that writing a whole set allocates them once.
 

@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// A response's status line and header fields.
 public struct HTTPResponseHead: Sendable {
     /// The status code, 100…599.
@@ -517,11 +519,7 @@ public struct HTTPResponseParser {
 
 @inline(__always) private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-@inline(__always) private func hexValue(_ byte: UInt8) -> UInt8? {
-    if isDigit(byte) { return byte - 0x30 }
-    let lower = byte | 0x20
-    return lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "f") ? lower - UInt8(ascii: "a") + 10 : nil
-}
+@inline(__always) private func hexValue(_ byte: UInt8) -> UInt8? { Hex.value(byte) }
 
 /// HTAB, SP, VCHAR and obs-text: what a field value, reason phrase or chunk extension may hold.
 @inline(__always) private func isFieldValueByte(_ byte: UInt8) -> Bool {
@@ -551,7 +549,7 @@ private func latin1(_ bytes: ArraySlice<UInt8>) -> String {
 
 /// A byte for a sentence: `'x'` if printable ASCII, else `0x0D`.
 private func describe(_ byte: UInt8) -> String {
-    HTTPURL.describe(byte)
+    WebURL.describe(byte)
 }
 
 /// The first 40 bytes of a line for a sentence, quoted, with anything but printable ASCII escaped.
@@ -561,7 +559,7 @@ private func quote(_ bytes: [UInt8]) -> String {
         if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
             text.unicodeScalars.append(Unicode.Scalar(byte))
         } else {
-            text += "\\x" + String(HTTPURL.hex(byte).dropFirst(2))
+            text += "\\x" + Hex.padded(UInt64(byte), width: 2, uppercase: true)
         }
     }
     return text + (bytes.count > 40 ? "…\"" : "\"")

@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// A strict, streaming JSON reader (RFC 8259): it hands over one token at a time from a fixed
 /// buffer, so a document of any size costs the buffer, the nesting stack and the longest string.
 ///
@@ -435,15 +437,9 @@ public final class JSONReader {
         var value: UInt32 = 0
         for _ in 0..<4 {
             guard let byte = try peek() else { throw error(.syntax, "the string starting here is never closed") }
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - 48)
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - 87)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - 55)
-            default: throw error(.syntax, "\\u needs four hex digits", at: at)
-            }
+            guard let digit = Hex.value(byte) else { throw error(.syntax, "\\u needs four hex digits", at: at) }
             position += 1
-            value = value << 4 | digit
+            value = value << 4 | UInt32(digit)
         }
         return value
     }
@@ -503,10 +499,7 @@ public final class JSONReader {
     }
 }
 
-private func hex(_ value: UInt32, _ width: Int) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
+private func hex(_ value: UInt32, _ width: Int) -> String { Hex.padded(UInt64(value), width: width, uppercase: true) }
 
 /// Why a document was refused, and where.
 public struct JSONError: Error, Sendable, Equatable {

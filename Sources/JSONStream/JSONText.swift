@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// Writing JSON text: the one string escaper (RFC 8259 §7) of every JSON writer here (the
 /// manifest, canonical metadata, `--json` output). A quotation mark, a backslash and each control
 /// character below U+0020 are escaped (`\"`, `\\`, `\u00XX`); everything else is written as its
@@ -5,7 +7,6 @@
 public enum JSONText {
     /// Appends `text` as a JSON string literal, quotes included.
     public static func appendString(_ text: String, to out: inout [UInt8]) {
-        let digits: StaticString = "0123456789abcdef"
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -14,10 +15,8 @@ public enum JSONText {
                 out.append(byte)
             case 0..<0x20:
                 out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                digits.withUTF8Buffer { hex in
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 15)])
-                }
+                out.append(Hex.digit(byte >> 4))
+                out.append(Hex.digit(byte))
             default: out.append(byte)
             }
         }

@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import ByteCodecs
 internal import LibC
 
 /// Reads a list file a line at a time through fixed buffers: a regular file, a pipe, or standard
@@ -27,7 +28,7 @@ public final class InputLines {
     /// Bytes read from the file (compressed bytes for a gzip file).
     public private(set) var bytesRead: Int64 = 0
     /// The SHA-256 of the bytes read so far, as they are in the file.
-    private var hasher = SHA256()
+    private var hasher = PortableSHA256()
 
     /// One line of the file.
     public enum Line {

@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import ByteCodecs
 import JSONStream
 internal import LibC
 import SetStorage
@@ -55,7 +56,7 @@ public struct ListFile: Sendable, Equatable {
     public static func read(_ path: String) throws(BlocklistError) -> ListFile {
         let (descriptor, name) = try InputLines.open(path)
         defer { if path != "-" { close(descriptor) } }
-        var hasher = SHA256()
+        var hasher = PortableSHA256()
         var total: Int64 = 0
         var failure: BlocklistError?
         let reader = JSONReader { (buffer: UnsafeMutableRawBufferPointer) throws(JSONError) -> Int in
@@ -108,7 +109,7 @@ public struct ListFile: Sendable, Equatable {
             bytes: Int64(bytes.count),
             lines: Int64(file.entries.count),
             skipped: 0,
-            sha256: SHA256.hex(bytes)
+            sha256: PortableSHA256.hex(bytes)
         )
         return file
     }

@@ -1,3 +1,4 @@
+internal import ByteCodecs
 import MessageFilterCore
 
 /// Compiles checked rules into the compiled rules format (docs/FORMAT.md): keyword rules become
@@ -87,7 +88,7 @@ public enum RulesCompiler {
             table.appendLE(kind)
             table.appendLE(UInt32(offset))
             table.appendLE(UInt32(bytes.count))
-            table.appendLE(bytes.withUnsafeBytes { crc32Of($0) })
+            table.appendLE(bytes.withUnsafeBytes { crc32Update(0, $0) })
             body += bytes
             let padding = (4 - bytes.count % 4) % 4
             body += [UInt8](repeating: 0, count: padding)
@@ -102,8 +103,8 @@ public enum RulesCompiler {
         header.appendLE(UInt32(rules.count))
         header.appendLE(UInt32(sections.count))
         header.appendLE(UInt32(format.headerSize + table.count + body.count))
-        var crc = header.withUnsafeBytes { crc32Of($0) }
-        crc = table.withUnsafeBytes { crc32Continue(crc, $0) }
+        var crc = header.withUnsafeBytes { crc32Update(0, $0) }
+        crc = table.withUnsafeBytes { crc32Update(crc, $0) }
         header.appendLE(crc)
         header.appendLE(UInt32(0))
         return header + table + body

@@ -1,4 +1,4 @@
-import CZlib
+internal import ByteCodecs
 internal import LibC
 
 /// A compiled rules file, checked and held in memory: what a Message Filter extension loads once
@@ -397,8 +397,8 @@ public final class CompiledRules: @unchecked Sendable {
         }
         guard ruleCount <= format.maximumRules else { throw corrupt("the header lists \(ruleCount) rules") }
         let tableEnd = format.headerSize + sectionCount * format.sectionEntrySize
-        var crc = crc32Of(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
-        crc = crc32Continue(crc, UnsafeRawBufferPointer(rebasing: bytes[format.headerSize..<tableEnd]))
+        var crc = crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
+        crc = crc32Update(crc, UnsafeRawBufferPointer(rebasing: bytes[format.headerSize..<tableEnd]))
         guard crc == bytes.loadLE(UInt32.self, at: 24) else { throw corrupt("the header checksum does not match") }
         guard bytes.loadLE(UInt16.self, at: 10) == 0, bytes.loadLE(UInt32.self, at: 28) == 0 else {
             throw corrupt("the header's reserved fields are not zero")
@@ -416,7 +416,9 @@ public final class CompiledRules: @unchecked Sendable {
             }
             guard sections[kind] == nil else { throw corrupt("section kind \(kind) appears twice") }
             let range = offset..<(offset + length)
-            guard crc32Of(UnsafeRawBufferPointer(rebasing: bytes[range])) == bytes.loadLE(UInt32.self, at: entry + 12)
+            guard
+                crc32Update(0, UnsafeRawBufferPointer(rebasing: bytes[range]))
+                    == bytes.loadLE(UInt32.self, at: entry + 12)
             else {
                 throw corrupt("the checksum of section \(index) (kind \(kind)) does not match")
             }
@@ -644,21 +646,4 @@ extension UnsafeRawBufferPointer {
     func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
-}
-
-/// zlib's CRC-32 of `bytes`.
-package func crc32Of(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-    crc32Continue(0, bytes)
-}
-
-package func crc32Continue(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-    guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
-    var value = UInt(crc)
-    var offset = 0
-    while offset < bytes.count {
-        let chunk = Swift.min(bytes.count - offset, Int(UInt32.max))
-        value = crc32(value, base.assumingMemoryBound(to: Bytef.self) + offset, uInt(chunk))
-        offset += chunk
-    }
-    return UInt32(truncatingIfNeeded: value)
 }

@@ -95,7 +95,7 @@ extension ShardSet {
         let file = try FileDescriptor.openForReading(path)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
         defer { buffer.deallocate() }
-        var hasher = SHA256()
+        var hasher = PortableSHA256()
         var offset: Int64 = 0
         while true {
             let n = try file.read(into: buffer, at: offset)

@@ -1,5 +1,6 @@
 import BlocklistCore
 import BlocklistSystem
+internal import ByteCodecs
 internal import LibC
 
 /// A generation of shard files in an output directory, committed as a whole.
@@ -356,10 +357,7 @@ extension ShardSet {
         return hex(milliseconds & 0xFFF_FFFF_FFFF, width: 11) + hex(random.next() & 0xFFFFF, width: 5)
     }
 
-    private static func hex(_ value: UInt64, width: Int) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
+    private static func hex(_ value: UInt64, width: Int) -> String { Hex.padded(value, width: width) }
 }
 
 /// What a generate writes: planned inside the staging directory (where it may keep temporary

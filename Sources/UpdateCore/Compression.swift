@@ -1,4 +1,5 @@
 import BlocklistCore
+internal import ByteCodecs
 
 /// zlib for publication's small, bounded documents: deltas and pushes, whole in memory.
 package enum Compression {

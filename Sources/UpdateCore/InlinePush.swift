@@ -1,3 +1,4 @@
+internal import ByteCodecs
 import Crypto
 
 /// A small update carried inside the push itself, for the Notification Service Extension to
@@ -292,65 +293,30 @@ public struct PushAnnouncement: Hashable, Sendable {
     /// The most bytes a push URL may have.
     public static let maximumURLBytes = 1024
 
-    /// Refuses anything but an absolute `http://` or `https://` URL with a host: a push never
-    /// names a local path, another scheme, credentials, a query or fragment, white space or
-    /// control characters.
+    /// Refuses anything but an absolute `http://` or `https://` URL with a host, read by ByteCodecs'
+    /// `WebURL` (the package's one URL parser): a push never names a local path, another scheme,
+    /// credentials, a query or fragment, white space or control characters.
     ///
     /// - Throws: `.malformed`, naming the URL and what is wrong with it.
     public static func checkURL(_ url: String) throws(UpdateError) {
-        let bytes = Array(url.utf8)
-        let scheme: Int
-        if bytes.starts(with: Array("http://".utf8)) {
-            scheme = 7
-        } else if bytes.starts(with: Array("https://".utf8)) {
-            scheme = 8
-        } else {
-            throw UpdateError(
-                .malformed,
-                "The push URL \"\(url.prefix(80))\" is not an http:// or https:// URL; a push never names a local path or another scheme."
-            )
+        let count = url.utf8.count
+        guard count <= maximumURLBytes else {
+            throw UpdateError(.malformed, "The push URL is \(count) bytes; at most \(maximumURLBytes).")
         }
-        guard bytes.count <= maximumURLBytes else {
-            throw UpdateError(.malformed, "The push URL is \(bytes.count) bytes; at most \(maximumURLBytes).")
+        let parsed: WebURL
+        do {
+            parsed = try WebURL(parsing: url, schemes: ["http", "https"])
+        } catch {
+            let reason =
+                error.reason.hasPrefix("is not an")
+                ? error.reason + "; a push never names a local path or another scheme" : error.reason
+            throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" \(reason).")
         }
-        guard !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) else {
+        guard !parsed.hasQuery, parsed.fragment == nil else {
             throw UpdateError(
                 .malformed,
                 "The push URL \"\(url.prefix(80))\" has a query or a fragment; a publication's URL is a directory (each file's name is added to it)."
             )
-        }
-        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw UpdateError(
-                .malformed,
-                "The push URL \"\(url.prefix(80))\" holds white space, control or non-ASCII characters."
-            )
-        }
-        let authority = bytes[scheme...].prefix {
-            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
-        }
-        guard !authority.isEmpty, authority.first != UInt8(ascii: ":") else {
-            throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" has no host.")
-        }
-        guard !authority.contains(UInt8(ascii: "@")) else {
-            throw UpdateError(.malformed, "The push URL \"\(url.prefix(80))\" carries credentials (user@host).")
-        }
-        if authority.contains(UInt8(ascii: "[")) || authority.contains(UInt8(ascii: "]")) {
-            // Brackets hold an IPv6 address, and only at the start: [::1]:8080.
-            let inside = authority.dropFirst().prefix { $0 != UInt8(ascii: "]") }
-            let rest = authority.dropFirst(inside.count + 2)
-            guard authority.first == UInt8(ascii: "["), authority.count >= inside.count + 2, !inside.isEmpty,
-                inside.contains(UInt8(ascii: ":")),
-                inside.allSatisfy({
-                    UInt8(ascii: "0")...UInt8(ascii: ":") ~= $0 || $0 == UInt8(ascii: ".")
-                        || UInt8(ascii: "a")...UInt8(ascii: "f") ~= $0 || UInt8(ascii: "A")...UInt8(ascii: "F") ~= $0
-                }),
-                !rest.contains(UInt8(ascii: "[")), !rest.contains(UInt8(ascii: "]"))
-            else {
-                throw UpdateError(
-                    .malformed,
-                    "The push URL \"\(url.prefix(80))\" has brackets that hold no IPv6 address."
-                )
-            }
         }
     }
 }

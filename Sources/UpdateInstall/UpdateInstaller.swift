@@ -276,7 +276,7 @@ public enum UpdateInstaller {
             producer.rotations = installed.rotations + plan.rootFiles.map { ($0.version, $0.bytes) }
             producer.expectedEntries = plan.snapshot.shards.map(\.entries)
             applying = deltas > 0
-            return (try ShardSet.generate(producer: producer, into: appGroup, sync: sync), producer, deltas)
+            return (try producer.generate(into: appGroup, sync: sync), producer, deltas)
         }
         let installation: (generated: ShardSet.Generated, producer: UpdateProducer, deltas: Int)
         var deltaRefusal: String?
@@ -377,7 +377,7 @@ public enum UpdateInstaller {
             isCancelled: isCancelled
         )
         producer.rotations = installed.rotations
-        let generated = try ShardSet.generate(producer: producer, into: appGroup, sync: sync)
+        let generated = try producer.generate(into: appGroup, sync: sync)
         return Outcome(
             fromGeneration: push.from,
             generation: push.to,
@@ -421,6 +421,10 @@ final class UpdateProducer: ShardProducer {
     private(set) var removed: Int64 = 0
     private(set) var labelsAdded: Int64 = 0
     private(set) var labelsRemoved: Int64 = 0
+    /// The error that stopped `writeShard`, kept in this module's own type: SetStorage's commit
+    /// sees only that the producer failed, and `generate(into:sync:)` throws this once it returns
+    /// (errors are wrapped up the module graph only, never by a module's own dependency).
+    private var failure: UpdateError?
     /// Root rotations to keep with the new generation.
     var rotations: [(version: Int64, bytes: [UInt8])] = []
     /// The entries each shard must hold, as the signed snapshot gives them (an update).
@@ -540,9 +544,21 @@ final class UpdateProducer: ShardProducer {
         } catch let error as BlocklistError {
             throw error
         } catch let error as UpdateError {
-            throw BlocklistError(.invalidInput, error.message, underlying: error)
+            failure = error
+            throw BlocklistError(.invalidInput, error.message)
         } catch {
             throw BlocklistError(.invalidInput, "\(error)")
+        }
+    }
+
+    /// Commits this producer's shards as the App Group's next generation (SetStorage's atomic
+    /// commit); an UpdateError that stopped a shard is thrown as itself.
+    func generate(into appGroup: String, sync: Bool) throws -> ShardSet.Generated {
+        do {
+            return try ShardSet.generate(producer: self, into: appGroup, sync: sync)
+        } catch {
+            if let failure { throw failure }
+            throw error
         }
     }
 

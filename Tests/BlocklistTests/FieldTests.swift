@@ -519,17 +519,21 @@ import Testing
         )
     }
 
-    /// The push URL check against an independent reading: Python's `urllib.parse.urlsplit` and
-    /// `ipaddress` with the same rule (scheme http or https as written, a host, no credentials, no
-    /// query or fragment,
-    /// an IPv6 literal only as the whole host, printable ASCII, at most 1,024 bytes), over 3,000
-    /// seeded strings built from the pieces URLs break at.
-    @Test func pushURLCheckAgreesWithPythonsURLSplit() throws {
+    /// The push URL check (ByteCodecs' `WebURL` and the push's policy) against an independent
+    /// reading: Python's `urllib.parse.urlsplit`, `ipaddress` and RFC 3986's character classes
+    /// with the same rule (scheme http or https in either case, a host of unreserved characters or
+    /// a whole bracketed IPv6 address, a port 1…65535 if any, no credentials, no query or fragment,
+    /// a path of RFC 3986's characters and `%` escapes, printable ASCII, at most 1,024 bytes), over
+    /// 4,000 seeded strings built from the pieces URLs break at. `HTTPURL` is held to the same
+    /// reading with its own policy (plain http only; a query and a fragment allowed).
+    @Test func urlParsingAgreesWithPythonsURLSplit() throws {
         var generator = SplitMix64(state: 27)
         let pieces = [
             "http://", "https://", "HTTP://", "ftp://", "file:///", "http:/", "//", "http:", "host", "127.0.0.1",
             ":8080", ":", "@", "user:pw@", "/", "/pub/", "?q=1", "#frag", "[::1]", "[", "]", " ", "\t", "é", "%2e",
-            "..", "a.b", "-", "_", "~", "\u{7f}", "x",
+            "..", "a.b", "-", "_", "~", "\u{7f}", "x", "::", "1.2.3.4", "ffff", "%", "!", "<", ":0", ":65536",
+            "[::ffff:1.2.3.4]",
+            "[1:2:3:4:5:6:7:8]", "[1::2::3]", "01",
         ]
         var urls: [String] = []
         for _ in 0..<3_000 {
@@ -540,43 +544,84 @@ import Testing
             }
             urls.append(url)
         }
+        // And 1,000 shaped as URLs are, which both checks accept more often.
+        for _ in 0..<1_000 {
+            var url = ["http://", "https://", "HTTP://"].randomElement(using: &generator)!
+            url += ["host", "127.0.0.1", "[::1]", "a.b", "x", "[::ffff:1.2.3.4]", "h_~-"].randomElement(
+                using: &generator
+            )!
+            url += ["", "", ":8080", ":1", ":0", ":65536", ":"].randomElement(using: &generator)!
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                url += ["/", "/pub/", "?q=1", "#frag", "%2e", "!", "<", "%", "é", "..", "[", "]", "x"].randomElement(
+                    using: &generator
+                )!
+            }
+            urls.append(url)
+        }
         urls.append("http://" + String(repeating: "a", count: 1_100))
         let script = #"""
-            import ipaddress, json, sys
+            import ipaddress, json, re, sys
             from urllib.parse import urlsplit
-            def literal(netloc):
-                # RFC 3986: an IP-literal is the whole host, [IPv6]; urlsplit checks only inside.
-                if "[" not in netloc and "]" not in netloc:
-                    return True
-                inside, _, rest = netloc[1:].partition("]")
-                try:
-                    ipaddress.IPv6Address(inside)
-                except ValueError:
+            PATH = re.compile(r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*")
+            QUERY = re.compile(r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*")
+            def ok(u, schemes=("http", "https"), push=True):
+                if any(not (0x20 < ord(c) < 0x7F) for c in u):
                     return False
-                return netloc.startswith("[") and "[" not in rest and "]" not in rest
-            def ok(u):
-                if len(u.encode()) > 1024 or any(not (0x20 < ord(c) < 0x7F) for c in u) or "?" in u or "#" in u:
+                if push and (len(u.encode()) > 1024 or "?" in u or "#" in u):
                     return False
                 try:
                     p = urlsplit(u)
                 except ValueError:
                     return False
-                if p.scheme not in ("http", "https") or not u.startswith(p.scheme + "://"):
+                if p.scheme not in schemes or not u.lower().startswith(p.scheme + "://"):
                     return False
-                return bool(p.netloc) and "@" not in p.netloc and not p.netloc.startswith(":") and literal(p.netloc)
-            print(json.dumps([ok(u) for u in json.load(sys.stdin)]))
+                netloc = p.netloc
+                if not netloc or "@" in netloc:
+                    return False
+                if netloc.startswith("["):
+                    inside, close, port = netloc[1:].partition("]")
+                    if not close or "%" in inside:
+                        return False
+                    try:
+                        ipaddress.IPv6Address(inside)
+                    except ValueError:
+                        return False
+                else:
+                    if "[" in netloc or "]" in netloc:
+                        return False
+                    host, colon, rest = netloc.partition(":")
+                    port = colon + rest
+                    if not re.fullmatch(r"[A-Za-z0-9._~-]+", host):
+                        return False
+                if port:
+                    if not re.fullmatch(r":[0-9]{1,5}", port) or not 1 <= int(port[1:]) <= 65535:
+                        return False
+                return bool(PATH.fullmatch(p.path) and QUERY.fullmatch(p.query) and QUERY.fullmatch(p.fragment))
+            urls = json.load(sys.stdin)
+            print(json.dumps([[ok(u) for u in urls], [ok(u, ("http",), False) for u in urls]]))
             """#
         let python = try runProcess("/usr/bin/env", ["python3", "-c", script], input: try JSONEncoder().encode(urls))
         try #require(python.status == 0)
-        let verdicts = try JSONDecoder().decode([Bool].self, from: python.stdout)
-        try #require(verdicts.count == urls.count)
-        var accepted = 0
-        for (url, expected) in zip(urls, verdicts) {
-            let ours = (try? PushAnnouncement.checkURL(url)) != nil
-            #expect(ours == expected, "\(url.debugDescription): ours \(ours), Python \(expected)")
-            accepted += ours ? 1 : 0
+        let verdicts = try JSONDecoder().decode([[Bool]].self, from: python.stdout)
+        try #require(verdicts.count == 2 && verdicts.allSatisfy { $0.count == urls.count })
+        var accepted = (push: 0, http: 0)
+        for (index, url) in urls.enumerated() {
+            let push = (try? PushAnnouncement.checkURL(url)) != nil
+            #expect(
+                push == verdicts[0][index],
+                "push \(url.debugDescription): ours \(push), Python \(verdicts[0][index])"
+            )
+            // HTTPFetch's URL: the same parser, plain http only, a query and a fragment allowed.
+            let http = (try? HTTPURL(url)) != nil
+            #expect(
+                http == verdicts[1][index],
+                "http \(url.debugDescription): ours \(http), Python \(verdicts[1][index])"
+            )
+            accepted.push += push ? 1 : 0
+            accepted.http += http ? 1 : 0
         }
-        #expect(accepted > 100 && accepted < urls.count - 100, "\(accepted) accepted")
+        #expect(accepted.push > 100 && accepted.push < urls.count - 100, "\(accepted.push) push URLs accepted")
+        #expect(accepted.http > 100 && accepted.http < urls.count - 100, "\(accepted.http) http URLs accepted")
     }
 
     // MARK: - What the field test found

@@ -1,3 +1,4 @@
+import ByteCodecs
 import Foundation
 import SetStorage
 import Testing

@@ -184,7 +184,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         ),
         (
             #"{"_version":1,"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}}}"#,
-            #"the member \"_version\" appears twice"#
+            #"the key \"_version\" appears twice"#
         ),
         (#"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"hi"}},}"#, "not valid JSON"),
     ]

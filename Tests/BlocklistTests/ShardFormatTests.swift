@@ -1,4 +1,5 @@
 import BenchWorkloads
+import ByteCodecs
 import Foundation
 import Testing
 

@@ -147,6 +147,12 @@ let sampleRules = [
         (#"{"action":"transaction","subAction":"transactionalFinance"}"#, .transaction, "transactionalFinance"),
         (#"{"action":"none"}"#, MessageAction.none, nil),
         (#"{"action":"\u006Aunk"}"#, .junk, nil),
+        // A UTF-8 byte-order mark is skipped (RFC 8259 §8.1 lets a reader do so).
+        ("\u{FEFF}" + #"{"action":"junk"}"#, .junk, nil),
+        (
+            #"{"action":"junk","x":"# + String(repeating: "[", count: 32) + String(repeating: "]", count: 32) + "}",
+            .junk, nil
+        ),
     ])
     func reads(json: String, action: MessageAction, subAction: String?) throws {
         let response = try Array(json.utf8).withUnsafeBytes { try DeferralResponse.parse($0) }
@@ -158,6 +164,9 @@ let sampleRules = [
         #"{"action":"junk"} x"#, #"{"action":"promotion","subAction":"transactionalFinance"}"#, #"{"action":"\ud800"}"#,
         #"{"a":01,"action":"junk"}"#, "{\"action\":\"ju\u{1}nk\"}", String(repeating: "[", count: 40),
         #"{"x":"# + String(repeating: "[", count: 40) + #"}"#,
+        // Two actions are ambiguous: JSONReader refuses a member named twice.
+        #"{"action":"allow","action":"junk"}"#, #"{"action":"junk","subAction":"x","subAction":"y"}"#,
+        #"{"action":"junk","x":"# + String(repeating: "[", count: 33) + String(repeating: "]", count: 33) + "}",
     ])
     func refuses(json: String) {
         #expect(throws: MessageFilterError.self) {

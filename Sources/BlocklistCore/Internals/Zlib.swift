@@ -4,13 +4,6 @@ import CZlib
 // (zlib keeps a pointer back to it), so each one lives on the heap, owned by a final class whose
 // deinit ends it.
 
-/// zlib's CRC-32 of `bytes`, continuing from `crc`.
-@inlinable
-package func crc32Update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-    guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
-    return UInt32(truncatingIfNeeded: crc32(UInt(crc), base.assumingMemoryBound(to: UInt8.self), UInt32(bytes.count)))
-}
-
 private func zlibMessage(_ stream: UnsafeMutablePointer<z_stream>, _ code: Int32) -> String {
     if let message = stream.pointee.msg { return String(cString: message) }
     switch code {

@@ -1,10 +1,14 @@
+internal import ByteCodecs
+
 /// SHA-256 (FIPS 180-4), fed a buffer at a time: the fingerprint a manifest keeps of each input
 /// file, so that `verify` can tell that a list changed since `generate` read it.
 ///
-/// Written here rather than taken from swift-crypto because it runs inside `generate`, whose
-/// process stays within an extension's 7 MiB and links no Foundation and no BoringSSL; the tests
-/// check it against the FIPS examples and against `sha256sum`.
-public struct SHA256: Sendable {
+/// The package's SHA-256 where swift-crypto is not linked: `blocklist-generate` (the README's first
+/// command) builds without BoringSSL, which took five of its six and a half minutes on a fresh
+/// clone. Everything that links swift-crypto (updates, publication) uses its `SHA256`, which is
+/// several times faster on large shards. The tests hold the two to each other, to the FIPS
+/// examples and to `sha256sum`.
+package struct PortableSHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
@@ -14,10 +18,10 @@ public struct SHA256: Sendable {
     private var blockBytes = 0
     private var length: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
     /// Adds `bytes` to the message.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         length &+= UInt64(bytes.count)
         var offset = 0
         while blockBytes != 0 && offset < bytes.count {
@@ -47,23 +51,18 @@ public struct SHA256: Sendable {
     }
 
     /// The digest as 64 lowercase hex digits. The hasher is spent: call it once.
-    public mutating func finish() -> String {
+    package mutating func finish() -> String {
         let bits = length &* 8
         append(0x80)
         while blockBytes != 56 { append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for word in words {
-            for shift in stride(from: 28, through: 0, by: -4) { text.append(hex[Int(word >> UInt32(shift) & 0xF)]) }
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.encode(words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } })
     }
 
     /// The digest of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        var hasher = SHA256()
+    package static func hex(_ bytes: [UInt8]) -> String {
+        var hasher = PortableSHA256()
         bytes.withUnsafeBytes { hasher.update($0) }
         return hasher.finish()
     }
