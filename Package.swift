@@ -129,7 +129,10 @@ let appProjectTargets: [Target] = [
     /// embedded as bytes. No Foundation.
     .target(
         name: "AppProject",
-        dependencies: ["BlocklistCore", "BlocklistSystem", "JSONStream", "SetReading", "SetStorage"],
+        dependencies: [
+            "BlocklistCore", "BlocklistSystem", "ByteCodecs", "JSONStream", "MessageFilterCore", "SetReading",
+            "SetStorage", "UpdateCore",
+        ],
         exclude: ["Handlers"],
         resources: handlerFiles.map { .embedInCode("Handlers/" + $0) }
     )

@@ -1,8 +1,11 @@
 import BlocklistCore
 import BlocklistSystem
+internal import ByteCodecs
 import JSONStream
+import MessageFilterCore
 import SetReading
 import SetStorage
+import UpdateCore
 
 /// Writes an iOS app's project for a shard set: an XcodeGen spec (`project.yml`) with the host
 /// app, one Call Directory extension per shard, a Message Filter extension and a Notification
@@ -58,12 +61,31 @@ package enum AppProject {
     /// Writes the project for the set in `setDirectory` into `output`, a directory that must not
     /// exist yet: everything goes into a directory beside it first, renamed into place whole, so
     /// that a failure leaves nothing.
+    ///
+    /// - Throws: `BlocklistError` for the set, the options and the files; the error of the
+    ///   reader that refused `--rules` (`MessageFilterError`), `--trust` or `--push-key`
+    ///   (`UpdateError`), before anything is written.
     package static func write(
         set setDirectory: String,
         _ options: Options,
         to output: String
-    ) throws(BlocklistError) -> Summary {
+    ) throws -> Summary {
         try check(options)
+        // What the app will ship is read as the app will read it: nothing is copied that its
+        // extensions would refuse.
+        if let rules = options.rules { _ = try CompiledRules(contentsOf: rules) }
+        if let root = options.root {
+            let bytes = try FileSystem.readFile(root)
+            do {
+                _ = try Root.trusted(bytes, what: root)
+            } catch {
+                throw UpdateError(
+                    error.code,
+                    "--trust \(root) is not a root.json as blocklist keys create writes it: \(error.message)"
+                )
+            }
+        }
+        if let key = options.pushKey { _ = try PushKeyFile.key(try FileSystem.readFile(key), what: key) }
         let manifest = try Manifest.load(from: setDirectory)
         guard !manifest.shards.isEmpty else {
             throw BlocklistError(
@@ -151,6 +173,17 @@ package enum AppProject {
                 "The name \"\(options.name)\" is not a Swift type name: ASCII letters and digits, a letter first."
             )
         }
+        if let url = options.deferralURL {
+            // iOS posts deferred queries over HTTPS only (ILMessageFilterExtensionNetworkURL).
+            do {
+                _ = try WebURL(parsing: url, schemes: ["https"])
+            } catch {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "The deferral URL \(url.debugDescription) \(error.reason); iOS sends deferred messages to an https:// URL."
+                )
+            }
+        }
         if options.pushKey != nil && options.root == nil {
             throw BlocklistError(
                 .invalidSpec,
@@ -167,7 +200,7 @@ package enum AppProject {
         // Only what this run made: the files it wrote and its directories, deepest first.
         for directory in ["Set", "App", "Extensions", "NotificationService", ""] {
             let path = directory.isEmpty ? staging : staging + "/" + directory
-            for name in (try? FileSystem.list(path)) ?? [] where !name.hasSuffix("/") {
+            for name in (try? FileSystem.list(path)) ?? [] {
                 if (try? FileSystem.kind(path + "/" + name, followingSymlinks: false)) == .file {
                     try? FileSystem.removeFile(path + "/" + name)
                 }

@@ -10,9 +10,9 @@ extension AppProject {
         let identifiers = manifest.shards.map {
             "\"\(options.bundleIdentifier).\(callDirectoryTarget($0.index, of: count))\""
         }
-        // The imports are joined from pieces: ArchitectureTests reads any line that starts with
-        // `import` as this module's own.
-        return ["CallKit", "SwiftUI"].map { "im" + "port " + $0 + "\n" }.joined() + """
+        return """
+            import CallKit
+            import SwiftUI
 
             @main
             struct \(options.name)App: App {

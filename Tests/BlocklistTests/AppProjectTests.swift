@@ -295,5 +295,59 @@
             #expect(again.status != 0 && again.stderr.contains("already exists"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["keys", "proj", "set"])
         }
+
+        /// The options land where the app reads them (rules shipped, the deferral URL in the
+        /// Message Filter's Info.plist, the team, the first generation), and what the extensions
+        /// would refuse is refused before anything is written: rules that are not compiled, a
+        /// root or push key that is not one, a deferral URL that is not https.
+        @Test func theOptionsReachTheAppAndBadFilesAreRefusedFirst() throws {
+            let dir = try TemporaryDirectory()
+            #expect(
+                try runBlocklist(["generate", "--pattern", "+8270123#####", "-o", "set", "--no-sync"], in: dir.path)
+                    .status == 0
+            )
+            _ = try runBlocklist(["keys", "create", "keys"], in: dir.path)
+            let rules = #"[{"name":"prize","target":"body","match":"contains","value":"prize","action":"junk"}]"#
+            try writeBytes(Array(rules.utf8), to: dir.file("rules.json"))
+            #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "."], in: dir.path).status == 0)
+            let base = ["xcodegen", "set", "--bundle-id", "com.example.blocklist"]
+            for (extra, fault) in [
+                (["--rules", "rules.json"], "rules.json"),
+                (["--trust", "keys/push.key"], "keys/push.key"),
+                (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json"),
+                (["--deferral-url", "http://filter.example/q"], "https://"),
+                (["--deferral-url", "https://user@filter.example/q"], "userinfo"),
+            ] {
+                let refused = try runBlocklist(base + ["-o", "bad"] + extra, in: dir.path)
+                #expect(refused.status != 0 && refused.stderr.contains(fault), "\(extra): \(refused.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: dir.file("bad")), "\(extra)")
+                #expect(!FileManager.default.fileExists(atPath: dir.file(".bad.xcodegen-tmp")), "\(extra)")
+            }
+            let made = try runBlocklist(
+                base + [
+                    "-o", "proj", "--rules", "rules.blsms", "--deferral-url", "https://filter.example/q", "--team",
+                    "ABCDE12345", "--generation", "7",
+                ],
+                in: dir.path
+            )
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(try readBytes(dir.file("proj/Set/rules.blsms")) == readBytes(dir.file("rules.blsms")))
+            let json = try runProcess(
+                "/usr/bin/python3",
+                [
+                    "-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)",
+                    dir.file("proj/project.yml"),
+                ]
+            )
+            let spec = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+            let settings = (spec["settings"] as? [String: Any])?["base"] as? [String: Any]
+            #expect(settings?["DEVELOPMENT_TEAM"] as? String == "ABCDE12345")
+            let filter = (spec["targets"] as? [String: [String: Any]])?["MessageFilter"]
+            let properties = (filter?["info"] as? [String: Any])?["properties"] as? [String: Any]
+            let attributes = (properties?["NSExtension"] as? [String: Any])?["NSExtensionAttributes"] as? [String: Any]
+            #expect(attributes?["ILMessageFilterExtensionNetworkURL"] as? String == "https://filter.example/q")
+            let app = try String(contentsOfFile: dir.file("proj/App/BlocklistApp.swift"), encoding: .utf8)
+            #expect(app.contains("generation: 7"))
+        }
     }
 #endif

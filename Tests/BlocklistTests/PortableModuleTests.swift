@@ -32,11 +32,20 @@ import Testing
         return files
     }
 
-    /// A source's lines without `//` comments, so that prose naming an API does not count as a use.
+    /// A source's lines without `//` comments and without the text of multi-line string literals
+    /// (a template's `import` line is not the module's), so that prose naming an API does not
+    /// count as a use. A line that opens or closes a literal keeps what is outside it.
     static func code(_ text: String) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            guard let comment = line.range(of: "//") else { return String(line) }
-            return String(line[..<comment.lowerBound])
+        var inLiteral = false
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            let pieces = line.components(separatedBy: "\"\"\"")
+            var kept = ""
+            for (index, piece) in pieces.enumerated() {
+                if index > 0 { inLiteral.toggle() }
+                if !inLiteral { kept += piece }
+            }
+            guard let comment = kept.range(of: "//") else { return kept }
+            return String(kept[..<comment.lowerBound])
         }
     }
 
@@ -160,6 +169,13 @@ import Testing
                 #expect(!line.contains("@available"), "\(module)/\(name):\(number + 1) narrows availability")
             }
         }
+    }
+
+    /// A template's lines inside a multi-line string literal are not imports; the lines around it are.
+    @Test func importsInsideAMultiLineStringAreNotTheModules() {
+        let source = "import A\nlet t = \"\"\"\n    import B\n    \"\"\"\nimport C // import D\n"
+        let imported = Self.code(source).compactMap { Self.importedModule($0)?.module }
+        #expect(imported == ["A", "C"])
     }
 
     /// The list above must catch what it lists: a line that uses each API is found, and one that

@@ -14,7 +14,7 @@ final class NotificationService: UNNotificationServiceExtension {
     ) {
         self.contentHandler = contentHandler
         content = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? content
-        guard let push = request.content.userInfo["blocklist"] as? [String: Any] else { return finish(nil) }
+        guard let push = request.content.userInfo["blocklist"] as? [String: Any] else { return finish(.unchanged) }
         do {
             let settings = try ExtensionSettings.current()
             let root = try Root.trusted(try settings.resource("root", "json"), what: "the app's root.json")
@@ -25,12 +25,12 @@ final class NotificationService: UNNotificationServiceExtension {
                 let pushKey = try PushKeyFile.key(try settings.resource("push", "key"), what: "the app's push key")
                 let update = try InlinePush(opening: [UInt8](sealed), pushKey: pushKey, trusting: root, now: now)
                 if update.from == installed.generation {
-                    return finish(try installed.apply(update, settings))
+                    return finish(.updated(try installed.apply(update, settings)))
                 }
             }
             fetchUpdateFile(push, root: root, now: now, installed: installed, settings)
         } catch {
-            finish(error)
+            finish(.failed(error))
         }
     }
 
@@ -48,7 +48,7 @@ final class NotificationService: UNNotificationServiceExtension {
             let announcement = try PushAnnouncement.verified([UInt8](envelope), trusting: root, now: now)
             guard announcement.generation > installed.generation,
                 let publication = announcement.url.flatMap(URL.init(string:))
-            else { return finish(nil) }
+            else { return finish(.unchanged) }
             let name = InlinePush.fileName(from: installed.generation)
             var request = URLRequest(url: publication.appendingPathComponent(name))
             request.timeoutInterval = 20
@@ -59,22 +59,32 @@ final class NotificationService: UNNotificationServiceExtension {
                     }
                     var installed = installed
                     let update = try InlinePush(signed: [UInt8](data), trusting: root, now: now, what: name)
-                    self.finish(try installed.apply(update, settings))
+                    self.finish(.updated(try installed.apply(update, settings)))
                 } catch {
-                    self.finish(error)
+                    self.finish(.failed(error))
                 }
             }.resume()
         } catch {
-            finish(error)
+            finish(.failed(error))
         }
     }
 
+    /// How a push ended.
+    enum Outcome {
+        /// Applied: the indexes of the shards it changed.
+        case updated([Int])
+        /// Refused or failed; the installed set is as it was.
+        case failed(Error)
+        /// Not a blocklist push, nothing newer, or out of time.
+        case unchanged
+    }
+
     /// Delivers the notification: with the changed shards, or the error, in its body.
-    private func finish(_ outcome: Any?) {
-        if let changed = outcome as? [Int] {
-            content.body = "Block list updated: \(changed.count) of its lists changed."
-        } else if let error = outcome as? Error {
-            content.body = "Block list not updated: \(error)"
+    private func finish(_ outcome: Outcome) {
+        switch outcome {
+        case .updated(let changed): content.body = "Block list updated: \(changed.count) of its lists changed."
+        case .failed(let error): content.body = "Block list not updated: \(error)"
+        case .unchanged: break
         }
         contentHandler?(content)
         contentHandler = nil
@@ -82,6 +92,6 @@ final class NotificationService: UNNotificationServiceExtension {
 
     override func serviceExtensionTimeWillExpire() {
         // The installed files are whole (each rename is); the app finishes the update when it opens.
-        finish(nil)
+        finish(.unchanged)
     }
 }
