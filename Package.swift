@@ -438,10 +438,57 @@ let package = Package(
         // MARK: - Tests
 
         // End-to-end tests run the built `blocklist` binary, which `swift test` builds first.
+        // MARK: - Tests, one target per area, so that a failure names its module
+
+        /// What the test targets share: temporary directories, the built products, processes,
+        /// seeded generators and the seeded-run sizes (`SeededRuns`). Not a product.
+        .target(name: "TestSupport", dependencies: ["BlocklistCore", "SetStorage"], path: "Tests/TestSupport"),
+        /// BlocklistCore and ByteCodecs: the shard format, the bit codec, the generator.
         .testTarget(
-            name: "BlocklistTests", dependencies: ["ByteCodecs", "BlocklistCore", "SetStorage", "SetReading", "ListImport", "BlocklistSystem", "JSONStream", "CallDirectorySimulator", "CommandSupport", "ArgumentTypes", "BenchWorkloads", "UpdateCore", "UpdateInstall", "Publication", "HTTPFetch", "AppProject"] + standInTestDependencies),
+            name: "CoreTests",
+            dependencies: ["TestSupport", "ByteCodecs", "BlocklistCore", "UpdateCore", "BenchWorkloads"]
+        ),
+        /// Sets: JSONStream, ListImport, SetStorage, SetReading and generate's command.
         .testTarget(
-            name: "MessageFilterTests", dependencies: ["ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting", "DeferralProtocol", "BenchWorkloads"]),
+            name: "SetTests",
+            dependencies: [
+                "TestSupport", "ByteCodecs", "BlocklistCore", "BlocklistSystem", "JSONStream", "ListImport", "SetStorage",
+                "SetReading", "CommandSupport", "CallDirectorySimulator", "UpdateCore", "BenchWorkloads",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        /// The CallKit stand-in: loads, reloads, faults and the store.
+        .testTarget(
+            name: "CallDirectoryTests",
+            dependencies: [
+                "TestSupport", "BlocklistCore", "BlocklistSystem", "SetStorage", "SetReading", "CallDirectorySimulator",
+                "BenchWorkloads",
+            ]
+        ),
+        /// Updates: UpdateCore, UpdateInstall, Publication, HTTPFetch and the publication's commands.
+        .testTarget(
+            name: "UpdateTests",
+            dependencies: [
+                "TestSupport", "BlocklistCore", "BlocklistSystem", "SetStorage", "UpdateCore", "UpdateInstall",
+                "Publication", "HTTPFetch", "BenchWorkloads", .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        /// The tools as a whole: the command line, the servers, the architecture checks, the app
+        /// project and its handlers.
+        .testTarget(
+            name: "ToolTests",
+            dependencies: [
+                "TestSupport", "BlocklistCore", "SetStorage", "SetReading", "ArgumentTypes", "BenchWorkloads",
+                "AppProject",
+            ] + standInTestDependencies
+        ),
+        .testTarget(
+            name: "MessageFilterTests",
+            dependencies: [
+                "TestSupport", "ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting",
+                "DeferralProtocol", "BenchWorkloads",
+            ]
+        ),
     ] + publicationTargets + appProjectTargets + sdkStandIns,
     swiftLanguageModes: [.v6]
 )

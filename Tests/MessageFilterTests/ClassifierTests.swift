@@ -2,6 +2,7 @@ import BenchWorkloads
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
+import TestSupport
 import Testing
 
 /// The reference: every rule checked one by one, the way today's apps do it, over the same

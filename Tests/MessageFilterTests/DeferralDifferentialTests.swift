@@ -2,6 +2,7 @@ import BenchWorkloads
 import DeferralProtocol
 import Foundation
 import MessageFilterCore
+import TestSupport
 import Testing
 
 /// The deferral request reader (`DeferralQuery`, the server's) and response reader

@@ -1,6 +1,7 @@
 import BenchWorkloads
 import MessageFilterCompiler
 import MessageFilterCore
+import TestSupport
 import Testing
 
 /// The DFAs the compiler ships: their classes of scalars speak for every scalar, they agree with

@@ -2,6 +2,7 @@ import BenchWorkloads
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
+import TestSupport
 import Testing
 
 /// A regex rule on the body, compiled alone; nil when the rules file refuses it.

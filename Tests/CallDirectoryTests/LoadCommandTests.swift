@@ -1,0 +1,228 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import BlocklistCore
+@testable import CallDirectorySimulator
+@testable import SetReading
+@testable import SetStorage
+
+/// The simulator's commands run end to end through the built binaries, as docs/USAGE.md shows them.
+@Suite(.serialized) struct LoadCommandTests {
+    /// +8270#### without "000": five extensions of up to 2,000 candidates.
+    static let spec = ["--pattern", "+8270####", "--range-size", "2000", "--no-sync"]
+
+    /// A generated set and the path of a store next to it.
+    struct Workspace {
+        let directory: TemporaryDirectory
+        var output: String { directory.file("out") }
+        var store: String { directory.file("store.sqlite") }
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            let generate = try runBlocklist(["generate"] + LoadCommandTests.spec + ["--output", directory.file("out")])
+            try #require(generate.status == 0, "\(generate.stderr)")
+        }
+
+        func blocklist(_ arguments: String...) throws -> CommandResult {
+            try runBlocklist(arguments + ["--store", store])
+        }
+
+        /// Each extension's entries in the store equal its shard's numbers.
+        func expectStoreMatchesShards(sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let store = try CallDirectoryStore(path: store)
+            let manifest = try Manifest.load(from: output)
+            for shard in manifest.shards {
+                let identifier = CallDirectoryStore.identifier(ofShard: shard.index, of: manifest.shards.count)
+                #expect(
+                    try store.entries(of: identifier) == readNumbers(manifest.path(of: shard, in: output)),
+                    "\(identifier)",
+                    sourceLocation: sourceLocation
+                )
+            }
+            #expect(try store.integrityCheck() == "ok", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// `load --json`: one row per extension with what the table shows, and the summary's counts;
+    /// a failed extension is a row with its CallKit code and exit status 1, as without --json.
+    @Test func loadReportsAsJSON() throws {
+        struct Report: Decodable {
+            struct Row: Decodable {
+                var identifier: String
+                var result: String
+                var entries: Int64?
+                var added: Int64?
+                var error: String?
+            }
+            struct Summary: Decodable {
+                var extensions: Int
+                var loaded: Int
+                var skipped: Int
+                var failed: Int
+            }
+            var extensions: [Row]
+            var summary: Summary
+        }
+        let workspace = try Workspace()
+        let enable = try workspace.blocklist("enable", "1-4", workspace.output, "--json")
+        let switched = try JSONSerialization.jsonObject(with: Data(enable.stdout.utf8)) as? [String: Any]
+        #expect(switched?["enabled"] as? Bool == true, "\(enable.stdout)")
+        #expect((switched?["extensions"] as? [String])?.count == 4)
+        let load = try workspace.blocklist("load", workspace.output, "--json")
+        #expect(load.status == 0, "\(load.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(load.stdout.utf8))
+        let manifest = try Manifest.load(from: workspace.output)
+        #expect(report.extensions.map(\.result) == ["loaded", "loaded", "loaded", "loaded", "skipped-disabled"])
+        for (row, shard) in zip(report.extensions.prefix(4), manifest.shards) {
+            #expect(row.entries == shard.count && row.added == shard.count, "\(row.identifier)")
+        }
+        #expect(report.summary.extensions == 5 && report.summary.loaded == 4 && report.summary.skipped == 1)
+        #expect(report.summary.failed == 0)
+
+        // A budget no host fits in: every enabled extension fails, each row names the code.
+        let failed = try workspace.blocklist("load", workspace.output, "--json", "--force", "--memory-budget", "1KiB")
+        #expect(failed.status == 1, "\(failed.stderr)")
+        let refused = try JSONDecoder().decode(Report.self, from: Data(failed.stdout.utf8))
+        #expect(refused.summary.failed == 4 && refused.extensions.prefix(4).allSatisfy { $0.error != nil })
+    }
+
+    @Test func enableLoadStatusLookupAndDisable() throws {
+        let workspace = try Workspace()
+        let enable = try workspace.blocklist("enable", "all", workspace.output)
+        #expect(enable.status == 0 && enable.stdout.contains("Enabled 5 extensions"), "\(enable.stderr)")
+
+        let load = try workspace.blocklist("load", workspace.output)
+        #expect(load.status == 0, "\(load.stderr)")
+        #expect(load.stdout.contains("5 extensions: 5 loaded, 0 skipped, 0 failed;"), "\(load.stdout)")
+        #expect(load.stdout.split(separator: "\n").filter { $0.contains(" loaded ") }.count == 5, "\(load.stdout)")
+        #expect(load.stderr.contains("extension-03: loading"), "plain progress lines when stderr is not a terminal")
+        try workspace.expectStoreMatchesShards()
+
+        let status = try workspace.blocklist("status")
+        #expect(status.status == 0)
+        #expect(status.stdout.split(separator: "\n").filter { $0.contains("yes") && $0.contains("loaded") }.count == 5)
+        #expect(status.stdout.contains("integrity: ok"))
+
+        let blocked = try workspace.blocklist("lookup", "+82702345")
+        #expect(blocked.status == 0 && blocked.stdout == "82702345 is blocked by extension-02\n", "\(blocked.stdout)")
+        let free = try workspace.blocklist("lookup", "82700045")  // contains "000"
+        #expect(free.status == 1 && free.stdout.contains("is neither blocked nor identified"))
+        let bad = try workspace.blocklist("lookup", "82-70")
+        #expect(
+            bad.status == 2
+                && bad.stderr.contains("\"82-70\" has 4 digits; a number with its country code has at least 7"),
+            "\(bad.stderr)"
+        )
+
+        let rerun = try workspace.blocklist("load", workspace.output)
+        #expect(rerun.status == 0)
+        #expect(rerun.stdout.components(separatedBy: "skipped (unchanged)").count == 6, "\(rerun.stdout)")
+        #expect(rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed\n"))
+
+        #expect(try workspace.blocklist("disable", "2", workspace.output).status == 0)
+        let skipped = try workspace.blocklist("load", workspace.output, "--only", "2")
+        #expect(skipped.stdout.contains("extension-02     skipped (disabled)"), "\(skipped.stdout)")
+        #expect(try workspace.blocklist("lookup", "82702345").status == 1, "a disabled extension blocks nothing")
+    }
+
+    @Test func badArgumentsAreRefusedWithASentence() throws {
+        let workspace = try Workspace()
+        for (arguments, message) in [
+            (["load", workspace.output, "--only", "0"], "is not a list of extensions"),
+            (["load", workspace.output, "--memory-budget", "lots"], "is not a memory size"),
+            (["load", workspace.directory.file("missing")], "does not exist; run `blocklist generate"),
+            (["enable", "x-y", workspace.output], "is not a list of extensions"),
+        ] {
+            let result = try runBlocklist(arguments + ["--store", workspace.store])
+            #expect(result.status != 0, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        // A missing extension host fails the load with a hint, not a bare "No such file".
+        #expect(try workspace.blocklist("enable", "1", workspace.output).status == 0)
+        let noHost = try workspace.blocklist(
+            "load",
+            workspace.output,
+            "--only",
+            "1",
+            "--extension-host",
+            workspace.directory.file("no-host")
+        )
+        #expect(noHost.status == 1)
+        #expect(
+            noHost.stderr.contains(
+                "--extension-host \(workspace.directory.file("no-host")) cannot be run: No such file or directory."
+            ),
+            "\(noHost.stderr)"
+        )
+        #expect(!noHost.stderr.contains("loading"), "named before any extension starts: \(noHost.stderr)")
+    }
+
+    /// While one `blocklist load` holds extension 3, a second is refused with currentlyLoading;
+    /// SIGKILL of the first keeps what it committed, and a rerun resumes at extension 3.
+    @Test func aSecondLoadIsRefusedAndAKilledLoadResumes() throws {
+        let workspace = try Workspace()
+        #expect(try workspace.blocklist("enable", "all", workspace.output).status == 0)
+        // An extension host that stops before shard 3 until it is killed.
+        let host = workspace.directory.file("slow-host")
+        try """
+        #!/bin/sh
+        name=$(basename "$1")
+        echo $$ > "\(workspace.directory.path)/$name.pid"
+        [ "$name" = shard-03.blk ] && exec sleep 60
+        exec "\(productsDirectory)/blocklist-extension" "$@"
+        """.write(toFile: host, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: host)
+
+        let first = try RunningBlocklist([
+            "load", workspace.output, "--store", workspace.store, "--extension-host", host,
+        ])
+        let marker = workspace.directory.file("shard-03.blk.pid")
+        try #require(
+            waitUntil {
+                FileManager.default.fileExists(atPath: marker) && (try? String(contentsOfFile: marker))?.last == "\n"
+            }
+        )
+
+        let second = try workspace.blocklist("load", workspace.output, "--force")
+        #expect(second.status == 1)
+        #expect(second.stdout.contains("failed: currentlyLoading (7)"), "\(second.stdout)\(second.stderr)")
+        #expect(second.stderr.contains("another reload is running on the store"))
+        let store = try CallDirectoryStore(path: workspace.store)
+        let system = CallDirectorySystem(store: store, hostPath: productsDirectory + "/blocklist-extension")
+        let manifest = try Manifest.load(from: workspace.output)
+        let refused = #expect(throws: CallDirectoryError.self) {
+            try system.reload(
+                "extension-04",
+                shardPath: manifest.path(of: manifest.shards[3], in: workspace.output),
+                checksum: manifest.shards[3].checksum
+            )
+        }
+        #expect(refused?.code == .currentlyLoading)
+
+        // The loader dies first; then its host, which would otherwise outlive it asleep.
+        kill(first.process.processIdentifier, SIGKILL)
+        #expect(waitUntil { !isRunning(first.process.processIdentifier) })
+        if let pid = Int32((try String(contentsOfFile: marker)).dropLast()) { kill(pid, SIGKILL) }
+        #expect(try first.wait().status != 0)
+
+        #expect(try store.integrityCheck() == "ok")
+        #expect(
+            try store.entries(of: "extension-01")
+                == readNumbers(manifest.path(of: manifest.shards[0], in: workspace.output))
+        )
+        #expect(try store.entries(of: "extension-02").count == manifest.shards[1].count)
+        #expect(try store.entries(of: "extension-03").isEmpty)
+
+        let rerun = try workspace.blocklist("load", workspace.output)
+        #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
+        let lines = rerun.stdout.split(separator: "\n")
+        #expect(
+            lines.filter { $0.contains("skipped (unchanged)") }.map { String($0.prefix(12)) } == [
+                "extension-01", "extension-02",
+            ]
+        )
+        #expect(lines.filter { $0.contains(" loaded ") }.count == 3)
+        try workspace.expectStoreMatchesShards()
+    }
+}

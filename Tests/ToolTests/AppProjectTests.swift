@@ -1,0 +1,355 @@
+import TestSupport
+
+#if canImport(ExtensionHandlers)
+    import AppGroupContainers
+    import AppProject
+    import BlocklistCore
+    import CallKit
+    @testable import ExtensionHandlers
+    import IdentityLookup
+    import SetReading
+    import SetStorage
+    import Testing
+    import UserNotifications
+
+    /// A Call Directory context that records what the handler sends, as the system's would store it.
+    final class RecordingContext: CXCallDirectoryExtensionContext {
+        let incremental: Bool
+        var added: [Int64] = []
+        var removed: [Int64] = []
+        var completed = false
+        var cancelled: Error?
+
+        init(incremental: Bool) { self.incremental = incremental }
+
+        override var isIncremental: Bool { incremental }
+        override func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: CXCallDirectoryPhoneNumber) {
+            added.append(phoneNumber)
+        }
+        override func removeBlockingEntry(withPhoneNumber phoneNumber: CXCallDirectoryPhoneNumber) {
+            removed.append(phoneNumber)
+        }
+        override func completeRequest(completionHandler completion: ((Bool) -> Void)? = nil) {
+            completed = true
+            completion?(true)
+        }
+        override func cancelRequest(withError error: Error) { cancelled = error }
+    }
+
+    /// A Message Filter context whose server answers `answer`.
+    final class AnsweringContext: ILMessageFilterExtensionContext {
+        let answer: Data
+        var deferred = 0
+        init(answer: String) { self.answer = Data(answer.utf8) }
+        override func deferQueryRequestToNetwork(completion: @escaping (ILNetworkResponse?, Error?) -> Void) {
+            deferred += 1
+            completion(ILNetworkResponse(data: answer), nil)
+        }
+    }
+
+    /// The handler sources an app compiles (Sources/AppProject/Handlers), run here against
+    /// stand-ins for the iOS SDK on files the tools made, the docs' listings held to them, and
+    /// the project spec `blocklist xcodegen` writes held to its manifest.
+    @Suite(.serialized) struct AppProjectTests {
+        static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+
+        /// A set, a second generation published as an inline push, and compiled SMS rules.
+        @Test func theHandlersRunAsAnAppsExtensionsRunThem() throws {
+            let dir = try TemporaryDirectory()
+            var random = SplitMix64(state: 28)
+            var first = Set<Int64>()
+            while first.count < 5000 { first.insert(827_000_000_000 + Int64(random.next() % 100_000_000)) }
+            var second = Set(first.sorted().dropFirst(7))
+            while second.count < 5018 { second.insert(827_000_000_000 + Int64(random.next() % 100_000_000)) }
+            try Data(first.sorted().map { "+\($0)\n" }.joined().utf8).write(to: URL(fileURLWithPath: dir.file("a.txt")))
+            try Data(second.sorted().map { "+\($0)\n" }.joined().utf8).write(
+                to: URL(fileURLWithPath: dir.file("b.txt"))
+            )
+
+            func run(_ arguments: [String]) throws -> String {
+                let result = try runBlocklist(arguments, in: dir.path)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                return result.stdout
+            }
+            _ = try run(["generate", "--numbers", "a.txt", "-o", "set", "--no-sync"])
+            let manifest = try Manifest.load(from: dir.file("set"))
+            try FileManager.default.createDirectory(atPath: dir.file("shipped"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                atPath: manifest.path(of: manifest.shards[0], in: dir.file("set")),
+                toPath: dir.file("shipped/shard-01.blk")
+            )
+            _ = try run(["keys", "create", "keys"])
+            _ = try run(["publish", "set", "--key", "keys/signing.key", "--to", "pub"])
+            _ = try run(["generate", "--numbers", "b.txt", "-o", "set", "--no-sync"])
+            _ = try run(["publish", "set", "--key", "keys/signing.key", "--to", "pub"])
+            let payload = try run(["push", "payload", "--from", "pub", "--key", "keys/signing.key"])
+            _ = try run(["sms", "compile", Self.packageRoot + "/docs/examples/sms-rules.json", "-o", "rules"])
+
+            // The extension's bundle: its Info.plist (as blocklist xcodegen writes it) and resources.
+            try FileManager.default.createDirectory(atPath: dir.file("bundle"), withIntermediateDirectories: true)
+            let plist: [String: Any] = [
+                "BlocklistAppGroup": "group.com.example.test", "BlocklistShard": "shard-01.blk",
+            ]
+            try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+                .write(to: URL(fileURLWithPath: dir.file("bundle/Info.plist")))
+            try FileManager.default.copyItem(atPath: dir.file("keys/root.json"), toPath: dir.file("bundle/root.json"))
+            try FileManager.default.copyItem(atPath: dir.file("keys/push.key"), toPath: dir.file("bundle/push.key"))
+            ExtensionSettings.bundle = try #require(Bundle(path: dir.file("bundle")))
+            AppGroupContainers.directories["group.com.example.test"] = URL(fileURLWithPath: dir.file("group"))
+            defer { AppGroupContainers.directories = [:] }
+            let settings = try ExtensionSettings.current()
+
+            // The app installs the set it ships; the extension loads it whole.
+            try InstalledSet.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, settings)
+            let whole = RecordingContext(incremental: false)
+            CallDirectoryHandler().beginRequest(with: whole)
+            #expect(whole.cancelled == nil)
+            #expect(whole.completed && whole.added == first.sorted())
+            #expect(
+                FileManager.default.contentsEqual(
+                    atPath: settings.loadedShard("shard-01.blk"),
+                    andPath: dir.file("shipped/shard-01.blk")
+                )
+            )
+
+            // A push: the extension opens it, applies it, records generation 2.
+            let userInfo = try #require(
+                try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
+            )
+            let content = UNMutableNotificationContent()
+            content.userInfo = userInfo
+            var delivered: UNNotificationContent?
+            NotificationService().didReceive(UNNotificationRequest(identifier: "push", content: content)) {
+                delivered = $0
+            }
+            #expect(delivered?.body == "Block list updated: 1 of its lists changed.", "\(delivered?.body ?? "nothing")")
+            #expect(try InstalledSet.read(settings).generation == 2)
+            #expect(try readNumbers(settings.installedShard("shard-01.blk")) == second.sorted())
+
+            // The reload that follows sends only the difference.
+            let reload = RecordingContext(incremental: true)
+            CallDirectoryHandler().beginRequest(with: reload)
+            #expect(reload.completed && reload.cancelled == nil)
+            #expect(reload.removed == first.subtracting(second).sorted())
+            #expect(reload.added == second.subtracting(first).sorted())
+
+            // The same push again is for another base: the body says so, nothing changes.
+            NotificationService().didReceive(UNNotificationRequest(identifier: "again", content: content)) {
+                delivered = $0
+            }
+            #expect(delivered?.body.hasPrefix("Block list not updated") == true || delivered?.body == content.body)
+            #expect(try InstalledSet.read(settings).generation == 2)
+
+            // Messages: classified offline, or deferred when no rule decides.
+            try FileManager.default.copyItem(atPath: dir.file("rules/rules.blsms"), toPath: settings.rules)
+            func verdict(_ body: String, server: String) -> (ILMessageFilterAction, Int) {
+                let context = AnsweringContext(answer: server)
+                var action = ILMessageFilterAction.none
+                MessageFilterExtension().handle(
+                    ILMessageFilterQueryRequest(sender: "+821012345678", messageBody: body),
+                    context: context
+                ) { action = $0.action }
+                return (action, context.deferred)
+            }
+            #expect(verdict("Congratulations, you have won a car", server: #"{"action":"allow"}"#) == (.junk, 0))
+            #expect(verdict("see you at five", server: #"{"action":"promotion"}"#) == (.promotion, 1))
+            #expect(verdict("see you at five", server: #"{"action":"junk","action":"none"}"#) == (.none, 1))
+            #expect(verdict("see you at five", server: "not json") == (.none, 1))
+        }
+
+        /// A shard the Info.plist does not name, or an App Group the extension is not entitled
+        /// to, cancels the request with a sentence; nothing is added.
+        @Test func aMissingSettingCancelsTheRequest() throws {
+            let dir = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: dir.file("bundle"), withIntermediateDirectories: true)
+            try PropertyListSerialization.data(
+                fromPropertyList: ["BlocklistAppGroup": "group.none"],
+                format: .xml,
+                options: 0
+            )
+            .write(to: URL(fileURLWithPath: dir.file("bundle/Info.plist")))
+            ExtensionSettings.bundle = try #require(Bundle(path: dir.file("bundle")))
+            let context = RecordingContext(incremental: false)
+            CallDirectoryHandler().beginRequest(with: context)
+            #expect(
+                "\(context.cancelled.map { "\($0)" } ?? "")"
+                    == "The App Group group.none is not in the extension's entitlements."
+            )
+            #expect(context.added.isEmpty && !context.completed)
+        }
+
+        /// Every Swift listing in the three extension articles is a run of lines of a handler
+        /// file, the files this suite compiles and runs (indentation aside).
+        @Test func theArticlesListingsAreTheHandlerFiles() throws {
+            let articles = [
+                "Sources/BlocklistCore/BlocklistCore.docc/LoadingShardsInACallDirectoryExtension.md",
+                "Sources/MessageFilterCore/MessageFilterCore.docc/ClassifyingInAMessageFilterExtension.md",
+                "Sources/UpdateCore/UpdateCore.docc/ApplyingUpdatesInANotificationServiceExtension.md",
+            ]
+            let handlers = AppProject.handlerSources.map { String(decoding: $0.bytes, as: UTF8.self) }
+            for article in articles {
+                let text = try String(contentsOfFile: Self.packageRoot + "/" + article, encoding: .utf8)
+                let blocks = text.components(separatedBy: "```swift\n").dropFirst().map {
+                    $0.components(separatedBy: "```")[0]
+                }
+                #expect(!blocks.isEmpty, "\(article) has no Swift listing")
+                for block in blocks {
+                    #expect(
+                        handlers.contains { Self.contains($0, block) },
+                        "\(article): this listing is in no handler file:\n\(block)"
+                    )
+                }
+            }
+        }
+
+        /// The files embedded in `blocklist` are the files compiled here, byte for byte.
+        @Test func theEmbeddedHandlersAreTheFiles() throws {
+            for source in AppProject.handlerSources {
+                let path = Self.packageRoot + "/Sources/AppProject/Handlers/" + source.name
+                #expect(try readBytes(path) == source.bytes, "\(source.name)")
+            }
+        }
+
+        /// Whether `block`'s lines appear in `file` in a row, each with the same added indentation.
+        static func contains(_ file: String, _ block: String) -> Bool {
+            let lines = file.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let wanted = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast()
+            guard let head = wanted.first, !head.isEmpty else { return false }
+            for start in lines.indices where lines[start].hasSuffix(head) {
+                let indent = String(lines[start].dropLast(head.count))
+                guard indent.allSatisfy({ $0 == " " }), start + wanted.count <= lines.count else { continue }
+                let matches = wanted.enumerated().allSatisfy { offset, line in
+                    line.isEmpty ? lines[start + offset].isEmpty : lines[start + offset] == indent + line
+                }
+                if matches { return true }
+            }
+            return false
+        }
+
+        /// The spec names one Call Directory extension per shard of the manifest, with its shard,
+        /// bundle identifier and App Group, as Python's YAML reader reads the file.
+        @Test func theProjectSpecHoldsEveryShardOfItsManifest() throws {
+            let dir = try TemporaryDirectory()
+            let generated = try runBlocklist(
+                ["generate", "--pattern", "+827012#####", "--range-size", "40000", "-o", "set", "--no-sync"],
+                in: dir.path
+            )
+            #expect(generated.status == 0, "\(generated.stderr)")
+            _ = try runBlocklist(["keys", "create", "keys"], in: dir.path)
+            let result = try runBlocklist(
+                [
+                    "xcodegen", "set", "--bundle-id", "com.example.blocklist", "-o", "proj", "--trust",
+                    "keys/root.json",
+                    "--push-key", "keys/push.key",
+                ],
+                in: dir.path
+            )
+            #expect(result.status == 0, "\(result.stderr)")
+            let manifest = try Manifest.load(from: dir.file("set"))
+            #expect(manifest.shards.count == 3)
+            let json = try runProcess(
+                "/usr/bin/python3",
+                [
+                    "-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)",
+                    dir.file("proj/project.yml"),
+                ]
+            )
+            #expect(json.status == 0)
+            let spec = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+            let targets = try #require(spec["targets"] as? [String: [String: Any]])
+            #expect(targets.count == manifest.shards.count + 3)
+            var identifiers = Set<String>()
+            for (name, target) in targets {
+                let settings = (target["settings"] as? [String: Any])?["base"] as? [String: Any]
+                let identifier = try #require(settings?["PRODUCT_BUNDLE_IDENTIFIER"] as? String)
+                identifiers.insert(identifier)
+                #expect(identifier == "com.example.blocklist" || identifier == "com.example.blocklist." + name)
+                let groups =
+                    ((target["entitlements"] as? [String: Any])?["properties"] as? [String: Any])?[
+                        "com.apple.security.application-groups"
+                    ] as? [String]
+                #expect(groups == ["group.com.example.blocklist"], "\(name)")
+                let sources = (target["sources"] as? [[String: String]] ?? []).compactMap { $0["path"] }
+                for source in sources {
+                    #expect(FileManager.default.fileExists(atPath: dir.file("proj/" + source)), "\(name): \(source)")
+                }
+            }
+            #expect(identifiers.count == targets.count)
+            for shard in manifest.shards {
+                let name = AppProject.callDirectoryTarget(shard.index, of: manifest.shards.count)
+                let properties = try #require(
+                    (targets[name]?["info"] as? [String: Any])?["properties"] as? [String: Any]
+                )
+                #expect(properties["BlocklistShard"] as? String == URL(fileURLWithPath: shard.file).lastPathComponent)
+                let nsExtension = properties["NSExtension"] as? [String: String]
+                #expect(nsExtension?["NSExtensionPointIdentifier"] == "com.apple.callkit.call-directory")
+                #expect(
+                    try readBytes(dir.file("proj/Set/" + URL(fileURLWithPath: shard.file).lastPathComponent))
+                        == readBytes(manifest.path(of: shard, in: dir.file("set")))
+                )
+            }
+            // The directory exists now: a second run is refused and changes nothing.
+            let again = try runBlocklist(
+                ["xcodegen", "set", "--bundle-id", "com.example.blocklist", "-o", "proj"],
+                in: dir.path
+            )
+            #expect(again.status != 0 && again.stderr.contains("already exists"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["keys", "proj", "set"])
+        }
+
+        /// The options land where the app reads them (rules shipped, the deferral URL in the
+        /// Message Filter's Info.plist, the team, the first generation), and what the extensions
+        /// would refuse is refused before anything is written: rules that are not compiled, a
+        /// root or push key that is not one, a deferral URL that is not https.
+        @Test func theOptionsReachTheAppAndBadFilesAreRefusedFirst() throws {
+            let dir = try TemporaryDirectory()
+            #expect(
+                try runBlocklist(["generate", "--pattern", "+8270123#####", "-o", "set", "--no-sync"], in: dir.path)
+                    .status == 0
+            )
+            _ = try runBlocklist(["keys", "create", "keys"], in: dir.path)
+            let rules = #"[{"name":"prize","target":"body","match":"contains","value":"prize","action":"junk"}]"#
+            try writeBytes(Array(rules.utf8), to: dir.file("rules.json"))
+            #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "."], in: dir.path).status == 0)
+            let base = ["xcodegen", "set", "--bundle-id", "com.example.blocklist"]
+            for (extra, fault) in [
+                (["--rules", "rules.json"], "rules.json"),
+                (["--trust", "keys/push.key"], "keys/push.key"),
+                (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json"),
+                (["--deferral-url", "http://filter.example/q"], "https://"),
+                (["--deferral-url", "https://user@filter.example/q"], "userinfo"),
+            ] {
+                let refused = try runBlocklist(base + ["-o", "bad"] + extra, in: dir.path)
+                #expect(refused.status != 0 && refused.stderr.contains(fault), "\(extra): \(refused.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: dir.file("bad")), "\(extra)")
+                #expect(!FileManager.default.fileExists(atPath: dir.file(".bad.xcodegen-tmp")), "\(extra)")
+            }
+            let made = try runBlocklist(
+                base + [
+                    "-o", "proj", "--rules", "rules.blsms", "--deferral-url", "https://filter.example/q", "--team",
+                    "ABCDE12345", "--generation", "7",
+                ],
+                in: dir.path
+            )
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(try readBytes(dir.file("proj/Set/rules.blsms")) == readBytes(dir.file("rules.blsms")))
+            let json = try runProcess(
+                "/usr/bin/python3",
+                [
+                    "-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)",
+                    dir.file("proj/project.yml"),
+                ]
+            )
+            let spec = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+            let settings = (spec["settings"] as? [String: Any])?["base"] as? [String: Any]
+            #expect(settings?["DEVELOPMENT_TEAM"] as? String == "ABCDE12345")
+            let filter = (spec["targets"] as? [String: [String: Any]])?["MessageFilter"]
+            let properties = (filter?["info"] as? [String: Any])?["properties"] as? [String: Any]
+            let attributes = (properties?["NSExtension"] as? [String: Any])?["NSExtensionAttributes"] as? [String: Any]
+            #expect(attributes?["ILMessageFilterExtensionNetworkURL"] as? String == "https://filter.example/q")
+            let app = try String(contentsOfFile: dir.file("proj/App/BlocklistApp.swift"), encoding: .utf8)
+            #expect(app.contains("generation: 7"))
+        }
+    }
+#endif
