@@ -479,7 +479,7 @@ let package = Package(
             name: "ToolTests",
             dependencies: [
                 "TestSupport", "BlocklistCore", "SetStorage", "SetReading", "ArgumentTypes", "BenchWorkloads",
-                "AppProject",
+                "AppProject", "MessageFilterCore",
             ] + standInTestDependencies
         ),
         .testTarget(

@@ -86,6 +86,9 @@ package enum AppProject {
             }
         }
         if let key = options.pushKey { _ = try PushKeyFile.key(try FileSystem.readFile(key), what: key) }
+        guard !output.isEmpty else {
+            throw BlocklistError(.invalidSpec, "The output directory is empty; name a new directory with -o.")
+        }
         let manifest = try Manifest.load(from: setDirectory)
         guard !manifest.shards.isEmpty else {
             throw BlocklistError(
@@ -101,6 +104,17 @@ package enum AppProject {
         }
         let trimmed = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         let parent = trimmed.lastIndex(of: "/").map { String(trimmed[..<$0]) } ?? "."
+        // Inside the set, the project would be a file the set does not list: verify would refuse
+        // the set, and generate would keep the generation it is in.
+        let set = try FileSystem.resolvedPath(setDirectory)
+        if let within = try? FileSystem.resolvedPath(parent.isEmpty ? "/" : parent),
+            within == set || within.hasPrefix(set + "/")
+        {
+            throw BlocklistError(
+                .invalidSpec,
+                "\(output) is inside the set \(setDirectory); write the project beside the set, not in it."
+            )
+        }
         let staging = parent + "/." + baseName(trimmed) + ".xcodegen-tmp"
         guard try FileSystem.makeDirectory(staging) else {
             throw BlocklistError(
@@ -110,7 +124,7 @@ package enum AppProject {
         }
         var written = 0
         do throws(BlocklistError) {
-            for directory in ["App", "Set", "Extensions", "NotificationService"] {
+            for directory in ["App", "Set", "Extensions"] + (options.root == nil ? [] : ["NotificationService"]) {
                 try FileSystem.makeDirectory(staging + "/" + directory)
             }
             func file(_ name: String, _ bytes: [UInt8]) throws(BlocklistError) {
@@ -150,7 +164,7 @@ package enum AppProject {
                 (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D
                     || byte == 0x2E
             }
-            guard allowed, !text.isEmpty, !text.hasPrefix("."), !text.hasSuffix("."), !text.contains("..") else {
+            guard allowed, text.contains("."), !text.hasPrefix("."), !text.hasSuffix("."), !text.contains("..") else {
                 throw BlocklistError(
                     .invalidSpec,
                     "\(what) \"\(text)\" is not a reverse-DNS identifier: letters, digits, hyphens and dots, as com.example.blocklist."
@@ -171,6 +185,32 @@ package enum AppProject {
             throw BlocklistError(
                 .invalidSpec,
                 "The name \"\(options.name)\" is not a Swift type name: ASCII letters and digits, a letter first."
+            )
+        }
+        let reserved = ["MessageFilter", "NotificationService"]
+        guard !reserved.contains(options.name), !options.name.hasPrefix("CallDirectory") else {
+            throw BlocklistError(
+                .invalidSpec,
+                "The name \"\(options.name)\" is an extension's target name (CallDirectory01…, MessageFilter, NotificationService); give the app another."
+            )
+        }
+        if let team = options.team {
+            guard team.utf8.count == 10,
+                team.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })
+            else {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "The team \(team.debugDescription) is not an Apple team ID: ten capital letters and digits, as in the developer account's Membership page."
+                )
+            }
+        }
+        guard options.generation >= 1 else {
+            throw BlocklistError(.invalidSpec, "The generation is 0; a publication's generations start at 1.")
+        }
+        guard options.packageURL.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !options.packageURL.isEmpty else {
+            throw BlocklistError(
+                .invalidSpec,
+                "The package URL \(options.packageURL.debugDescription) holds white space, control or non-ASCII characters."
             )
         }
         if let url = options.deferralURL {

@@ -1,8 +1,11 @@
 import SetStorage
 
 extension AppProject {
-    /// The host app's source: at first launch it installs the set shipped in the app (and the
-    /// SMS rules) into the App Group and asks CallKit to load each extension. It uses SwiftUI and
+    /// The host app's source: when the App Group holds no whole set (the first launch, or a kill
+    /// between an update's renames), it installs the set shipped in the app (and the SMS rules);
+    /// whenever the installed generation is not the one CallKit last loaded (an update the
+    /// Notification Service Extension applied), it asks CallKit to reload each extension; with
+    /// `--trust` it registers for the pushes that carry updates. It uses SwiftUI, UIKit and
     /// CallKit's manager, which have no stand-ins here: unlike the handlers, this file is not
     /// compiled on this machine.
     static func appSource(_ manifest: Manifest, _ options: Options) -> String {
@@ -10,6 +13,7 @@ extension AppProject {
         let identifiers = manifest.shards.map {
             "\"\(options.bundleIdentifier).\(callDirectoryTarget($0.index, of: count))\""
         }
+        let pushes = options.root != nil
         return """
             import CallKit
             import SwiftUI
@@ -20,8 +24,11 @@ extension AppProject {
                 static let callDirectoryExtensions = [
                     \(identifiers.joined(separator: ",\n        "))
                 ]
-
-                init() { Self.installShippedSet() }
+            \(pushes ? "    @UIApplicationDelegateAdaptor(PushRegistration.self) var pushRegistration\n" : "")
+                init() {
+                    Self.installShippedSet()
+                    Self.reloadIfUpdated()
+                }
 
                 var body: some Scene {
                     WindowGroup {
@@ -30,12 +37,12 @@ extension AppProject {
                     }
                 }
 
-                /// At first launch: installs the shards shipped in Set/ as generation \(options.generation) (later
-                /// generations come as updates to the Notification Service Extension), copies the SMS
-                /// rules, and asks CallKit to load each extension.
+                /// When the App Group holds no whole set (the first launch, or an update killed between
+                /// its renames): installs the shards shipped in Set/ as generation \(options.generation) (later
+                /// generations come as updates to the Notification Service Extension) and copies the SMS
+                /// rules.
                 static func installShippedSet() {
-                    guard let settings = try? ExtensionSettings.current(),
-                        !FileManager.default.fileExists(atPath: settings.installedRecord.path),
+                    guard let settings = try? ExtensionSettings.current(), !InstalledSet.isWhole(settings),
                         let shipped = Bundle.main.resourceURL?.appendingPathComponent("Set")
                     else { return }
                     do {
@@ -51,14 +58,45 @@ extension AppProject {
                         }
                     } catch {
                         print("Installing the shipped block list failed: \\(error)")
-                        return
                     }
+                }
+
+                /// Asks CallKit to reload each extension when the installed generation is not the one
+                /// it last loaded: each extension then loads only its shard's differences.
+                static func reloadIfUpdated() {
+                    guard let settings = try? ExtensionSettings.current(),
+                        let installed = try? InstalledSet.read(settings)
+                    else { return }
+                    let key = "blocklistLoadedGeneration"
+                    guard UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation else { return }
+                    UserDefaults.standard.set(installed.generation, forKey: key)
                     for identifier in callDirectoryExtensions {
                         CXCallDirectoryManager.sharedInstance.reloadExtension(withIdentifier: identifier) { _ in }
                     }
                 }
             }
-
+            \(pushes ? Self.pushRegistration : "")
             """
     }
+
+    /// The app delegate that registers for the pushes the Notification Service Extension opens.
+    static let pushRegistration = """
+
+        /// Registers for remote notifications: the pushes `blocklist push payload` makes reach the
+        /// Notification Service Extension, which applies them.
+        final class PushRegistration: NSObject, UIApplicationDelegate {
+            func application(
+                _ application: UIApplication,
+                didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
+            ) -> Bool {
+                application.registerForRemoteNotifications()
+                return true
+            }
+
+            func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken token: Data) {
+                // Send the token to the server that sends your pushes (APNs needs it to reach this phone).
+            }
+        }
+
+        """
 }

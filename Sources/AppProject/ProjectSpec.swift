@@ -1,3 +1,4 @@
+internal import ByteCodecs
 import JSONStream
 import SetStorage
 
@@ -11,7 +12,8 @@ extension AppProject {
         yaml.open("options")
         yaml.pair("bundleIdPrefix", options.bundleIdentifier)
         yaml.open("deploymentTarget")
-        yaml.pair("iOS", "15.0")
+        // iOS 16: the promotion and transaction actions and their sub-actions.
+        yaml.pair("iOS", "16.0")
         yaml.close()
         yaml.close()
         yaml.open("settings")
@@ -29,6 +31,11 @@ extension AppProject {
 
         let count = manifest.shards.count
         let callDirectories = manifest.shards.map { callDirectoryTarget($0.index, of: count) }
+        // The system posts deferred messages only to a domain the app and the extension are
+        // associated with (`messagefilter:`).
+        let deferralHost = options.deferralURL.flatMap { try? WebURL(parsing: $0, schemes: ["https"]).host }
+        let associated =
+            deferralHost.map { [("com.apple.developer.associated-domains", ["messagefilter:" + $0])] } ?? []
         var extensions = callDirectories + ["MessageFilter"]
         if options.root != nil { extensions.append("NotificationService") }
 
@@ -44,7 +51,17 @@ extension AppProject {
                 ["path": "Extensions/ExtensionSettings.swift"], ["path": "Extensions/InstalledSet.swift"],
             ]
         )
-        target(&yaml, options, identifier: options.bundleIdentifier, info: [("BlocklistAppGroup", options.group)])
+        target(
+            &yaml,
+            options,
+            identifier: options.bundleIdentifier,
+            displayName: options.name,
+            info: [("BlocklistAppGroup", options.group)],
+            launchScreen: true,
+            entitlements: associated,
+            // Pushes reach the Notification Service Extension only in an app entitled to them.
+            pushes: options.root != nil
+        )
         yaml.list(
             "dependencies",
             extensions.map { ["target": $0] } + [["package": "blocklist", "product": "UpdateCore"]]
@@ -56,6 +73,8 @@ extension AppProject {
                 &yaml,
                 options,
                 name,
+                // Settings lists the extensions by name: each says which of the lists it is.
+                displayName: "\(options.name) \(name.dropFirst("CallDirectory".count))",
                 sources: ["CallDirectoryHandler.swift", "ExtensionSettings.swift"],
                 point: "com.apple.callkit.call-directory",
                 principal: "CallDirectoryHandler",
@@ -67,11 +86,13 @@ extension AppProject {
             &yaml,
             options,
             "MessageFilter",
+            displayName: "\(options.name) SMS",
             sources: ["MessageFilterExtension.swift", "ExtensionSettings.swift"],
             point: "com.apple.identitylookup.message-filter",
             principal: "MessageFilterExtension",
             info: [("BlocklistAppGroup", options.group)],
             attributes: options.deferralURL.map { [("ILMessageFilterExtensionNetworkURL", $0)] } ?? [],
+            entitlements: associated,
             products: ["MessageFilterCore"]
         )
         if options.root != nil {
@@ -79,6 +100,7 @@ extension AppProject {
                 &yaml,
                 options,
                 "NotificationService",
+                displayName: options.name,
                 sources: ["NotificationService.swift", "InstalledSet.swift", "ExtensionSettings.swift"],
                 resources: "NotificationService",
                 point: "com.apple.usernotifications.service",
@@ -95,12 +117,14 @@ extension AppProject {
         _ yaml: inout YAMLWriter,
         _ options: Options,
         _ name: String,
+        displayName: String,
         sources: [String],
         resources: String? = nil,
         point: String,
         principal: String,
         info: [(String, String)],
         attributes: [(String, String)] = [],
+        entitlements: [(String, [String])] = [],
         products: [String]
     ) {
         yaml.open(name)
@@ -111,20 +135,26 @@ extension AppProject {
             &yaml,
             options,
             identifier: options.bundleIdentifier + "." + name,
+            displayName: displayName,
             info: info,
-            extension: (point, "$(PRODUCT_MODULE_NAME)." + principal, attributes)
+            extension: (point, "$(PRODUCT_MODULE_NAME)." + principal, attributes),
+            entitlements: entitlements
         )
         yaml.list("dependencies", products.map { ["package": "blocklist", "product": $0] })
         yaml.close()
     }
 
-    /// A target's bundle identifier, Info.plist and App Group entitlement.
+    /// A target's bundle identifier, Info.plist, App Group entitlement and `entitlements`.
     private static func target(
         _ yaml: inout YAMLWriter,
         _ options: Options,
         identifier: String,
+        displayName: String,
         info: [(String, String)],
-        extension point: (String, String, [(String, String)])? = nil
+        launchScreen: Bool = false,
+        extension point: (String, String, [(String, String)])? = nil,
+        entitlements: [(String, [String])] = [],
+        pushes: Bool = false
     ) {
         let directory =
             "Supporting/"
@@ -137,8 +167,10 @@ extension AppProject {
         yaml.open("info")
         yaml.pair("path", directory + "/Info.plist")
         yaml.open("properties")
-        yaml.pair("CFBundleDisplayName", options.name)
+        yaml.pair("CFBundleDisplayName", displayName)
         for (key, value) in info { yaml.pair(key, value) }
+        // An app without a launch screen runs letterboxed.
+        if launchScreen { yaml.emptyMapping("UILaunchScreen") }
         if let (point, principal, attributes) = point {
             yaml.open("NSExtension")
             yaml.pair("NSExtensionPointIdentifier", point)
@@ -159,6 +191,8 @@ extension AppProject {
         )
         yaml.open("properties")
         yaml.list("com.apple.security.application-groups", [options.group])
+        for (key, values) in entitlements { yaml.list(key, values) }
+        if pushes { yaml.pair("aps-environment", "development") }
         yaml.close()
         yaml.close()
     }
@@ -181,6 +215,9 @@ struct YAMLWriter {
     }
 
     mutating func close() { depth -= 1 }
+
+    /// `key: {}`.
+    mutating func emptyMapping(_ key: String) { line(JSONText.string(key) + ": {}") }
 
     mutating func list(_ key: String, _ items: [String]) {
         line(JSONText.string(key) + ":")

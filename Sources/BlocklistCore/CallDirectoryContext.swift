@@ -5,7 +5,7 @@
 /// On iOS one line makes CallKit's context conform:
 ///
 /// ```swift
-/// extension CXCallDirectoryExtensionContext: CallDirectoryContext {}
+/// extension CXCallDirectoryExtensionContext: @retroactive CallDirectoryContext {}
 /// ```
 ///
 /// Numbers are `CXCallDirectoryPhoneNumber` values (`Int64`): country code and digits, no `+`.

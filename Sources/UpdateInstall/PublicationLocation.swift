@@ -11,13 +11,15 @@ public func publicationReader(
     stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
     isCancelled: @escaping () -> Bool = { false }
 ) throws -> any PublicationReader {
-    if location.hasPrefix("http://") || location.hasPrefix("https://") {
+    // A scheme is case-insensitive (RFC 3986 §3.1), as HTTPURL and the push URL check read it.
+    let lowered = location.prefix(8).lowercased()
+    if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
         return try HTTPPublication(location, deadline: deadline, stallTimeout: stallTimeout, isCancelled: isCancelled)
     }
     if let colon = location.firstIndex(of: ":"), location[colon...].hasPrefix("://") {
         throw UpdateError(
             .malformed,
-            "\(location) is neither an http:// URL nor a directory; a publication is read over HTTP or from a directory."
+            "\(location.prefix(200)) is neither an http:// URL nor a directory; a publication is read over HTTP or from a directory."
         )
     }
     return DirectoryPublication(directory: location)

@@ -7,6 +7,7 @@ import TestSupport
     import CallKit
     @testable import ExtensionHandlers
     import IdentityLookup
+    import MessageFilterCore
     import SetReading
     import SetStorage
     import Testing
@@ -113,6 +114,13 @@ import TestSupport
                 )
             )
 
+            #expect(InstalledSet.isWhole(settings))
+            // A run killed before its renames left a new shard beside the installed one: the next
+            // push is applied all the same.
+            try Data("left by a killed run".utf8).write(
+                to: URL(fileURLWithPath: settings.installedShard(".shard-01.blk.new"))
+            )
+
             // A push: the extension opens it, applies it, records generation 2.
             let userInfo = try #require(
                 try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
@@ -126,6 +134,8 @@ import TestSupport
             #expect(delivered?.body == "Block list updated: 1 of its lists changed.", "\(delivered?.body ?? "nothing")")
             #expect(try InstalledSet.read(settings).generation == 2)
             #expect(try readNumbers(settings.installedShard("shard-01.blk")) == second.sorted())
+            #expect(InstalledSet.isWhole(settings))
+            #expect(!FileManager.default.fileExists(atPath: settings.installedShard(".shard-01.blk.new")))
 
             // The reload that follows sends only the difference.
             let reload = RecordingContext(incremental: true)
@@ -152,10 +162,30 @@ import TestSupport
                 ) { action = $0.action }
                 return (action, context.deferred)
             }
+            // The server's sub-action reaches the response, as IdentityLookup numbers it.
+            var subAction = ILMessageFilterSubAction.none
+            MessageFilterExtension().handle(
+                ILMessageFilterQueryRequest(sender: "+821012345678", messageBody: "see you at five"),
+                context: AnsweringContext(answer: #"{"action":"transaction","subAction":"transactionalFinance"}"#)
+            ) { subAction = $0.subAction }
+            #expect(subAction == .transactionalFinance)
+            for (action, names) in DeferralResponse.subActions {
+                for name in names {
+                    #expect("\(MessageFilterExtension.subAction(name, of: action))" == name, "\(action) \(name)")
+                }
+            }
             #expect(verdict("Congratulations, you have won a car", server: #"{"action":"allow"}"#) == (.junk, 0))
             #expect(verdict("see you at five", server: #"{"action":"promotion"}"#) == (.promotion, 1))
             #expect(verdict("see you at five", server: #"{"action":"junk","action":"none"}"#) == (.none, 1))
             #expect(verdict("see you at five", server: "not json") == (.none, 1))
+
+            // A shard that is not the one recorded (a kill between renames): the app reinstalls.
+            try FileManager.default.removeItem(atPath: settings.installedShard("shard-01.blk"))
+            try FileManager.default.copyItem(
+                atPath: dir.file("shipped/shard-01.blk"),
+                toPath: settings.installedShard("shard-01.blk")
+            )
+            #expect(!InstalledSet.isWhole(settings))
         }
 
         /// A shard the Info.plist does not name, or an App Group the extension is not entitled
@@ -276,6 +306,17 @@ import TestSupport
                 }
             }
             #expect(identifiers.count == targets.count)
+            // Settings lists each extension by its name: no two alike.
+            let names = targets.values.compactMap {
+                ($0["info"] as? [String: Any]).flatMap { $0["properties"] as? [String: Any] }?["CFBundleDisplayName"]
+                    as? String
+            }
+            #expect(names.count == targets.count && Set(names).count == names.count - 1, "\(names.sorted())")
+            let app = try #require(targets["Blocklist"])
+            let appInfo = (app["info"] as? [String: Any])?["properties"] as? [String: Any]
+            #expect(appInfo?["UILaunchScreen"] as? [String: Any] != nil)
+            let appEntitlements = (app["entitlements"] as? [String: Any])?["properties"] as? [String: Any]
+            #expect(appEntitlements?["aps-environment"] as? String == "development")
             for shard in manifest.shards {
                 let name = AppProject.callDirectoryTarget(shard.index, of: manifest.shards.count)
                 let properties = try #require(
@@ -319,11 +360,21 @@ import TestSupport
                 (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json"),
                 (["--deferral-url", "http://filter.example/q"], "https://"),
                 (["--deferral-url", "https://user@filter.example/q"], "userinfo"),
+                (["--name", "MessageFilter"], "an extension's target name"),
+                (["--team", "abc"], "not an Apple team ID"),
+                (["--generation", "0"], "generation is 0"),
+                (["--bundle-id", "blocklist"], "not a reverse-DNS identifier"),
             ] {
                 let refused = try runBlocklist(base + ["-o", "bad"] + extra, in: dir.path)
                 #expect(refused.status != 0 && refused.stderr.contains(fault), "\(extra): \(refused.stderr)")
                 #expect(!FileManager.default.fileExists(atPath: dir.file("bad")), "\(extra)")
                 #expect(!FileManager.default.fileExists(atPath: dir.file(".bad.xcodegen-tmp")), "\(extra)")
+            }
+            // Inside the set, or nowhere: refused too.
+            for output in ["set/inner", ""] {
+                let refused = try runBlocklist(base + ["-o", output], in: dir.path)
+                #expect(refused.status != 0 && refused.stderr.contains(output.isEmpty ? "empty" : "inside the set"))
+                #expect(!FileManager.default.fileExists(atPath: dir.file("set/inner")))
             }
             let made = try runBlocklist(
                 base + [
@@ -348,6 +399,20 @@ import TestSupport
             let properties = (filter?["info"] as? [String: Any])?["properties"] as? [String: Any]
             let attributes = (properties?["NSExtension"] as? [String: Any])?["NSExtensionAttributes"] as? [String: Any]
             #expect(attributes?["ILMessageFilterExtensionNetworkURL"] as? String == "https://filter.example/q")
+            // The system defers only to a domain the app and the extension are associated with.
+            let targets = try #require(spec["targets"] as? [String: [String: Any]])
+            for name in ["Blocklist", "MessageFilter"] {
+                let entitlements =
+                    (targets[name]?["entitlements"] as? [String: Any])?["properties"] as? [String: Any]
+                #expect(
+                    entitlements?["com.apple.developer.associated-domains"] as? [String]
+                        == ["messagefilter:filter.example"],
+                    "\(name)"
+                )
+            }
+            // iOS 16: the promotion and transaction actions the handler gives.
+            let deployment = (spec["options"] as? [String: Any])?["deploymentTarget"] as? [String: Any]
+            #expect(deployment?["iOS"] as? String == "16.0")
             let app = try String(contentsOfFile: dir.file("proj/App/BlocklistApp.swift"), encoding: .utf8)
             #expect(app.contains("generation: 7"))
         }

@@ -1,7 +1,10 @@
 import BlocklistCore
 import CallKit
 
-extension CXCallDirectoryExtensionContext: CallDirectoryContext {}
+// CallKit's context meets BlocklistCore's protocol here, in the app: `@retroactive` says so (both
+// types come from other modules).
+// swift-format-ignore: AvoidRetroactiveConformances
+extension CXCallDirectoryExtensionContext: @retroactive CallDirectoryContext {}
 
 /// A Call Directory extension's principal class: loads the shard its Info.plist names.
 final class CallDirectoryHandler: CXCallDirectoryProvider {

@@ -32,6 +32,16 @@ struct InstalledSet: Codable {
         try record.write(settings)
     }
 
+    /// Whether the App Group holds a whole installed set: a record, and shards whose content
+    /// digests are the record's. A kill between an update's renames leaves shards of two
+    /// generations; the app installs its shipped set again then, and updates bring it forward.
+    static func isWhole(_ settings: ExtensionSettings) -> Bool {
+        guard let record = try? read(settings), record.shards.count == record.digests.count else { return false }
+        return zip(record.shards, record.digests).allSatisfy { name, digest in
+            (try? ShardContent.digest(ofShardAt: settings.installedShard(name))) == digest
+        }
+    }
+
     /// Applies `push` to the installed shards: each new shard is written beside the installed
     /// one and renamed over it, and the record is written last, so that a kill in between leaves
     /// shards whose digests differ from the record (install in full then).
@@ -41,6 +51,9 @@ struct InstalledSet: Codable {
         let installed = zip(shards, digests).map { (path: settings.installedShard($0), digest: $1) }
         let names = shards
         let staging = { (index: Int) in settings.installedShard(".\(names[index - 1]).new") }
+        // A run killed before its renames left its new shards beside the installed ones: they
+        // are this extension's own files, and the apply writes only where nothing is.
+        for index in names.indices { try? FileManager.default.removeItem(atPath: staging(index + 1)) }
         let applied = try push.apply(installedGeneration: generation, shards: installed, writingTo: staging)
         for index in applied.changedShards {
             guard rename(staging(index), installed[index - 1].path) == 0 else {

@@ -1,3 +1,4 @@
+import Foundation
 import IdentityLookup
 import MessageFilterCore
 
@@ -9,6 +10,23 @@ final class MessageFilterExtension: ILMessageFilterExtension {
         let rules = try? CompiledRules(contentsOf: settings.rules, keepingNames: false)
         return rules.map { MessageClassifier(rules: $0) }
     }()
+    /// A classifier keeps its scratch buffers between messages and is not thread-safe; the
+    /// system may ask about two messages at once.
+    static let classifierLock = NSLock()
+
+    /// The offline decision for a message; nil when no rules are installed.
+    static func classify(sender: String, body: String) -> MessageClassifier.Decision? {
+        classifierLock.lock()
+        defer { classifierLock.unlock() }
+        return classifier?.classify(sender: sender, body: body)
+    }
+
+    /// IdentityLookup's sub-action for a server's name of one: `DeferralResponse.subActions` lists
+    /// them in the SDK's order (transactional from 10000, promotional from 20000).
+    static func subAction(_ name: String?, of action: MessageAction) -> ILMessageFilterSubAction {
+        guard let name, let index = DeferralResponse.subActions[action]?.firstIndex(of: name) else { return .none }
+        return ILMessageFilterSubAction(rawValue: (action == .transaction ? 10_000 : 20_000) + index) ?? .none
+    }
 }
 
 extension MessageFilterExtension: ILMessageFilterQueryHandling {
@@ -17,7 +35,7 @@ extension MessageFilterExtension: ILMessageFilterQueryHandling {
         context: ILMessageFilterExtensionContext,
         completion: @escaping (ILMessageFilterQueryResponse) -> Void
     ) {
-        let decision = Self.classifier?.classify(sender: request.sender ?? "", body: request.messageBody ?? "")
+        let decision = Self.classify(sender: request.sender ?? "", body: request.messageBody ?? "")
         let response = ILMessageFilterQueryResponse()
         switch decision?.action ?? .none {
         case .allow: response.action = .allow
@@ -43,6 +61,7 @@ extension MessageFilterExtension {
                 let answer = try? data.withUnsafeBytes({ try DeferralResponse.parse($0) })
             {
                 response.action = ILMessageFilterAction(rawValue: Int(answer.action.rawValue)) ?? .none
+                response.subAction = Self.subAction(answer.subAction, of: answer.action)
             }
             completion(response)
         }
