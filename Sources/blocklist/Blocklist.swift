@@ -15,7 +15,8 @@ struct Blocklist: ParsableCommand {
             """,
         version: blocklistVersion,
         subcommands: [
-            Generate.self, Verify.self, Inspect.self, Cat.self, Load.self, Enable.self, Disable.self, Status.self,
+            Generate.self, Verify.self, Inspect.self, Cat.self, Diff.self, Load.self, Enable.self, Disable.self,
+            Status.self,
             Lookup.self, ListFileCommand.self, SMS.self, KeysCommand.self, Publish.self, PublicationCommand.self,
             Update.self, UpdatesCommand.self, Push.self, XcodeGen.self,
             Bench.self,

@@ -83,8 +83,13 @@ final class LineWriter {
     init(fd: Int32) { self.fd = fd }
     deinit { buffer.deallocate() }
 
-    func write(_ value: Int64) throws {
-        if used > buffer.count - 21 { try flush() }
+    /// Writes `value` and a newline, after `prefix` (`diff`'s + and -) if one is given.
+    func write(_ value: Int64, prefix: UInt8? = nil) throws {
+        if used > buffer.count - 22 { try flush() }
+        if let prefix {
+            buffer[used] = prefix
+            used += 1
+        }
         var digits = value.magnitude
         var end = used + 20
         buffer[end] = UInt8(ascii: "\n")
@@ -107,10 +112,10 @@ final class LineWriter {
         used += length
     }
 
-    /// Writes `value`, a tab and `label`, and a newline.
-    func write(_ value: Int64, label: [UInt8]) throws {
-        if used > buffer.count - 22 - label.count { try flush() }
-        try write(value)
+    /// Writes `value` (after `prefix`, if given), a tab and `label`, and a newline.
+    func write(_ value: Int64, prefix: UInt8? = nil, label: [UInt8]) throws {
+        if used > buffer.count - 23 - label.count { try flush() }
+        try write(value, prefix: prefix)
         used -= 1
         buffer[used] = 9
         used += 1
