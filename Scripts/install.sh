@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds blocklist in release and installs it under a prefix: the CLI in PREFIX/bin and the programs
 # it starts (blocklist-generate, blocklist-extension, blocklist-sms, blocklist-message-filter,
-# blocklist-notification-service) in
-# PREFIX/libexec/blocklist, where blocklist looks for them when they are not beside it.
+# blocklist-notification-service) in PREFIX/libexec/blocklist, where blocklist looks for them when
+# they are not beside it; a man page per command in PREFIX/share/man/man1 (Scripts/man-pages.sh);
+# shell completion for bash, zsh and fish where those shells look under PREFIX/share.
 #
 # Usage: Scripts/install.sh --prefix DIR    (default: $HOME/.local)
 set -euo pipefail
@@ -12,7 +13,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) [ $# -ge 2 ] || { echo "install.sh: --prefix needs a directory" >&2; exit 64; }; prefix=$2; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
-        -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument '$1'; give --prefix DIR" >&2; exit 64 ;;
     esac
 done
@@ -28,4 +29,12 @@ install -m 755 .build/release/blocklist "$prefix/bin/blocklist"
 for program in "${helpers[@]}"; do
     install -m 755 ".build/release/$program" "$prefix/libexec/blocklist/$program"
 done
-echo "installed blocklist in $prefix/bin and its helpers in $prefix/libexec/blocklist"
+# Man pages, from the commands' help.
+Scripts/man-pages.sh "$prefix/share/man/man1" .build/release > /dev/null
+# Completion scripts, from swift-argument-parser, where each shell looks for them.
+mkdir -p "$prefix/share/bash-completion/completions" "$prefix/share/zsh/site-functions" \
+    "$prefix/share/fish/vendor_completions.d"
+.build/release/blocklist --generate-completion-script bash > "$prefix/share/bash-completion/completions/blocklist"
+.build/release/blocklist --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_blocklist"
+.build/release/blocklist --generate-completion-script fish > "$prefix/share/fish/vendor_completions.d/blocklist.fish"
+echo "installed blocklist in $prefix/bin, its helpers in $prefix/libexec/blocklist, its man pages in $prefix/share/man/man1 and completion for bash, zsh and fish under $prefix/share"
