@@ -158,7 +158,8 @@ package enum AppProject {
         return "CallDirectory" + String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
-    static func check(_ options: Options) throws(BlocklistError) {
+    /// Refuses options no app could be made with, each with a sentence.
+    package static func check(_ options: Options) throws(BlocklistError) {
         func identifier(_ text: String, _ what: String) throws(BlocklistError) {
             let allowed = text.utf8.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D

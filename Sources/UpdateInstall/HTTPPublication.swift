@@ -37,12 +37,13 @@ public final class HTTPPublication: PublicationReader {
         guard !location.contains("?"), !location.contains("#") else {
             throw HTTPFetchError(
                 .badURL,
-                "The publication URL \(location) has a query or a fragment; give the directory's URL (each file's name is added to it)."
+                "The publication URL \(location.prefix(200)) has a query or a fragment; give the directory's URL (each file's name is added to it)."
             )
         }
-        var text = location
-        if !text.hasSuffix("/") { text += "/" }
-        base = try HTTPURL(text)
+        // Parsed as given, so that a refusal quotes what the user typed; a directory's URL then
+        // ends in "/".
+        let parsed = try HTTPURL(location)
+        base = parsed.target.hasSuffix("/") ? parsed : try HTTPURL(location + "/")
         self.deadline = deadline
         self.stallTimeout = stallTimeout
         self.isCancelled = isCancelled

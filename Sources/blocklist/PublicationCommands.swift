@@ -346,10 +346,13 @@ struct Update: ParsableCommand {
                 now: Int64(time(nil))
             )
         } catch let error as HTTPFetchError where [.timeout, .connect, .io, .protocolViolation].contains(error.code) {
-            // What arrived stays in the App Group's download cache: say so, and how to go on.
-            Terminal.error(
-                "note: what arrived is kept in \(appGroup)/.blocklist-downloads; run the same update again to resume it.\n"
-            )
+            // What arrived stays in the App Group's download cache: say so, and how to go on (when
+            // anything arrived at all).
+            if (try? FileSystem.kind(appGroup + "/.blocklist-downloads")) == .directory {
+                Terminal.error(
+                    "note: what arrived is kept in \(appGroup)/.blocklist-downloads; run the same update again to resume it.\n"
+                )
+            }
             throw error
         }
         if json {

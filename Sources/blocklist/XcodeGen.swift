@@ -51,7 +51,8 @@ struct XcodeGen: ParsableCommand {
     @Option(help: ArgumentHelp("Where Xcode fetches blocklist from.", valueName: "url"))
     var packageUrl = "https://github.com/blocklist/blocklist"
 
-    func run() throws {
+    /// The options as the library takes them.
+    var options: AppProject.Options {
         var options = AppProject.Options(bundleIdentifier: bundleId)
         options.name = name
         options.appGroup = appGroup
@@ -62,6 +63,19 @@ struct XcodeGen: ParsableCommand {
         options.deferralURL = deferralUrl
         options.generation = generation
         options.packageURL = packageUrl
+        return options
+    }
+
+    /// A malformed value (a bundle identifier, a team, a URL) is a usage error, as a parser's is.
+    func validate() throws {
+        do {
+            try AppProject.check(options)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    func run() throws {
         let summary = try AppProject.write(set: set, options, to: output)
         print(
             "Wrote \(output)/project.yml: the app, \(Terminal.grouped(Int64(summary.callDirectoryExtensions))) Call Directory \(summary.callDirectoryExtensions == 1 ? "extension" : "extensions"), the Message Filter extension\(trust == nil ? "" : " and the Notification Service Extension"); \(Terminal.grouped(Int64(summary.files))) files."

@@ -354,19 +354,20 @@ import TestSupport
             try writeBytes(Array(rules.utf8), to: dir.file("rules.json"))
             #expect(try runBlocklist(["sms", "compile", "rules.json", "-o", "."], in: dir.path).status == 0)
             let base = ["xcodegen", "set", "--bundle-id", "com.example.blocklist"]
-            for (extra, fault) in [
-                (["--rules", "rules.json"], "rules.json"),
-                (["--trust", "keys/push.key"], "keys/push.key"),
-                (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json"),
-                (["--deferral-url", "http://filter.example/q"], "https://"),
-                (["--deferral-url", "https://user@filter.example/q"], "userinfo"),
-                (["--name", "MessageFilter"], "an extension's target name"),
-                (["--team", "abc"], "not an Apple team ID"),
-                (["--generation", "0"], "generation is 0"),
-                (["--bundle-id", "blocklist"], "not a reverse-DNS identifier"),
+            // A file the extensions would refuse exits 1; a malformed value is a usage error (64).
+            for (extra, fault, status) in [
+                (["--rules", "rules.json"], "rules.json", Int32(1)),
+                (["--trust", "keys/push.key"], "keys/push.key", 1),
+                (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json", 1),
+                (["--deferral-url", "http://filter.example/q"], "https://", 64),
+                (["--deferral-url", "https://user@filter.example/q"], "userinfo", 64),
+                (["--name", "MessageFilter"], "an extension's target name", 64),
+                (["--team", "abc"], "not an Apple team ID", 64),
+                (["--generation", "0"], "generation is 0", 64),
+                (["--bundle-id", "blocklist"], "not a reverse-DNS identifier", 64),
             ] {
                 let refused = try runBlocklist(base + ["-o", "bad"] + extra, in: dir.path)
-                #expect(refused.status != 0 && refused.stderr.contains(fault), "\(extra): \(refused.stderr)")
+                #expect(refused.status == status && refused.stderr.contains(fault), "\(extra): \(refused.stderr)")
                 #expect(!FileManager.default.fileExists(atPath: dir.file("bad")), "\(extra)")
                 #expect(!FileManager.default.fileExists(atPath: dir.file(".bad.xcodegen-tmp")), "\(extra)")
             }
