@@ -7,7 +7,6 @@
 #
 # Usage: Scripts/install.sh --prefix DIR    (default: $HOME/.local)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 prefix="$HOME/.local"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -18,6 +17,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$prefix" ] || { echo "install.sh: --prefix is empty" >&2; exit 64; }
+# A relative prefix is the caller's, not the repository's.
+case $prefix in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+cd "$(dirname "$0")/.."
 swift build -c release
 helpers=(blocklist-generate blocklist-extension blocklist-sms blocklist-message-filter blocklist-notification-service)
 for program in blocklist "${helpers[@]}"; do

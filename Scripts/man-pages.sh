@@ -6,10 +6,12 @@
 #
 # Usage: Scripts/man-pages.sh DIR [BINDIR]    (BINDIR: the built programs, default .build/release)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: Scripts/man-pages.sh DIR [BINDIR]" >&2; exit 64; }
-out=$1
-bin=${2:-.build/release}
+# Relative paths are the caller's, not the repository's.
+absolute() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
+out=$(absolute "$1")
+bin=$(absolute "${2:-$(dirname "$0")/../.build/release}")
+cd "$(dirname "$0")/.."
 [ -x "$bin/blocklist" ] && [ -x "$bin/blocklist-sms" ] || { echo "man-pages.sh: no built blocklist in $bin" >&2; exit 1; }
 swift build -c release --product generate-manual > /dev/null
 manual=$(swift build -c release --show-bin-path)/generate-manual

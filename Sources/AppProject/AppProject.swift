@@ -85,7 +85,17 @@ package enum AppProject {
                 )
             }
         }
-        if let key = options.pushKey { _ = try PushKeyFile.key(try FileSystem.readFile(key), what: key) }
+        if let key = options.pushKey {
+            let bytes = try FileSystem.readFile(key)
+            // The publisher's signing key must never ship: anyone with the app could sign updates.
+            if String(decoding: bytes, as: UTF8.self).contains("\"ed25519-private\"") {
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(key) is the publisher's secret signing key, which must never ship in an app (anyone with the app could sign updates); give the push key, push.key, that blocklist keys create wrote beside it."
+                )
+            }
+            _ = try PushKeyFile.key(bytes, what: key)
+        }
         guard !output.isEmpty else {
             throw BlocklistError(.invalidSpec, "The output directory is empty; name a new directory with -o.")
         }
@@ -168,7 +178,7 @@ package enum AppProject {
             guard allowed, text.contains("."), !text.hasPrefix("."), !text.hasSuffix("."), !text.contains("..") else {
                 throw BlocklistError(
                     .invalidSpec,
-                    "\(what) \"\(text)\" is not a reverse-DNS identifier: letters, digits, hyphens and dots, as com.example.blocklist."
+                    "\(what) \(text.debugDescription) is not a reverse-DNS identifier: letters, digits, hyphens and dots, as com.example.blocklist."
                 )
             }
         }
@@ -188,8 +198,10 @@ package enum AppProject {
                 "The name \"\(options.name)\" is not a Swift type name: ASCII letters and digits, a letter first."
             )
         }
-        let reserved = ["MessageFilter", "NotificationService"]
-        guard !reserved.contains(options.name), !options.name.hasPrefix("CallDirectory") else {
+        // Compared regardless of case: the targets' Supporting/NAME directories would collide on a
+        // Mac's case-insensitive disk.
+        let lowered = options.name.lowercased()
+        guard !["messagefilter", "notificationservice"].contains(lowered), !lowered.hasPrefix("calldirectory") else {
             throw BlocklistError(
                 .invalidSpec,
                 "The name \"\(options.name)\" is an extension's target name (CallDirectory01…, MessageFilter, NotificationService); give the app another."
@@ -216,12 +228,30 @@ package enum AppProject {
         }
         if let url = options.deferralURL {
             // iOS posts deferred queries over HTTPS only (ILMessageFilterExtensionNetworkURL).
+            let parsed: WebURL
             do {
-                _ = try WebURL(parsing: url, schemes: ["https"])
+                parsed = try WebURL(parsing: url, schemes: ["https"])
             } catch {
                 throw BlocklistError(
                     .invalidSpec,
                     "The deferral URL \(url.debugDescription) \(error.reason); iOS sends deferred messages to an https:// URL."
+                )
+            }
+            // The system defers only to a domain associated with the app (messagefilter:HOST,
+            // checked through the domain's apple-app-site-association file): a name, not an address.
+            let labels = parsed.host.split(separator: ".", omittingEmptySubsequences: false)
+            guard !parsed.host.contains(":"), labels.count >= 2, !labels.contains(where: \.isEmpty),
+                !labels.allSatisfy({ $0.allSatisfy(\.isNumber) })
+            else {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "The deferral URL \(url.debugDescription) names the host \(parsed.host), which is not a domain name; iOS defers only to a domain associated with the app (messagefilter:DOMAIN)."
+                )
+            }
+            guard parsed.fragment == nil else {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "The deferral URL \(url.debugDescription) has a fragment (#…), which no request carries; remove it."
                 )
             }
         }

@@ -17,6 +17,7 @@ extension AppProject {
         return """
             import CallKit
             import SwiftUI
+            import UserNotifications
 
             @main
             struct \(options.name)App: App {
@@ -34,6 +35,11 @@ extension AppProject {
                     WindowGroup {
                         Text("Turn the block lists on in Settings › Apps › Phone › Call Blocking & Identification.")
                             .padding()
+                            // An update the Notification Service Extension applied while the app was
+                            // in the background reaches CallKit when the app comes back.
+                            .onReceive(NotificationCenter.default.publisher(for: UIApplication.willEnterForegroundNotification)) { _ in
+                                Self.reloadIfUpdated()
+                            }
                     }
                 }
 
@@ -62,17 +68,31 @@ extension AppProject {
                 }
 
                 /// Asks CallKit to reload each extension when the installed generation is not the one
-                /// it last loaded: each extension then loads only its shard's differences.
+                /// it last loaded: each extension then loads only its shard's differences. One at a
+                /// time, as CallKit loads them; the generation is recorded only when every reload
+                /// succeeded, so a failed one is tried again the next time.
                 static func reloadIfUpdated() {
                     guard let settings = try? ExtensionSettings.current(),
                         let installed = try? InstalledSet.read(settings)
                     else { return }
                     let key = "blocklistLoadedGeneration"
                     guard UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation else { return }
-                    UserDefaults.standard.set(installed.generation, forKey: key)
-                    for identifier in callDirectoryExtensions {
-                        CXCallDirectoryManager.sharedInstance.reloadExtension(withIdentifier: identifier) { _ in }
+                    func reload(_ index: Int) {
+                        guard index < callDirectoryExtensions.count else {
+                            return UserDefaults.standard.set(installed.generation, forKey: key)
+                        }
+                        CXCallDirectoryManager.sharedInstance.reloadExtension(
+                            withIdentifier: callDirectoryExtensions[index]
+                        ) { error in
+                            // A disabled extension loads when it is turned on; any other error waits
+                            // for the next time the app starts or comes back.
+                            if let error = error as? CXErrorCodeCallDirectoryManagerError, error.code != .extensionDisabled {
+                                return
+                            }
+                            reload(index + 1)
+                        }
                     }
+                    reload(0)
                 }
             }
             \(pushes ? Self.pushRegistration : "")
@@ -83,12 +103,14 @@ extension AppProject {
     static let pushRegistration = """
 
         /// Registers for remote notifications: the pushes `blocklist push payload` makes reach the
-        /// Notification Service Extension, which applies them.
+        /// Notification Service Extension, which applies them. iOS runs the extension only for a
+        /// notification it may show, so the app asks to show alerts.
         final class PushRegistration: NSObject, UIApplicationDelegate {
             func application(
                 _ application: UIApplication,
                 didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
             ) -> Bool {
+                UNUserNotificationCenter.current().requestAuthorization(options: [.alert]) { _, _ in }
                 application.registerForRemoteNotifications()
                 return true
             }

@@ -38,6 +38,9 @@ package struct SetDiff {
         /// Reads `directory`: a set (it has `manifest.json`), or a directory of shard files.
         package init(_ directory: String) throws(BlocklistError) {
             name = directory
+            guard !directory.isEmpty else {
+                throw BlocklistError(.invalidInput, "An empty path names no set; give a set's output directory.")
+            }
             switch try FileSystem.kind(directory) {
             case .directory: break
             case .missing: throw BlocklistError(.io, "\(directory) does not exist.")

@@ -12,7 +12,10 @@ struct Cat: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("Shard files, in ascending order.", valueName: "file"),
+        completion: .file(extensions: ["blk"])
+    )
     var files: [String]
 
     @Flag(help: "Print identification entries (number<TAB>label) instead of blocking entries.")

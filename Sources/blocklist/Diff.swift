@@ -11,17 +11,18 @@ struct Diff: ParsableCommand {
             publication's generation (PUBDIR/N). Shards are compared by index, as each Call Directory extension \
             would reload its own: a number that moves to another shard is removed from one and added to the other, \
             and a changed label is one identification entry removed and one added. Prints each changed shard's \
-            counts and the totals; with --numbers, every changed number instead, one per line, ascending within \
-            each shard: +N blocked, -N unblocked, +N<TAB>label identified, -N<TAB> no longer identified (the \
-            counts then go to standard error). Reads one shard pair at a time. Exits 0 whether or not the sets \
+            counts and the totals; with --numbers, every changed number instead, one per line, shard by \
+            shard (its blocking entries, then its identification entries, each ascending): +N blocked, -N \
+            unblocked, +N<TAB>label identified, -N<TAB> no longer identified (the counts then go to standard \
+            error). Reads one shard pair at a time. Exits 0 whether or not the sets \
             differ.
             """
     )
 
-    @Argument(help: ArgumentHelp("The older set or generation.", valueName: "old"))
+    @Argument(help: ArgumentHelp("The older set or generation.", valueName: "old"), completion: .directory)
     var old: String
 
-    @Argument(help: ArgumentHelp("The newer set or generation.", valueName: "new"))
+    @Argument(help: ArgumentHelp("The newer set or generation.", valueName: "new"), completion: .directory)
     var new: String
 
     @Flag(help: "Print every changed number, one per line.")

@@ -5,7 +5,7 @@ import CommandSupport
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the header and statistics of one shard file.")
 
-    @Argument(help: ArgumentHelp("A shard file.", valueName: "file"))
+    @Argument(help: ArgumentHelp("A shard file.", valueName: "file"), completion: .file(extensions: ["blk"]))
     var file: String
 
     @Flag(help: "Print the result as JSON.")

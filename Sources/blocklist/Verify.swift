@@ -12,7 +12,10 @@ struct Verify: ParsableCommand {
             "Exits 0 only when everything holds; otherwise prints one line per problem, each naming its file, and exits 1."
     )
 
-    @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
+    @Argument(
+        help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"),
+        completion: .directory
+    )
     var directory = "Output"
 
     @Flag(help: "Print the result as JSON.")

@@ -15,13 +15,20 @@ struct XcodeGen: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The set directory (blocklist generate's output).", valueName: "setdir"))
+    @Argument(
+        help: ArgumentHelp("The set directory (blocklist generate's output).", valueName: "setdir"),
+        completion: .directory
+    )
     var set: String
 
     @Option(name: .long, help: ArgumentHelp("The app's bundle identifier, as com.example.blocklist.", valueName: "id"))
     var bundleId: String
 
-    @Option(name: [.short, .long], help: ArgumentHelp("The directory to write; it must not exist.", valueName: "dir"))
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp("The directory to write; it must not exist.", valueName: "dir"),
+        completion: .directory
+    )
     var output: String
 
     @Option(help: ArgumentHelp("The project's and the app's name.", valueName: "name"))
@@ -33,13 +40,22 @@ struct XcodeGen: ParsableCommand {
     @Option(help: ArgumentHelp("The Apple developer team that signs the app.", valueName: "team"))
     var team: String?
 
-    @Option(help: ArgumentHelp("The app's root.json; adds the Notification Service Extension.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The app's root.json; adds the Notification Service Extension.", valueName: "file"),
+        completion: .file()
+    )
     var trust: String?
 
-    @Option(help: ArgumentHelp("The push key (push.key) the extension opens inline updates with.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("The push key (push.key) the extension opens inline updates with.", valueName: "file"),
+        completion: .file()
+    )
     var pushKey: String?
 
-    @Option(help: ArgumentHelp("Compiled SMS rules (blocklist sms compile) to ship in the app.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("Compiled SMS rules (blocklist sms compile) to ship in the app.", valueName: "file"),
+        completion: .file()
+    )
     var rules: String?
 
     @Option(help: ArgumentHelp("The Message Filter extension's deferral server URL.", valueName: "url"))
@@ -68,6 +84,9 @@ struct XcodeGen: ParsableCommand {
 
     /// A malformed value (a bundle identifier, a team, a URL) is a usage error, as a parser's is.
     func validate() throws {
+        guard !output.isEmpty else {
+            throw ValidationError("The output directory is empty; name a new directory with -o.")
+        }
         do {
             try AppProject.check(options)
         } catch {
@@ -78,7 +97,7 @@ struct XcodeGen: ParsableCommand {
     func run() throws {
         let summary = try AppProject.write(set: set, options, to: output)
         print(
-            "Wrote \(output)/project.yml: the app, \(Terminal.grouped(Int64(summary.callDirectoryExtensions))) Call Directory \(summary.callDirectoryExtensions == 1 ? "extension" : "extensions"), the Message Filter extension\(trust == nil ? "" : " and the Notification Service Extension"); \(Terminal.grouped(Int64(summary.files))) files."
+            "Wrote \(output.hasSuffix("/") ? String(output.dropLast()) : output)/project.yml: the app, \(Terminal.grouped(Int64(summary.callDirectoryExtensions))) Call Directory \(summary.callDirectoryExtensions == 1 ? "extension" : "extensions"), the Message Filter extension\(trust == nil ? "" : " and the Notification Service Extension"); \(Terminal.grouped(Int64(summary.files))) files."
         )
         print("Next: cd \(output) && xcodegen generate")
     }

@@ -169,6 +169,15 @@ import TestSupport
                 context: AnsweringContext(answer: #"{"action":"transaction","subAction":"transactionalFinance"}"#)
             ) { subAction = $0.subAction }
             #expect(subAction == .transactionalFinance)
+            // Messages asks once which sub-actions the extension sorts into: every one.
+            var capabilities: ILMessageFilterCapabilitiesQueryResponse?
+            MessageFilterExtension().handle(
+                ILMessageFilterCapabilitiesQueryRequest(),
+                context: ILMessageFilterExtensionContext()
+            ) { capabilities = $0 }
+            #expect(capabilities?.transactionalSubActions.count == 9)
+            #expect(capabilities?.promotionalSubActions.map(\.rawValue) == [20_000, 20_001, 20_002])
+            #expect(capabilities?.transactionalSubActions.contains(.transactionalFinance) == true)
             for (action, names) in DeferralResponse.subActions {
                 for name in names {
                     #expect("\(MessageFilterExtension.subAction(name, of: action))" == name, "\(action) \(name)")
@@ -362,6 +371,12 @@ import TestSupport
                 (["--deferral-url", "http://filter.example/q"], "https://", 64),
                 (["--deferral-url", "https://user@filter.example/q"], "userinfo", 64),
                 (["--name", "MessageFilter"], "an extension's target name", 64),
+                (["--name", "callDirectory01"], "an extension's target name", 64),
+                (["--deferral-url", "https://[::1]/q"], "not a domain name", 64),
+                (["--deferral-url", "https://1.2.3.4/q"], "not a domain name", 64),
+                (["--deferral-url", "https://localhost/q"], "not a domain name", 64),
+                (["--deferral-url", "https://filter.example/q#f"], "fragment", 64),
+                (["--trust", "keys/root.json", "--push-key", "keys/signing.key"], "secret signing key", 1),
                 (["--team", "abc"], "not an Apple team ID", 64),
                 (["--generation", "0"], "generation is 0", 64),
                 (["--bundle-id", "blocklist"], "not a reverse-DNS identifier", 64),
@@ -372,9 +387,11 @@ import TestSupport
                 #expect(!FileManager.default.fileExists(atPath: dir.file(".bad.xcodegen-tmp")), "\(extra)")
             }
             // Inside the set, or nowhere: refused too.
-            for output in ["set/inner", ""] {
+            for (output, status) in [("set/inner", Int32(1)), ("", 64)] {
                 let refused = try runBlocklist(base + ["-o", output], in: dir.path)
-                #expect(refused.status != 0 && refused.stderr.contains(output.isEmpty ? "empty" : "inside the set"))
+                #expect(
+                    refused.status == status && refused.stderr.contains(output.isEmpty ? "empty" : "inside the set")
+                )
                 #expect(!FileManager.default.fileExists(atPath: dir.file("set/inner")))
             }
             let made = try runBlocklist(

@@ -4,20 +4,22 @@ import MessageFilterCore
 
 /// A Message Filter extension's principal class: classifies offline, then defers.
 final class MessageFilterExtension: ILMessageFilterExtension {
-    /// The compiled rules, loaded once per process; nil when the app has not written them yet.
-    static let classifier: MessageClassifier? = {
-        guard let settings = try? ExtensionSettings.current() else { return nil }
-        let rules = try? CompiledRules(contentsOf: settings.rules, keepingNames: false)
-        return rules.map { MessageClassifier(rules: $0) }
-    }()
+    /// The compiled rules, loaded once per process, when the app has written them: until then
+    /// each message tries again (and is deferred).
+    private static var classifier: MessageClassifier?
     /// A classifier keeps its scratch buffers between messages and is not thread-safe; the
     /// system may ask about two messages at once.
-    static let classifierLock = NSLock()
+    private static let classifierLock = NSLock()
 
     /// The offline decision for a message; nil when no rules are installed.
     static func classify(sender: String, body: String) -> MessageClassifier.Decision? {
         classifierLock.lock()
         defer { classifierLock.unlock() }
+        if classifier == nil, let settings = try? ExtensionSettings.current(),
+            let rules = try? CompiledRules(contentsOf: settings.rules, keepingNames: false)
+        {
+            classifier = MessageClassifier(rules: rules)
+        }
         return classifier?.classify(sender: sender, body: body)
     }
 
@@ -65,5 +67,24 @@ extension MessageFilterExtension {
             }
             completion(response)
         }
+    }
+}
+
+extension MessageFilterExtension: ILMessageFilterCapabilitiesQueryHandling {
+    /// The sub-actions rules and the server may give, every one of IdentityLookup's (iOS 16):
+    /// Messages shows a folder for each.
+    func handle(
+        _ capabilitiesQueryRequest: ILMessageFilterCapabilitiesQueryRequest,
+        context: ILMessageFilterExtensionContext,
+        completion: @escaping (ILMessageFilterCapabilitiesQueryResponse) -> Void
+    ) {
+        let response = ILMessageFilterCapabilitiesQueryResponse()
+        response.transactionalSubActions = (DeferralResponse.subActions[.transaction] ?? []).map {
+            Self.subAction($0, of: .transaction)
+        }
+        response.promotionalSubActions = (DeferralResponse.subActions[.promotion] ?? []).map {
+            Self.subAction($0, of: .promotion)
+        }
+        completion(response)
     }
 }

@@ -91,7 +91,8 @@ final class NotificationService: UNNotificationServiceExtension {
     }
 
     override func serviceExtensionTimeWillExpire() {
-        // The installed files are whole (each rename is); the app finishes the update when it opens.
+        // The installed files are whole (each rename is); if the record was not written, the app
+        // finds the set not whole when it opens and installs its own, which the next push updates.
         finish(.unchanged)
     }
 }

@@ -85,3 +85,26 @@ public protocol ILMessageFilterQueryHandling: NSObjectProtocol {
         completion: @escaping (ILMessageFilterQueryResponse) -> Void
     )
 }
+
+/// What the system asks an extension once, in iOS 16 and later: which sub-actions it sorts
+/// messages into (Messages shows a folder for each).
+open class ILMessageFilterCapabilitiesQueryRequest: NSObject {
+    /// The stand-in's own initializer: the system makes requests.
+    public override init() {}
+}
+
+/// The sub-actions an extension sorts into.
+open class ILMessageFilterCapabilitiesQueryResponse: NSObject {
+    open var transactionalSubActions: [ILMessageFilterSubAction] = []
+    open var promotionalSubActions: [ILMessageFilterSubAction] = []
+    public override init() {}
+}
+
+/// What a Message Filter extension's principal class adopts to name its sub-actions (iOS 16).
+public protocol ILMessageFilterCapabilitiesQueryHandling: NSObjectProtocol {
+    func handle(
+        _ capabilitiesQueryRequest: ILMessageFilterCapabilitiesQueryRequest,
+        context: ILMessageFilterExtensionContext,
+        completion: @escaping (ILMessageFilterCapabilitiesQueryResponse) -> Void
+    )
+}
