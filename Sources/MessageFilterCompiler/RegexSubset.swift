@@ -221,16 +221,23 @@ struct RegexParser {
         while i < characters.count, characters[i] != "|", characters[i] != ")" {
             let start = i
             let atom = try parseAtom()
-            let repeatable: Bool
-            if case .assertion = atom { repeatable = false } else { repeatable = true }
+            let assertion: Bool
+            if case .assertion = atom { assertion = true } else { assertion = false }
             if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
-                guard repeatable else {
+                // A bare assertion repeats nothing (`\b?`, as Python's re says); in a group it
+                // may be quantified, as in Python and RE2: zero times matches anywhere, once or
+                // more is the assertion itself.
+                guard !assertion || characters[start] == "(" else {
                     throw RegexSubsetError(
                         "the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat"
                     )
                 }
-                _ = start
-                items.append(try parseQuantifier(atom))
+                let quantified = try parseQuantifier(atom)
+                if assertion, case .repetition(_, let low, _) = quantified {
+                    items.append(low == 0 ? .empty : atom)
+                } else {
+                    items.append(quantified)
+                }
             } else {
                 items.append(atom)
             }

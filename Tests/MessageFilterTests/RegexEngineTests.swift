@@ -406,6 +406,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         ("ab)", "the ) at character 3 closes no group"),
         ("a**", "the quantifier * at character 3 follows nothing it can repeat"),
         ("^*", "the quantifier * at character 2 follows nothing it can repeat"),
+        ("\\b?x", "the quantifier ? at character 3 follows nothing it can repeat"),
         (
             "a\\\n",
             "the escape \\U+000A at character 2 is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)"
@@ -420,7 +421,10 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         }
     }
 
-    @Test(arguments: ["a{999}", "a{1000}", "a{0,499}b", "(?:ab){3,5}", "(a|b)*c", "(\\d{3}-)?\\d{3}-\\d{4}"])
+    @Test(arguments: [
+        "a{999}", "a{1000}", "a{0,499}b", "(?:ab){3,5}", "(a|b)*c", "(\\d{3}-)?\\d{3}-\\d{4}", "(?:\\b)?x", "(\\b)+x",
+        "(?:^){2}x",
+    ])
     func acceptsBoundsUpToTheLimit(pattern: String) throws {
         _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
     }
