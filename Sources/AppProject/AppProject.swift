@@ -88,7 +88,9 @@ package enum AppProject {
         if let key = options.pushKey {
             let bytes = try FileSystem.readFile(key)
             // The publisher's signing key must never ship: anyone with the app could sign updates.
-            if String(decoding: bytes, as: UTF8.self).contains("\"ed25519-private\"") {
+            if case .object(let members)? = try? JSONValue(parsing: bytes, what: key),
+                members["type"] == .string("ed25519-private")
+            {
                 throw BlocklistError(
                     .invalidInput,
                     "\(key) is the publisher's secret signing key, which must never ship in an app (anyone with the app could sign updates); give the push key, push.key, that blocklist keys create wrote beside it."
