@@ -4,9 +4,9 @@ import MessageFilterCore
 /// need no Unicode lookups at run time.
 ///
 /// Each program's answers about a scalar (`RegexProgram.verdicts`) can change only at a few
-/// scalars: the bounds of its literals and ranges, where a property of its escapes changes,
-/// at line breaks, and at the scalars whose case mappings reach its case-insensitive literals and
-/// ranges. Between two such points every scalar gets the same answers, so one representative
+/// scalars: the bounds of its literals and ranges (closed under case when it ignores case),
+/// where a property of its escapes changes, at line breaks, and at the scalars that fold to its
+/// case-insensitive literals. Between two such points every scalar gets the same answers, so one representative
 /// speaks for each interval. `RegexAutomatonTests` checks that claim against every scalar.
 package struct RegexAlphabet {
     /// The file's classes.
@@ -89,7 +89,7 @@ package struct RegexAlphabet {
 }
 
 /// What the whole of Unicode says about the predicates, gathered once per process by one pass
-/// over every scalar (about 0.2 s): where `\w`, `\d` and `\s` change, and the case mappings.
+/// over every scalar (about 0.2 s): where `\w`, `\d` and `\s` change, and which scalars fold alike.
 final class UnicodeTables: Sendable {
     static let shared = UnicodeTables()
 
@@ -100,9 +100,8 @@ final class UnicodeTables: Sendable {
     /// For a scalar that folds to another (`RegexProgram.fold`), the folded one: the scalars that
     /// fold to each target.
     let foldSources: [UInt32: [UInt32]]
-    /// Non-ASCII scalars with a single-scalar lowercase or uppercase mapping other than
-    /// themselves, and those mappings.
-    let caseMappings: [(scalar: UInt32, mappings: [UInt32])]
+    /// The scalars that fold alike, a group per target with the target first, in scalar order.
+    let caseGroups: [[UInt32]]
 
     private init() {
         var word: [UInt32] = []
@@ -112,9 +111,9 @@ final class UnicodeTables: Sendable {
         var wasDigit = false
         var wasSpace = false
         var foldSources: [UInt32: [UInt32]] = [:]
-        var caseMappings: [(UInt32, [UInt32])] = []
+        for upper in UInt32(0x41)...0x5A { foldSources[upper | 0x20] = [upper] }
         for value in UInt32(0x80)..<0x11_0000 {
-            guard let scalar = Unicode.Scalar(value) else { continue }
+            guard Unicode.Scalar(value) != nil else { continue }
             let isWord = RegexProgram.isWord(value)
             let isDigit = RegexProgram.isDigit(value)
             let isSpace = RegexProgram.isSpace(value)
@@ -122,18 +121,8 @@ final class UnicodeTables: Sendable {
             if isDigit != wasDigit { digit.append(value) }
             if isSpace != wasSpace { space.append(value) }
             (wasWord, wasDigit, wasSpace) = (isWord, isDigit, isSpace)
-            let properties = scalar.properties
-            guard properties.changesWhenCaseMapped || properties.changesWhenLowercased else { continue }
             let folded = RegexProgram.fold(value)
             if folded != value { foldSources[folded, default: []].append(value) }
-            var mappings: [UInt32] = []
-            for mapping in [properties.lowercaseMapping, properties.uppercaseMapping] {
-                let scalars = mapping.unicodeScalars
-                if scalars.count == 1, let other = scalars.first, other.value != value { mappings.append(other.value) }
-            }
-            // As `RegexProgram.CompiledClass` does: the folded scalar counts as a mapping too.
-            if folded != value, !mappings.contains(folded) { mappings.append(folded) }
-            if !mappings.isEmpty { caseMappings.append((value, mappings)) }
         }
         // The surrogates were skipped: a property true just before them changes at 0xE000 instead,
         // which is also a point.
@@ -141,7 +130,27 @@ final class UnicodeTables: Sendable {
         digitPoints = digit + [0xD800, 0xE000]
         spacePoints = space + [0xD800, 0xE000]
         self.foldSources = foldSources
-        self.caseMappings = caseMappings
+        caseGroups = foldSources.keys.sorted().map { [$0] + foldSources[$0]! }
+    }
+
+    /// `ranges` and every scalar that folds as one of their scalars does, as sorted, disjoint
+    /// ranges: what a class ignoring case holds. `[a-z]` gains `A`–`Z`, `K` (Kelvin), `İ` and `ſ`;
+    /// `[\u{2100}-\u{214F}]` gains `k`, since Kelvin is inside.
+    func caseClosure(of ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
+        var all = ranges
+        for group in caseGroups where group.contains(where: { scalar in ranges.contains { $0.contains(scalar) } }) {
+            all += group.map { $0...$0 }
+        }
+        all.sort { $0.lowerBound < $1.lowerBound }
+        var merged: [ClosedRange<UInt32>] = []
+        for range in all {
+            if let last = merged.last, range.lowerBound <= last.upperBound &+ 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
     }
 
     /// The sorted points where a program with these dependencies may answer differently.
@@ -154,12 +163,6 @@ final class UnicodeTables: Sendable {
         if dependencies.lineBreaks { points.formUnion(Self.lineBreakPoints) }
         for target in dependencies.foldTargets {
             for source in foldSources[target] ?? [] { points.formUnion([source, source + 1]) }
-        }
-        if !dependencies.caseRanges.isEmpty {
-            for (scalar, mappings) in caseMappings
-            where mappings.contains(where: { mapping in dependencies.caseRanges.contains { $0.contains(mapping) } }) {
-                points.formUnion([scalar, scalar + 1])
-            }
         }
         return points.filter { $0 >= 0x80 && $0 < 0x11_0000 }.sorted()
     }

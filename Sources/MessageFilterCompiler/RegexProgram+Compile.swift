@@ -11,7 +11,6 @@ extension RegexProgram {
         self.init(
             instructions: builder.instructions,
             classes: builder.classes,
-            caseInsensitive: caseInsensitive,
             anchoredAtStart: Self.startsWithStart(node)
         )!
     }
@@ -51,7 +50,10 @@ extension RegexProgram {
                 }
             case .any:
                 append(.any)
-            case .set(let set):
+            case .set(var set):
+                // Ignoring case, a class holds every scalar that folds as one of its members does,
+                // so that matching never looks at case.
+                if caseInsensitive { set.ranges = UnicodeTables.shared.caseClosure(of: set.ranges) }
                 // Copies of a repeated class share one entry, so a transition tests each once.
                 if let index = classes.firstIndex(of: set) {
                     append(.set, Int32(index))

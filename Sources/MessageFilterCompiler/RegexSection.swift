@@ -151,7 +151,7 @@ package enum RegexSection {
         let parts = program.parts
         var body: [UInt8] = [
             CompiledRulesFormat.regexProgramKind,
-            (parts.anchoredAtStart ? 1 : 0) | (parts.caseInsensitive ? 2 : 0),
+            parts.anchoredAtStart ? 1 : 0,
         ]
         body.appendLE(UInt16(parts.instructions.count))
         body.appendLE(UInt16(parts.classes.count))

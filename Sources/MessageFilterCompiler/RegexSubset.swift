@@ -33,15 +33,17 @@ public enum RegexSubset {
 
     /// Checks `pattern` against the subset.
     ///
-    /// - Parameter caseInsensitive: whether the literal is to be lowercased.
+    /// - Parameter caseInsensitive: whether the pattern ignores case (and its literal is to be
+    ///   lowercased).
     /// - Returns: the pattern's required literal.
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     public static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
         let node = try parse(pattern)
         // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
         // matches every message but the empty one. Checked here, where rules are accepted, and
-        // not in `parse`, which the classifier runs again for every regex it compiles.
-        let program = RegexProgram(node, caseInsensitive: false)
+        // not in `parse`, which the classifier runs again for every regex it compiles. With the
+        // rule's case, so that `[^A-F]` and `[^a-f]` ignoring case are one class.
+        let program = RegexProgram(node, caseInsensitive: caseInsensitive)
         let matcher = RegexMatcher()
         let matchesAll = anyCharacter.allSatisfy { probe in
             var bytes = Array(probe.utf8)

@@ -160,7 +160,15 @@ struct CompiledRegexes {
             case format.regexProgramKind:
                 let count = Int(u16())
                 let setCount = Int(u16())
-                guard flags & ~3 == 0, u16() == 0, (1...RegexLimits.maximumStates + 1).contains(count) else {
+                if flags & 2 != 0 {
+                    // Earlier compilers left classes to follow case at run time, by a rule that
+                    // matched ranges through uppercase mappings too; classes now come closed under
+                    // case from the compiler, and a class has one meaning.
+                    throw corrupt(
+                        "\(name) is a program whose classes ignore case at run time, as blocklist-sms wrote them before November 2026; compile the rules again"
+                    )
+                }
+                guard flags & ~1 == 0, u16() == 0, (1...RegexLimits.maximumStates + 1).contains(count) else {
                     throw corrupt("\(name) is a program of \(count) instructions")
                 }
                 at = body.lowerBound + 8
@@ -194,7 +202,6 @@ struct CompiledRegexes {
                     let program = RegexProgram(
                         instructions: instructions,
                         classes: sets,
-                        caseInsensitive: flags & 2 != 0,
                         anchoredAtStart: flags & 1 != 0
                     )
                 else { throw corrupt("\(name) is not a valid program") }

@@ -1,17 +1,16 @@
 /// A pattern compiled to a Thompson NFA: a small array of instructions that `RegexMatcher` runs
 /// over a text once, without backtracking.
 ///
-/// Semantics, on Unicode scalars (Swift's `Regex` with `.matchingSemantics(.unicodeScalar)` and
-/// `.wordBoundaryKind(.simple)` agrees on every pattern of the subset; the differential tests
-/// check it):
+/// Semantics, on Unicode scalars (docs/MESSAGE-FILTER.md; `RegexEngineTests` holds them to Python's
+/// `re` where the two define alike):
 /// - `.` is any scalar but `\n \u{B} \u{C} \r`, U+0085, U+2028 and U+2029;
 /// - `\d` is a scalar with a numeric type (`²` and `¼` included), `\w` an alphabetic scalar, an
 ///   ASCII digit or `_`, `\s` a white-space scalar;
 /// - `\b` lies between a `\w` and a non-`\w` scalar (the text's ends count as non-`\w`);
 /// - `^` and `$` hold only at the start and the end of the text;
-/// - ignoring case, two scalars are equal when their lowercase mappings are (a mapping to
-///   several scalars leaves the scalar as it is); a class matches a scalar when it or, if the
-///   class names a non-ASCII character, one of its case mappings is in it, before negation.
+/// - ignoring case, two scalars are equal when they fold alike (`fold`: the simple lowercase
+///   mapping, and `ſ` to `s`); a class matches a scalar that folds as one of its members does,
+///   before negation (the compiler closes its ranges under case).
 public struct RegexProgram: Sendable {
     package enum Op: UInt8 {
         case match, scalar, foldedScalar, any, set, split, jump, start, end, wordBoundary, notWordBoundary
@@ -25,49 +24,23 @@ public struct RegexProgram: Sendable {
         var y: Int32 = 0
     }
 
-    /// A class ready to match: ASCII answered by a bitmap with case already applied.
+    /// A class ready to match: ASCII answered by a bitmap. Ignoring case, the compiler has already
+    /// closed the class's ranges under case (every scalar that folds as a member does is a member),
+    /// so matching never looks at case.
     struct CompiledClass: Sendable {
         var low: UInt64 = 0
         var high: UInt64 = 0
         var set: RegexClass
-        var caseInsensitive: Bool
-        /// Whether case mappings of a non-ASCII scalar are looked up: only when the class names a
-        /// non-ASCII character, as Swift's `Regex` does it.
-        var foldsNonASCII: Bool
 
-        init(_ set: RegexClass, caseInsensitive: Bool) {
+        init(_ set: RegexClass) {
             self.set = set
-            self.caseInsensitive = caseInsensitive
-            foldsNonASCII = caseInsensitive && set.ranges.contains { $0.upperBound >= 0x80 }
             for value in UInt32(0)..<0x80 where memberBeforeNegation(value) != set.negated {
                 if value < 64 { low |= 1 << UInt64(value) } else { high |= 1 << UInt64(value - 64) }
             }
         }
 
-        /// Ignoring case, a single character matches a scalar that folds as it does, and a range
-        /// one whose lowercase or uppercase mapping it holds. A class of ASCII characters only
-        /// looks at a non-ASCII scalar's case not at all, as Swift's `Regex` does.
         private func memberBeforeNegation(_ value: UInt32) -> Bool {
-            if RegexProgram.escapesContain(set.escapes, value) { return true }
-            if set.ranges.contains(where: { $0.contains(value) }) { return true }
-            guard caseInsensitive, value < 0x80 || foldsNonASCII else { return false }
-            let folded = RegexProgram.fold(value)
-            var variants: [UInt32] = []
-            if let scalar = Unicode.Scalar(value) {
-                for mapping in [scalar.properties.lowercaseMapping, scalar.properties.uppercaseMapping] {
-                    let scalars = mapping.unicodeScalars
-                    if scalars.count == 1, let other = scalars.first { variants.append(other.value) }
-                }
-            }
-            if folded != value { variants.append(folded) }  // İ, whose full lowercase is two scalars
-            for range in set.ranges {
-                if range.lowerBound == range.upperBound {
-                    if RegexProgram.fold(range.lowerBound) == folded { return true }
-                } else if variants.contains(where: { range.contains($0) }) {
-                    return true
-                }
-            }
-            return false
+            RegexProgram.escapesContain(set.escapes, value) || set.ranges.contains { $0.contains(value) }
         }
 
         @inline(__always)
@@ -94,7 +67,6 @@ public struct RegexProgram: Sendable {
     package init?(
         instructions parts: [(op: UInt8, x: Int32, y: Int32)],
         classes sets: [RegexClass],
-        caseInsensitive: Bool,
         anchoredAtStart: Bool
     ) {
         guard let last = parts.last, last.op == Op.match.rawValue, parts.count <= Int(Int32.max) else { return nil }
@@ -122,23 +94,14 @@ public struct RegexProgram: Sendable {
             else { return nil }
         }
         self.instructions = instructions
-        classes = sets.map { CompiledClass($0, caseInsensitive: caseInsensitive) }
+        classes = sets.map(CompiledClass.init)
         usesFolding = instructions.contains { $0.op == .foldedScalar }
         self.anchoredAtStart = anchoredAtStart
     }
 
-    /// The parts `init(instructions:classes:caseInsensitive:anchoredAtStart:)` takes, for the
-    /// compiler to write.
-    package var parts:
-        (
-            instructions: [(op: UInt8, x: Int32, y: Int32)], classes: [RegexClass], caseInsensitive: Bool,
-            anchoredAtStart: Bool
-        )
-    {
-        (
-            instructions.map { ($0.op.rawValue, $0.x, $0.y) }, classes.map(\.set),
-            classes.first?.caseInsensitive ?? usesFolding, anchoredAtStart
-        )
+    /// The parts `init(instructions:classes:anchoredAtStart:)` takes, for the compiler to write.
+    package var parts: (instructions: [(op: UInt8, x: Int32, y: Int32)], classes: [RegexClass], anchoredAtStart: Bool) {
+        (instructions.map { ($0.op.rawValue, $0.x, $0.y) }, classes.map(\.set), anchoredAtStart)
     }
 
     // MARK: What the program tells apart, for the compiler's DFAs.
@@ -168,17 +131,15 @@ public struct RegexProgram: Sendable {
 
     /// What the answers of `verdicts` can depend on, beyond the scalars named here: the escapes'
     /// properties (bits as `RegexClass.escapes`; `\b` counts as `\w`), line breaks (`.`), and
-    /// the case mappings (`caseMapped`) of non-ASCII scalars.
+    /// the scalars that fold to a case-folded literal.
     package struct Dependencies {
         /// Scalars where an answer may change: the first scalar of each range and literal, and the
         /// one after its last.
         package var points: [UInt32] = []
         package var escapes: UInt8 = 0
         package var lineBreaks = false
-        /// The scalars whose lowercase mapping folds to one of these count too.
+        /// The scalars that fold to one of these count too.
         package var foldTargets: [UInt32] = []
-        /// A class's ranges, where a scalar whose single-scalar case mapping lies in them counts too.
-        package var caseRanges: [ClosedRange<UInt32>] = []
     }
 
     package var dependencies: Dependencies {
@@ -198,17 +159,7 @@ public struct RegexProgram: Sendable {
             case .set:
                 let compiled = classes[Int(instruction.x)]
                 result.escapes |= compiled.set.escapes
-                for range in compiled.set.ranges {
-                    result.points += [range.lowerBound, range.upperBound + 1]
-                    if compiled.foldsNonASCII {
-                        result.caseRanges.append(range)
-                        if range.lowerBound == range.upperBound {
-                            let folded = Self.fold(range.lowerBound)
-                            result.points += [folded, folded + 1]
-                            result.foldTargets.append(folded)
-                        }
-                    }
-                }
+                for range in compiled.set.ranges { result.points += [range.lowerBound, range.upperBound + 1] }
             default: break
             }
         }
@@ -260,10 +211,13 @@ public struct RegexProgram: Sendable {
         value &- 0x0A < 4 || value == 0x85 || value == 0x2028 || value == 0x2029
     }
 
-    /// The scalar's lowercase mapping when it is one scalar; the scalar itself otherwise.
+    /// What ignoring case compares: the scalar's simple lowercase mapping, and `s` for `ſ` (U+017F),
+    /// as case folding has it. The one definition: the case-insensitive views (`TextView`) are
+    /// this, scalar by scalar, of the text.
     @inline(__always)
     package static func fold(_ value: UInt32) -> UInt32 {
         if value < 0x80 { return value &- 0x41 < 26 ? value | 0x20 : value }
+        if value == 0x17F { return 0x73 }
         guard let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased else { return value }
         // Swift gives the full mapping; the simple one is its only scalar, except for U+0130 (İ),
         // the one scalar whose full lowercase is two scalars (i and U+0307) and whose simple one is i.

@@ -2,8 +2,9 @@
 ///
 /// Folding happens once per message and view, never per rule, so that every rule of a view reads
 /// the same bytes:
-/// - `caseInsensitive` lowercases (Unicode's full lowercase mapping, except `İ` (U+0130) to `i`,
-///   its simple mapping, as regexes compare it; and `ſ` to `s` as case folding does).
+/// - `caseInsensitive` folds each scalar as a regex ignoring case compares it
+///   (`RegexProgram.fold`: the simple lowercase mapping, so `İ` (U+0130) is `i`; and `ſ` is `s`),
+///   after normalization and without composing again.
 /// - `normalized` puts the text in Unicode NFC, turns the fullwidth forms U+FF01–U+FF5E into
 ///   ASCII, and drops the invisible format characters that evade keyword filters: soft hyphen,
 ///   the combining grapheme joiner, zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
@@ -50,7 +51,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
             ascii = false
             break
         }
-        if ascii {
+        if ascii || (!caseInsensitive && !normalized) {
             if caseInsensitive {
                 for byte in text { output.append(asciiLowercase(byte)) }
             } else {
@@ -58,42 +59,26 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
             }
             return
         }
-        // First, scalar by scalar: lowercased as `String.lowercased()` does (without a lookup
-        // for scalars that have no case), and in the normalized view the invisible characters
-        // dropped and fullwidth ASCII made ASCII, before NFC, so that neither keeps a letter from
-        // its combining mark.
-        var mayChangeInNFC = false
-        @inline(__always) func emit(_ scalar: UInt32) {
-            var value = scalar
-            if normalized {
-                if Self.isInvisibleFormat(value) { return }
-                if (0xFF01...0xFF5E).contains(value) {
-                    value -= 0xFEE0
-                    if caseInsensitive { value = UInt32(asciiLowercase(UInt8(value))) }
-                }
-                mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
-            }
-            appendUTF8(value, to: &output)
+        // First, in the normalized view, the invisible characters dropped and fullwidth ASCII
+        // made ASCII, before NFC, so that neither keeps a letter from its combining mark; then
+        // NFC; then, ignoring case, each scalar folded (`RegexProgram.fold`), after NFC and
+        // without composing again, so that this view is the one a regex ignoring case reads:
+        // `T` and U+0308 give `t` and U+0308, never `ẗ`, and `t` matches them both ways.
+        guard normalized else {
+            Self.appendFolded(text, to: &output)
+            return
         }
+        var mayChangeInNFC = false
         var index = 0
         while index < text.count {
-            let (value, length) = RegexMatcher.decode(text, index)
+            var (value, length) = RegexMatcher.decode(text, index)
             index += length
-            if !caseInsensitive || Self.isCaseless(value) {
-                emit(value)
-            } else if value < 0x80 {
-                emit(UInt32(asciiLowercase(UInt8(value))))
-            } else if value == 0x130 {
-                // İ: its full lowercase is i and U+0307, so `claim` would miss `CLAİM`; its simple
-                // one is i, which is how a regex ignoring case (`RegexMatcher.fold`) reads it.
-                emit(0x69)
-            } else if let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased {
-                for lower in scalar.properties.lowercaseMapping.unicodeScalars { emit(lower.value) }
-            } else {
-                emit(value)
-            }
+            if Self.isInvisibleFormat(value) { continue }
+            if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
+            mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
+            appendUTF8(value, to: &output)
         }
-        if normalized && mayChangeInNFC {
+        if mayChangeInNFC {
             // NFC, so that composed and decomposed forms of a letter give the same bytes. A run
             // of combining marks keeps its first 30 (Unicode's stream-safe limit, UAX #15),
             // counted on the NFC text so that equivalent texts agree; before NFC a run is cut at
@@ -105,25 +90,20 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
             Self.capMarkRuns(&output, at: Self.maximumNonStarters)
         }
         guard caseInsensitive else { return }
-        // ſ folds to s as case folding does, after NFC (ẛ, a long s with a dot, stays itself).
-        let count = output.count
-        let kept = output.withUnsafeMutableBufferPointer { bytes in
-            var read = 0
-            var write = 0
-            while read < count {
-                let (value, length) = RegexMatcher.decode(UnsafeBufferPointer(bytes), read)
-                if value == 0x17F {
-                    bytes[write] = 0x73
-                    write += 1
-                } else {
-                    for offset in 0..<length { bytes[write + offset] = bytes[read + offset] }
-                    write += length
-                }
-                read += length
-            }
-            return write
+        let normalizedText = output
+        output.removeAll(keepingCapacity: true)
+        normalizedText.withUnsafeBufferPointer { Self.appendFolded($0, to: &output) }
+    }
+
+    /// Appends `text` (valid UTF-8), each scalar folded (`RegexProgram.fold`), with no lookup for
+    /// scalars that have no case.
+    private static func appendFolded(_ text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        var index = 0
+        while index < text.count {
+            let (value, length) = RegexMatcher.decode(text, index)
+            index += length
+            appendUTF8(isCaseless(value) ? value : RegexProgram.fold(value), to: &output)
         }
-        output.removeLast(count - kept)
     }
 
     /// Scalars with no case, which lowercasing leaves alone: combining diacritical marks, Hangul

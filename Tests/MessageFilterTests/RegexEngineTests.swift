@@ -186,15 +186,43 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     }
 
     /// Ignoring case, `İ` (U+0130) folds to `i`, its simple lowercase mapping, though Swift gives
-    /// only the full one (two scalars); a class of ASCII characters does not look at its case
-    /// (found by the attack on this work: `İ` and `i` did not match).
+    /// only the full one (two scalars) (found by the attack on this work: `İ` and `i` did not
+    /// match); a class holds what folds as its members do, ASCII or not (`[a-z]` missed `İ`).
     @Test func dottedCapitalIFoldsToI() throws {
         let cases: [(pattern: String, text: String, matches: Bool)] = [
-            ("i", "xİ", true), ("İ", "xi", true), ("İ", "XI", true), ("[a-zé]", "İ", true), ("[a-z]", "İ", false),
+            ("i", "xİ", true), ("İ", "xi", true), ("İ", "XI", true), ("[a-zé]", "İ", true), ("[a-z]", "İ", true),
+            ("[^a-z]", "İ", false),
         ]
         for (pattern, text, expected) in cases {
             let classifier = try #require(regexClassifier(pattern, caseInsensitive: true))
             #expect(verdict(classifier, text) == expected, "\(pattern) on \(text)")
+        }
+    }
+
+    /// Issue 29's evasions and the rule for classes ignoring case: one folded view for the
+    /// prefilter and the automata, so `claim` meets `CLAİM` and `t` meets `T` + U+0308 (which NFC
+    /// would have composed into `ẗ` after lowercasing); a class holds every scalar that folds as a
+    /// member does, so `[\u{2100}-\u{214F}]` holds `k` through Kelvin (U+212A), and `[^A-F]` is
+    /// `[^a-f]`. Default rules (ignoring case, normalized), as a user writes them; a keyword too
+    /// where the pattern is one.
+    @Test(arguments: [
+        ("claim", "CLA\u{130}M your prize", true), ("bit", "b\u{130}t", true), ("t", "T\u{308}", true),
+        ("^[\u{2100}-\u{214F}]$", "k", true), ("^[\u{2100}-\u{214F}]$", "K", true),
+        ("^[\u{2100}-\u{214F}]$", "x", false), ("^[^A-F]$", "a", false),
+        ("^[^a-f]$", "A", false), ("^[^A-F]$", "g", true), ("^[^a-f]$", "G", true), ("s", "\u{17F}", true),
+        ("\u{17F}", "S", true), ("^[a-z]$", "\u{212A}", true), ("^[a-z]+$", "\u{131}", false),
+    ])
+    func caseIsOneFoldForPrefilterAndAutomaton(pattern: String, text: String, matches: Bool) throws {
+        var kinds = [MatchKind.regex]
+        if !pattern.contains(where: { "^$[]".contains($0) }) { kinds.append(.contains) }
+        for match in kinds {
+            let classifier = try compiled([
+                MessageRule(name: "r", target: .body, match: match, value: pattern, action: .junk)
+            ])
+            #expect(
+                (classifier.classify(sender: "+1", body: text).rule == 0) == matches,
+                "\(match) \(pattern.debugDescription) on \(text.debugDescription)"
+            )
         }
     }
 
@@ -206,15 +234,17 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     }
 
     /// Random patterns and texts, our verdict against Python's `re` (`$` written `\Z`). The
-    /// alphabet keeps to what both define alike: ASCII letters, digits, space, `-` and `.`, and
-    /// Hangul (a letter for both); no line breaks, where `.` and `$` differ.
+    /// alphabet keeps to what both define alike: ASCII letters, digits, space, `-` and `.`, Hangul
+    /// (a letter for both), and the scalars that fold to ASCII or across scripts' blocks (`K`
+    /// Kelvin, `İ`, `ſ`, `ẞ`); no line breaks, where `.` and `$` differ, and no `ı` or `ς`, which
+    /// Python's `re` takes for `i` and `σ` and simple lowercase mappings do not.
     @Test func agreesWithPythonOnRandomPatterns() throws {
         var generator = PatternGenerator(
             random: SeededGenerator(state: 17),
-            literals: ["a", "b", "A", "1", " ", "-", ".", "가"]
+            literals: ["a", "b", "A", "1", " ", "-", ".", "가", "k", "\u{212A}", "s", "\u{17F}", "\u{130}", "ß", "ẞ"]
         )
         var textRandom = SeededGenerator(state: 18)
-        let alphabet = Array("ab1 -.가AB")
+        let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ")
         var cases: [(pattern: String, caseInsensitive: Bool, texts: [String])] = []
         var ours: [[Bool]] = []
         var refused = 0
@@ -308,7 +338,10 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     /// Against Swift's `Regex` as the filter ran it before (characters, Unicode word boundaries):
     /// where those agree with scalars, that is without `\b`, `\B` and multi-scalar characters.
     @Test func agreesWithTheFormerSwiftRegexWhereTheSemanticsMeet() throws {
-        let alphabet = ["a", "b", "A", "k", "\u{212A}", "ß", "ẞ", "1", " ", "-", ".", "가", "\n", "\u{A0}", "_"]
+        // Not Kelvin's K (U+212A): ignoring case, Swift's Regex leaves it out of `[A-Z]` (a class
+        // of ASCII characters does not look at a non-ASCII scalar's case), where the documented
+        // rule and Python's `re` hold it.
+        let alphabet = ["a", "b", "A", "k", "ß", "ẞ", "1", " ", "-", ".", "가", "\n", "\u{A0}", "_"]
         var generator = PatternGenerator(random: SeededGenerator(state: 29), literals: alphabet)
         var textRandom = SeededGenerator(state: 30)
         var checked = 0
@@ -478,37 +511,34 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(classifier.classify(sender: "+1", body: "a pr\u{061C}ize") == .init(action: .junk, rule: 0))
     }
 
-    /// The views as the standard library makes them: `lowercased()` (but `İ` to `i`, its simple
-    /// mapping, as the docs say); then, normalized, the
-    /// invisible characters dropped, fullwidth ASCII made ASCII, and NFC; then `ſ` to `s`. The
-    /// filter's own fold skips lookups for caseless scalars and NFC for text already in it; it
-    /// must give the same bytes.
+    /// The views as the standard library makes them: normalized, the invisible characters
+    /// dropped, fullwidth ASCII made ASCII, and NFC; then, ignoring case, each scalar's
+    /// `lowercased()` where it is one scalar (`İ` to `i`, its simple mapping, and `ſ` to `s`, as
+    /// the docs say), with no NFC after. The filter's own fold skips lookups for caseless scalars
+    /// and NFC for text already in it; it must give the same bytes.
     static func referenceFold(_ view: TextView, _ text: String) -> [UInt8] {
         var string = text
-        if view.caseInsensitive {
-            var dotless = String.UnicodeScalarView()
-            for scalar in text.unicodeScalars { dotless.append(scalar.value == 0x130 ? "i" : scalar) }
-            string = String(dotless).lowercased()
-        }
         if view.normalized {
             var kept = String.UnicodeScalarView()
             for scalar in string.unicodeScalars where !TextView.isInvisibleFormat(scalar.value) {
-                guard (0xFF01...0xFF5E).contains(scalar.value) else {
-                    kept.append(scalar)
-                    continue
-                }
-                let ascii = Unicode.Scalar(scalar.value - 0xFEE0)!
-                kept.append(view.caseInsensitive ? Unicode.Scalar(String(ascii).lowercased())! : ascii)
+                kept.append((0xFF01...0xFF5E).contains(scalar.value) ? Unicode.Scalar(scalar.value - 0xFEE0)! : scalar)
             }
             string = String(decoding: Array(String(kept)._nfcCodeUnits), as: UTF8.self)
         }
-        if view.caseInsensitive { string = String(string.unicodeScalars.map { $0 == "ſ" ? "s" : Character($0) }) }
+        if view.caseInsensitive {
+            var folded = String.UnicodeScalarView()
+            for scalar in string.unicodeScalars {
+                let lower = String(scalar).lowercased().unicodeScalars
+                folded.append(scalar == "ſ" ? "s" : scalar == "İ" ? "i" : lower.count == 1 ? lower.first! : scalar)
+            }
+            string = String(folded)
+        }
         return Array(string.utf8)
     }
 
     @Test func foldsAsTheStandardLibraryDoes() {
         let alphabet = Array(
-            ("aAzZ09 -.ſẞßİıΣσςKkÅÅΩΩéÉ\u{301}\u{316}\u{327}\u{345}\u{308}가각\u{1100}\u{1161}\u{11A8}ḉẛ\u{307}ＡＢａ！"
+            ("aAzZtT09 -.ſẞßİıΣσςKkÅÅΩΩéÉ\u{301}\u{316}\u{327}\u{345}\u{308}가각\u{1100}\u{1161}\u{11A8}ḉẛ\u{307}ＡＢａ！"
                 + "\u{200B}\u{AD}\u{34F}\u{FEFF}\u{202E}か\u{3099}大\u{F900}😀\u{2000}\u{2019}「ǅǄǆΐ\u{0344}\u{0958}Ⅻⓐ")
                 .unicodeScalars
         )
@@ -545,6 +575,55 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
                 == view.fold("a" + String(repeating: "\u{301}", count: 35) + "b")
         )
         #expect(view.fold("cafe\u{200B}\u{301}") == view.fold("caf\u{E9}"))
+    }
+}
+
+/// The scalars normalization removes, as docs/MESSAGE-FILTER.md lists them, are exactly those the
+/// code removes (issue 29: U+2061–U+2064 went unlisted).
+@Suite struct RemovedScalarsTests {
+    @Test func theDocsListEveryScalarNormalizationRemoves() throws {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("docs/MESSAGE-FILTER.md"), encoding: .utf8)
+        let start = try #require(text.range(of: "Normalization removes exactly these scalars, and no\nothers: "))
+        let end = try #require(text.range(of: " (soft hyphen;", range: start.upperBound..<text.endIndex))
+        let sentence = text[start.upperBound..<end.lowerBound].split(whereSeparator: \.isWhitespace).joined(
+            separator: " "
+        )
+        var listed: Set<UInt32> = []
+        for item in sentence.replacingOccurrences(of: " and ", with: ", ").components(separatedBy: ", ") {
+            let bounds = item.components(separatedBy: "–").compactMap { UInt32($0.dropFirst(2), radix: 16) }
+            #expect(item.hasPrefix("U+") && (1...2).contains(bounds.count), "\(item)")
+            if let low = bounds.first, let high = bounds.last { listed.formUnion(low...high) }
+        }
+        let removed = Set((UInt32(0)..<0x11_0000).filter { TextView.isInvisibleFormat($0) })
+        #expect(listed == removed)
+        #expect(listed.contains(0x2061) && listed.count == 23)
+        // And the view drops each of them, between two letters.
+        let view = TextView(caseInsensitive: false, normalized: true)
+        for value in removed { #expect(view.fold("a\(Unicode.Scalar(value)!)b") == Array("ab".utf8)) }
+    }
+}
+
+/// The Unicode version the docs name is the toolchain's, and its newest scalars reach compiled rules.
+@Suite struct UnicodeVersionTests {
+    @Test func theTablesAreUnicode17() throws {
+        var newest = (major: 0, minor: 0)
+        for value in UInt32(0)..<0x11_0000 {
+            guard let age = Unicode.Scalar(value)?.properties.age else { continue }
+            if (age.major, age.minor) > newest { newest = (age.major, age.minor) }
+        }
+        #expect(
+            newest == (17, 0),
+            "the standard library's tables are Unicode \(newest); docs/MESSAGE-FILTER.md names 17.0"
+        )
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("docs/MESSAGE-FILTER.md"), encoding: .utf8)
+        #expect(text.contains("Unicode \(newest.major).\(newest.minor) in Swift"))
+        let cases: [(pattern: String, text: String)] = [("\u{A7CE}", "x\u{A7CF}"), ("\\d", "\u{11DE0}")]
+        for (pattern, body) in cases {
+            let classifier = try compiled([
+                MessageRule(name: "r", target: .body, match: .regex, value: pattern, action: .junk, normalize: false)
+            ])
+            #expect(classifier.classify(sender: "+1", body: body).rule == 0, "\(pattern) on \(body)")
+        }
     }
 }
 
