@@ -192,7 +192,10 @@ import Testing
                 ],
                 environment: ["TMPDIR": fixture.directory.path]
             )
-            usleep(UInt32.random(in: 0...400_000, using: &generator))
+            // The first kill comes at once, before any commit, so that even the short run (3
+            // attempts, which a fast machine may all finish) sees a kill leave the old generation.
+            let delay = UInt32.random(in: 0...400_000, using: &generator)
+            usleep(attempt == 0 ? 0 : delay)
             kill(process.process.processIdentifier, SIGKILL)
             _ = try process.wait()
             let generation = try UpdateInstaller.installed(in: fixture.appGroup).publication.generation
