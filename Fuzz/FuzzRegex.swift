@@ -128,17 +128,29 @@ private struct Reference {
         }
     }
 
-    func lower(_ scalar: Unicode.Scalar) -> String { scalar.properties.lowercaseMapping }
+    /// What ignoring case compares, from the documented rule: the simple lowercase mapping (the
+    /// full one where it is one scalar; `İ` to `i`), and `ſ` to `s`.
+    static func folded(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        if scalar == "ſ" { return "s" }
+        if scalar == "İ" { return "i" }
+        let lower = scalar.properties.lowercaseMapping.unicodeScalars
+        return lower.count == 1 ? lower.first! : scalar
+    }
+
+    /// Every scalar with case, where a member of a range may fold as another scalar does.
+    static let cased: [Unicode.Scalar] = (UInt32(0)..<0x11_0000).compactMap { value in
+        guard let scalar = Unicode.Scalar(value) else { return nil }
+        let properties = scalar.properties
+        return properties.isCased || properties.changesWhenCaseMapped || folded(scalar) != scalar ? scalar : nil
+    }
 
     func same(_ scalar: Unicode.Scalar, _ value: UInt32) -> Bool {
         guard let other = Unicode.Scalar(value) else { return false }
         if scalar == other { return true }
-        guard caseInsensitive else { return false }
-        // Equal lowercase mappings, where a mapping to several scalars keeps the scalar itself.
-        func folded(_ s: Unicode.Scalar) -> String { lower(s).unicodeScalars.count == 1 ? lower(s) : String(s) }
-        return folded(scalar) == folded(other)
+        return caseInsensitive && Self.folded(scalar) == Self.folded(other)
     }
 
+    /// A class matches a scalar when it holds one that folds alike (ignoring case), before negation.
     func member(_ set: RegexClass, _ scalar: Unicode.Scalar) -> Bool {
         var inside = false
         let properties = scalar.properties
@@ -149,17 +161,12 @@ private struct Reference {
         ]
         for (bit, value) in escapes where set.escapes & bit != 0 && value { inside = true }
         if set.ranges.contains(where: { $0.contains(scalar.value) }) { inside = true }
-        let nonASCIIClass = set.ranges.contains { $0.upperBound >= 0x80 }
-        if !inside, caseInsensitive, scalar.isASCII || nonASCIIClass {
-            for range in set.ranges {
-                if range.lowerBound == range.upperBound {
-                    if same(scalar, range.lowerBound) { inside = true }
-                } else {
-                    for mapping in [properties.lowercaseMapping, properties.uppercaseMapping]
-                    where mapping.unicodeScalars.count == 1 {
-                        if range.contains(mapping.unicodeScalars.first!.value) { inside = true }
-                    }
-                }
+        if !inside, caseInsensitive {
+            let target = Self.folded(scalar)
+            inside = set.ranges.contains { range in
+                range.count <= 64
+                    ? range.contains { same(scalar, $0) }
+                    : Self.cased.contains { range.contains($0.value) && Self.folded($0) == target }
             }
         }
         return inside != set.negated
