@@ -86,6 +86,8 @@ private struct Reference {
             return Set(starts.filter { $0 < text.count && !breaks.contains(text[$0].value) }.map { $0 + 1 })
         case .set(let set):
             return Set(starts.filter { $0 < text.count && member(set, text[$0]) }.map { $0 + 1 })
+        case .flagged(let node, let ignoresCase):
+            return Reference(caseInsensitive: ignoresCase, text: text).ends(node, from: starts)
         case .assertion(let kind):
             return starts.filter { holds(kind, at: $0) }
         case .concatenation(let nodes):

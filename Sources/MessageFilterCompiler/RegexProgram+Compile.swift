@@ -32,7 +32,8 @@ extension RegexProgram {
     }
 
     private struct Builder {
-        let caseInsensitive: Bool
+        /// The rule's case, or an inline flag's within its literals and classes.
+        var caseInsensitive: Bool
         var instructions: [(op: UInt8, x: Int32, y: Int32)] = []
         var classes: [RegexClass] = []
 
@@ -50,6 +51,11 @@ extension RegexProgram {
                 }
             case .any:
                 append(.any)
+            case .flagged(let node, let ignoresCase):
+                let rule = caseInsensitive
+                caseInsensitive = ignoresCase
+                emit(node)
+                caseInsensitive = rule
             case .set(var set):
                 // Ignoring case, a class holds every scalar that folds as one of its members does,
                 // so that matching never looks at case.

@@ -114,6 +114,9 @@ public indirect enum RegexNode: Sendable, Equatable {
     case alternation([RegexNode])
     /// `min` copies, then up to `max − min` optional ones; `max` nil is unbounded.
     case repetition(RegexNode, min: Int, max: Int?)
+    /// A literal or class under an inline flag (`(?i)`, `(?-i:…)`): it ignores case, or not,
+    /// whatever the rule says.
+    case flagged(RegexNode, caseInsensitive: Bool)
 
     /// The instructions `RegexProgram` needs for this node, saturating at 10,000,000.
     public var stateCount: Int {
@@ -121,6 +124,7 @@ public indirect enum RegexNode: Sendable, Equatable {
         switch self {
         case .empty, .assertion: return self == .empty ? 0 : 1
         case .scalar, .any, .set: return 1
+        case .flagged(let node, _): return node.stateCount
         case .concatenation(let nodes): return min(cap, nodes.reduce(0) { min(cap, $0 + $1.stateCount) })
         case .alternation(let nodes): return min(cap, nodes.reduce(-2) { min(cap, $0 + $1.stateCount + 2) })
         case .repetition(let node, let low, let high):
@@ -137,6 +141,7 @@ public indirect enum RegexNode: Sendable, Equatable {
         switch self {
         case .empty: return true
         case .scalar, .any, .set: return false
+        case .flagged(let node, _): return node.matchesEmpty(allowing: allowed)
         case .assertion(let kind): return allowed.contains(kind)
         case .concatenation(let nodes): return nodes.allSatisfy { $0.matchesEmpty(allowing: allowed) }
         case .alternation(let nodes): return nodes.contains { $0.matchesEmpty(allowing: allowed) }
@@ -153,15 +158,26 @@ public indirect enum RegexNode: Sendable, Equatable {
             run.removeAll()
         }
         func byte(_ node: RegexNode) -> UInt8? {
-            guard case .scalar(let value) = node, value < 0x80 else { return nil }
-            return caseInsensitive ? asciiLowercase(UInt8(value)) : UInt8(value)
+            switch node {
+            case .scalar(let value) where value < 0x80:
+                return caseInsensitive ? asciiLowercase(UInt8(value)) : UInt8(value)
+            case .flagged(let inner, let ignoresCase) where caseInsensitive || !ignoresCase:
+                // Under `(?-i)` in a rule ignoring case, the folded view holds its lowercase; under
+                // `(?i)` in a case-sensitive rule the exact view may hold any case: no literal.
+                return byte(inner)
+            default:
+                return nil
+            }
         }
-        let nodes: [RegexNode]
-        switch self {
-        case .concatenation(let items): nodes = items
-        case .alternation: return []
-        default: nodes = [self]
+        // A group's concatenation is part of the run around it: `(?:ab)c` needs `abc`.
+        func flattened(_ node: RegexNode) -> [RegexNode] {
+            switch node {
+            case .concatenation(let items): items.flatMap(flattened)
+            default: [node]
+            }
         }
+        if case .alternation = self { return [] }
+        let nodes = flattened(self)
         for node in nodes {
             if let byte = byte(node) {
                 run.append(byte)
@@ -189,6 +205,15 @@ struct RegexParser {
     let characters: [Unicode.Scalar]
     var i = 0
     var depth = 0
+    /// The inline flags in force: `i` (nil: as the rule says) and `s`. A group restores them at
+    /// its end, so `(?i)` holds to the end of its group, as in RE2, PCRE and Go.
+    var ignoresCase: Bool? = nil
+    var dotMatchesLineBreaks = false
+
+    /// A literal or class as the flags in force make it.
+    func leaf(_ node: RegexNode) -> RegexNode {
+        ignoresCase.map { .flagged(node, caseInsensitive: $0) } ?? node
+    }
 
     init(_ characters: [Unicode.Scalar]) { self.characters = characters }
 
@@ -280,32 +305,36 @@ struct RegexParser {
             guard i + 1 < characters.count else { throw RegexSubsetError("the pattern ends in a lone backslash") }
             let e = characters[i + 1]
             i += 2
-            if let bit = RegexClass.escape(e) { return .set(RegexClass(escapes: bit)) }
+            if let bit = RegexClass.escape(e) { return leaf(.set(RegexClass(escapes: bit))) }
             switch e {
-            case "n": return .scalar(0x0A)
-            case "r": return .scalar(0x0D)
-            case "t": return .scalar(0x09)
+            case "n": return leaf(.scalar(0x0A))
+            case "r": return leaf(.scalar(0x0D))
+            case "t": return leaf(.scalar(0x09))
             case "b": return .assertion(.wordBoundary)
             case "B": return .assertion(.notWordBoundary)
+            case "1"..."9", "k":
+                throw RegexSubsetError(
+                    "the backreference \\\(e) \(position(i - 2)) is refused: matching what a group captured needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once; repeat the group's pattern instead"
+                )
             default:
                 guard Self.isEscapablePunctuation(e) else {
                     throw RegexSubsetError(
-                        "the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)"
+                        "the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (\\d \\w \\s, their capitals, \\b \\B, \\n \\r \\t, \\p{…} and escaped punctuation are)"
                     )
                 }
-                return .scalar(e.value)
+                return leaf(.scalar(e.value))
             }
         case "[":
-            return .set(try parseClass())
+            return leaf(.set(try parseClass()))
         case "(":
             let open = i
+            let saved = (ignoresCase, dotMatchesLineBreaks)
             if i + 1 < characters.count, characters[i + 1] == "?" {
-                guard i + 2 < characters.count, characters[i + 2] == ":" else {
-                    throw RegexSubsetError(
-                        "the group \(position(i)) is not in the allowed subset: only (…) and (?:…) are, not lookaround, named, atomic groups or inline options"
-                    )
+                i += 2
+                if let flagsOnly = try parseGroupOpening(at: open), flagsOnly {
+                    // `(?i)`: the flags hold to the end of the enclosing group.
+                    return .empty
                 }
-                i += 3
             } else {
                 i += 1
             }
@@ -316,6 +345,7 @@ struct RegexParser {
             }
             i += 1
             depth -= 1
+            (ignoresCase, dotMatchesLineBreaks) = saved
             return inner
         case "?", "*", "+", "{":
             throw RegexSubsetError("the quantifier \(c) \(position(i)) follows nothing it can repeat")
@@ -329,11 +359,104 @@ struct RegexParser {
             return .assertion(.end)
         case ".":
             i += 1
-            return .any
+            // Under `(?s)`, any scalar at all.
+            return dotMatchesLineBreaks ? .set(RegexClass(escapes: RegexClass.space | RegexClass.notSpace)) : .any
         default:
             i += 1
-            return .scalar(c.value)
+            return leaf(.scalar(c.value))
         }
+    }
+
+    /// Reads what follows `(?` (with `i` past it): `:` for a plain group, a name for a named one
+    /// (read as a plain group), or inline flags; refuses the rest with a sentence. Returns true
+    /// for flags alone (`(?i)`, now read past its `)`), false for a group whose body follows
+    /// (its flags, if any, already in force), nil for a plain or named group.
+    mutating func parseGroupOpening(at open: Int) throws(RegexSubsetError) -> Bool? {
+        func refuse(_ what: String, _ why: String) -> RegexSubsetError {
+            RegexSubsetError("the \(what) \(position(open)) is refused: \(why)")
+        }
+        let backtracking =
+            "it needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once"
+        guard i < characters.count else { throw RegexSubsetError("the group \(position(open)) is never closed with )") }
+        let c = characters[i]
+        let next = i + 1 < characters.count ? characters[i + 1] : " "
+        switch c {
+        case ":":
+            i += 1
+            return nil
+        case "=", "!":
+            throw refuse(
+                "lookahead (?\(c)",
+                "\(backtracking); match what follows as part of the pattern, or write a second rule"
+            )
+        case "<" where next == "=" || next == "!":
+            throw refuse("lookbehind (?<\(next)", "\(backtracking); match what precedes as part of the pattern")
+        case ">":
+            throw refuse("atomic group (?>", backtracking)
+        case "P" where next == "=":
+            throw refuse("backreference (?P=", "\(backtracking); repeat the group's pattern instead")
+        case "<", "P", "'":
+            // A named group, `(?<name>…)`, `(?P<name>…)` or `(?'name'…)`: a plain group here.
+            i += c == "P" ? 2 : 1
+            guard c != "P" || next == "<" else { throw refuse("group (?P\(next)", "only (?P<name>…) is a group") }
+            let close: Unicode.Scalar = c == "'" ? "'" : ">"
+            let nameStart = i
+            while i < characters.count, characters[i] != close {
+                let n = characters[i]
+                guard n == "_" || n.properties.isAlphabetic || (i > nameStart && ("0"..."9").contains(n)) else {
+                    throw RegexSubsetError(
+                        "the group name \(position(open)) holds \(Self.shown(n)); a name is letters, digits and _, not starting with a digit"
+                    )
+                }
+                i += 1
+            }
+            guard i < characters.count, i > nameStart else {
+                throw RegexSubsetError("the group name \(position(open)) is never closed with \(close)")
+            }
+            i += 1
+            return nil
+        default:
+            break
+        }
+        // Inline flags: letters, optionally `-` and letters, then `)` or `:`.
+        var on = true
+        var sawMinus = false
+        while i < characters.count, characters[i] != ")", characters[i] != ":" {
+            let flag = characters[i]
+            switch flag {
+            case "-" where !sawMinus:
+                on = false
+                sawMinus = true
+            case "i":
+                ignoresCase = on
+            case "s":
+                dotMatchesLineBreaks = on
+            case "m":
+                throw refuse(
+                    "inline flag m",
+                    "^ and $ hold only at the ends of the text, where a message starts and ends; only i and s are flags here"
+                )
+            case "x":
+                throw refuse(
+                    "inline flag x",
+                    "write the pattern without spaces and comments; only i and s are flags here"
+                )
+            case "u", "a", "L", "U":
+                throw refuse(
+                    "inline flag \(flag)",
+                    "the filter is always on Unicode scalars and has no lazy default; only i and s are flags here"
+                )
+            default:
+                throw RegexSubsetError(
+                    "the group \(position(open)) starts with (?\(Self.shown(flag)), which is no group or flag here: (?:…), (?<name>…), and the flags i and s as (?i), (?-i), (?i:…) are"
+                )
+            }
+            i += 1
+        }
+        guard i < characters.count else { throw RegexSubsetError("the group \(position(open)) is never closed with )") }
+        let flagsOnly = characters[i] == ")"
+        i += 1
+        return flagsOnly
     }
 
     /// A character as a message shows it: itself when visible, its code point otherwise, so

@@ -130,7 +130,7 @@ let sampleRules = [
     }
 
     @Test(arguments: [
-        "(ab)*", "\\1", "(?=a)b", "(?<name>a)", "(?i)a", "\\p{L}", "[[a]]", "a{1001}",
+        "(ab)*", "\\1", "(?=a)b", "(?>a)", "(?m)a", "[[a]]", "a{1001}",
         "a{3,1}", "[a-z", "[a\\", "(a", "a)", "*a", "a**", "", "\\", "[a-z]{0,64}[a-z]{0,64}", "(a{100}){101}",
         String(repeating: "a", count: 257),
     ])
@@ -179,7 +179,7 @@ let sampleRules = [
     @Test(arguments: [
         (#"[{"name":"a","target":"bodyy","match":"contains","value":"x","action":"junk"}]"#, "field \"target\""),
         (#"[{"name":"a","target":"body","match":"contains","value":"","action":"junk"}]"#, "field \"value\""),
-        (#"[{"name":"a","target":"body","match":"regex","value":"(?=a)b","action":"junk"}]"#, "lookaround"),
+        (#"[{"name":"a","target":"body","match":"regex","value":"(?=a)b","action":"junk"}]"#, "lookahead"),
         (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"none"}]"#, "field \"action\""),
         (#"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","extra":1}]"#, "unknown field"),
         (#"[{"name":"a","target":"body","match":"contains","action":"junk"}]"#, "no field \"value\""),

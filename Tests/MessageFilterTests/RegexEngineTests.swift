@@ -29,6 +29,8 @@ private func verdict(_ classifier: MessageClassifier, _ text: String) -> Bool {
 struct PatternGenerator {
     var random: SeededGenerator
     let literals: [String]
+    /// Whether groups may carry inline flags, `(?i:…)` and `(?-i:…)`.
+    var inlineFlags = false
 
     mutating func below(_ n: Int) -> Int { Int.random(in: 0..<n, using: &random) }
 
@@ -61,7 +63,7 @@ struct PatternGenerator {
             return (a, a == "$" ? "\\Z" : a)
         default:
             let inner = alternation(depth + 1)
-            let open = below(2) == 0 ? "(" : "(?:"
+            let open = inlineFlags ? ["(", "(?:", "(?i:", "(?-i:"][below(4)] : below(2) == 0 ? "(" : "(?:"
             return (open + inner.0 + ")", open + inner.1 + ")")
         }
     }
@@ -241,7 +243,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     @Test func agreesWithPythonOnRandomPatterns() throws {
         var generator = PatternGenerator(
             random: SeededGenerator(state: 17),
-            literals: ["a", "b", "A", "1", " ", "-", ".", "가", "k", "\u{212A}", "s", "\u{17F}", "\u{130}", "ß", "ẞ"]
+            literals: ["a", "b", "A", "1", " ", "-", ".", "가", "k", "\u{212A}", "s", "\u{17F}", "\u{130}", "ß", "ẞ"],
+            inlineFlags: true
         )
         var textRandom = SeededGenerator(state: 18)
         let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ")
@@ -442,7 +445,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         ("\\b?x", "the quantifier ? at character 3 follows nothing it can repeat"),
         (
             "a\\\n",
-            "the escape \\U+000A at character 2 is not in the allowed subset (backreferences, \\p{…} and other escapes are refused)"
+            "the escape \\U+000A at character 2 is not in the allowed subset (\\d \\w \\s, their capitals, \\b \\B, \\n \\r \\t, \\p{…} and escaped punctuation are)"
         ),
     ])
     func namesTheProblem(pattern: String, sentence: String) {
@@ -451,6 +454,55 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             Issue.record("accepted \(pattern)")
         } catch {
             #expect(error.description == sentence)
+        }
+    }
+
+    /// Inline flags and named groups, as spam-filter authors write them (issue 29, item 2): `i`
+    /// and `s`, set for the rest of the group or for `(?flags:…)`; a name is a plain group.
+    @Test(arguments: [
+        ("(?i)free\\s+(bet|spins?)", "FREE  Spins", true), ("(?i:free)BET", "FreeBET", true),
+        ("(?i:free)BET", "FreeBet", false), ("a(?i)b", "aB", true), ("a(?i)b", "AB", false),
+        ("a(?i)b|c", "C", true), ("((?i)a)b", "Ab", true), ("((?i)a)b", "AB", false), ("(?s)a.b", "a\nb", true),
+        ("a.b", "a\nb", false), ("(?s:a.)b", "a\nb", true), ("(?P<amount>\\d+)원", "5000원", true),
+        ("(?<n>x)y", "xy", true), ("(?'n'x)y", "xy", true), ("(?i-s)a.b", "A\nB", false), ("(?is)a.b", "A\nB", true),
+    ])
+    func readsInlineFlagsAndNamedGroups(pattern: String, text: String, matches: Bool) throws {
+        let classifier = try #require(regexClassifier(pattern), "refused: \(pattern)")
+        #expect(verdict(classifier, text) == matches, "\(pattern) on \(text.debugDescription)")
+    }
+
+    /// Ignoring case by the rule, `(?-i)` makes a part exact again, and its literal still serves
+    /// as the prefilter (lowercased, as the folded view holds it).
+    @Test func anExactPartInARuleIgnoringCase() throws {
+        let classifier = try #require(regexClassifier("(?-i:ABC)def", caseInsensitive: true))
+        #expect(verdict(classifier, "xxABCDEF"))
+        #expect(!verdict(classifier, "xxabcdef"))
+        #expect(try RegexSubset.analyze("(?-i:ABC)def", caseInsensitive: true).requiredLiteral == Array("abcdef".utf8))
+        // Under `(?i)` in a case-sensitive rule, the literal could be in any case: none is required.
+        #expect(try RegexSubset.analyze("(?i:abc)", caseInsensitive: false).requiredLiteral.isEmpty)
+    }
+
+    /// What needs backtracking is refused with a sentence naming the construct and why.
+    @Test(arguments: [
+        ("(\\w+) \\1", "the backreference \\1 at character 7 is refused: matching what a group captured"),
+        ("(?P<n>a)(?P=n)", "the backreference (?P= at character 9 is refused: it needs a backtracking engine"),
+        ("(?<n>a)\\k<n>", "the backreference \\k at character 8 is refused"),
+        ("free(?=bet)", "the lookahead (?= at character 5 is refused: it needs a backtracking engine"),
+        ("free(?!bet)", "the lookahead (?! at character 5 is refused"),
+        ("(?<=won)\\d", "the lookbehind (?<= at character 1 is refused"),
+        ("(?<!won)\\d", "the lookbehind (?<! at character 1 is refused"),
+        ("(?>a+)b", "the atomic group (?> at character 1 is refused"),
+        ("(?m)^a", "the inline flag m at character 1 is refused: ^ and $ hold only at the ends of the text"),
+        ("(?x)a b", "the inline flag x at character 1 is refused"),
+        ("(?q)a", "the group at character 1 starts with (?q, which is no group or flag here"),
+        ("(?i", "the group at character 1 is never closed with )"),
+    ])
+    func refusesWhatNeedsBacktrackingWithASentence(pattern: String, sentence: String) {
+        do {
+            _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
+            Issue.record("accepted \(pattern)")
+        } catch {
+            #expect(error.description.hasPrefix(sentence), "\(error)")
         }
     }
 
