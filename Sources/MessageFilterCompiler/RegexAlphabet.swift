@@ -141,16 +141,7 @@ final class UnicodeTables: Sendable {
         for group in caseGroups where group.contains(where: { scalar in ranges.contains { $0.contains(scalar) } }) {
             all += group.map { $0...$0 }
         }
-        all.sort { $0.lowerBound < $1.lowerBound }
-        var merged: [ClosedRange<UInt32>] = []
-        for range in all {
-            if let last = merged.last, range.lowerBound <= last.upperBound &+ 1 {
-                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
-            } else {
-                merged.append(range)
-            }
-        }
-        return merged
+        return RegexProperty.merged(all)
     }
 
     /// The sorted points where a program with these dependencies may answer differently.

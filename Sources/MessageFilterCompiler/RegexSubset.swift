@@ -312,6 +312,8 @@ struct RegexParser {
             case "t": return leaf(.scalar(0x09))
             case "b": return .assertion(.wordBoundary)
             case "B": return .assertion(.notWordBoundary)
+            case "p", "P":
+                return leaf(.set(RegexClass(ranges: try parseProperty(negated: e == "P", at: i - 2))))
             case "1"..."9", "k":
                 throw RegexSubsetError(
                     "the backreference \\\(e) \(position(i - 2)) is refused: matching what a group captured needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once; repeat the group's pattern instead"
@@ -493,6 +495,9 @@ struct RegexParser {
                 case "n": return (0x0A, 0)
                 case "r": return (0x0D, 0)
                 case "t": return (0x09, 0)
+                case "p", "P":
+                    set.ranges += try parseProperty(negated: e == "P", at: i - 2)
+                    return (nil, 0)
                 default:
                     guard Self.isEscapablePunctuation(e) else {
                         throw RegexSubsetError(
@@ -546,6 +551,33 @@ struct RegexParser {
             }
         }
         throw RegexSubsetError("the class at character \(start + 1) is never closed with ]")
+    }
+
+    /// Reads the name after `\p` or `\P` (`i` past the letter): `{Name}`, `{Key=Value}` or one
+    /// letter, and returns the ranges it names, or their complement for `\P`.
+    mutating func parseProperty(negated: Bool, at start: Int) throws(RegexSubsetError) -> [ClosedRange<UInt32>] {
+        let name: String
+        if i < characters.count, characters[i] == "{" {
+            guard let close = characters[i...].firstIndex(of: "}") else {
+                throw RegexSubsetError("the \\\(negated ? "P" : "p"){ \(position(start)) is never closed with }")
+            }
+            name = String(String.UnicodeScalarView(characters[(i + 1)..<close]))
+            i = close + 1
+        } else if i < characters.count, characters[i].properties.isAlphabetic {
+            name = String(characters[i])
+            i += 1
+        } else {
+            throw RegexSubsetError(
+                "the \\\(negated ? "P" : "p") \(position(start)) needs a property: \\p{L}, \\pN, \\p{Hangul}, \\p{Script=Latin}"
+            )
+        }
+        do {
+            let ranges = try RegexProperty.ranges(name)
+            return negated ? RegexProperty.complement(ranges) : ranges
+        } catch {
+            let written = String(String.UnicodeScalarView(characters[start..<i]))
+            throw RegexSubsetError("the \(written) \(position(start)) is refused: \(error.description)")
+        }
     }
 
     mutating func readBraces() throws(RegexSubsetError) -> (Int, Int?) {

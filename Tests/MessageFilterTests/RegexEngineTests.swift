@@ -108,6 +108,13 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             r = re.compile(case["p"], re.I if case["i"] else 0)
             print(json.dumps([r.search(t) is not None for t in case["t"]]), flush=True)
         """
+    return try pythonAnswers(script, cases.map { ["p": $0.pattern, "i": $0.caseInsensitive, "t": $0.texts] })
+        .map { $0 as! [Bool] }
+}
+
+/// One `python3` process running `script`, which reads a JSON request per line on stdin and
+/// prints a JSON answer per line.
+func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", script]
@@ -117,12 +124,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     process.standardOutput = output
     try process.run()
     var lines = Data()
-    for c in cases {
-        lines.append(
-            try JSONSerialization.data(
-                withJSONObject: ["p": c.pattern, "i": c.caseInsensitive, "t": c.texts] as [String: Any]
-            )
-        )
+    for request in requests {
+        lines.append(try JSONSerialization.data(withJSONObject: request))
         lines.append(0x0A)
     }
     // Written from another thread: python answers as it reads, and a full pipe would block.
@@ -137,16 +140,18 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     // another test starts at the same moment may inherit a pipe's write end and hold it open, so
     // neither end of file may ever come.
     var answer = Data()
+    var lineCount = 0
     let reader = output.fileHandleForReading
-    while answer.filter({ $0 == 0x0A }).count < cases.count {
+    while lineCount < requests.count {
         let chunk = reader.availableData
         if chunk.isEmpty { break }
         answer.append(chunk)
+        lineCount += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
     if process.isRunning { process.terminate() }
     process.waitUntilExit()
     return try String(decoding: answer, as: UTF8.self).split(separator: "\n").map {
-        try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [Bool]
+        try JSONSerialization.jsonObject(with: Data($0.utf8))
     }
 }
 
@@ -627,6 +632,101 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
                 == view.fold("a" + String(repeating: "\u{301}", count: 35) + "b")
         )
         #expect(view.fold("cafe\u{200B}\u{301}") == view.fold("caf\u{E9}"))
+    }
+}
+
+/// `\p{…}` and `\P{…}` (issue 29, item 2), held to Python's `regex` module, an independent
+/// implementation of the same properties, scalar by scalar over a sample of every plane.
+@Suite struct PropertyClassTests {
+    static let names = [
+        "L", "Lu", "Ll", "Lt", "Lm", "Lo", "N", "Nd", "Nl", "No", "P", "Pd", "Ps", "Po", "S", "Sm", "Sc", "So", "Z",
+        "Zs", "M", "Mn", "Mc", "C", "Cc", "Cf", "Co", "Cn", "Hangul", "Han", "Latin", "Cyrillic", "Greek", "Arabic",
+        "Hebrew", "Thai", "Hiragana", "Katakana", "Devanagari", "Common", "Inherited", "Script=Hangul", "sc=Hang",
+        "gc=Lu", "General_Category=Letter", "Tolong_Siki", "Beria_Erfe", "ASCII",
+    ]
+
+    @Test func agreesWithPythonsRegexModule() throws {
+        var scalars: [UInt32] = Array(stride(from: 0, to: 0x3_2000, by: SeededRuns.long ? 2 : 7))
+        scalars += [0xA7CE, 0xA7CF, 0x11DE0, 0x16EA0, 0x10FFFD, 0xE0001, 0x1F600, 0xAC00, 0xD7A3, 0x3400]
+        scalars = scalars.filter { !(0xD800...0xDFFF).contains($0) }
+        // Each name and its negation, as the compiler makes the class (what the file then
+        // ships; `readsPropertiesAsWritten` classifies messages end to end).
+        var patterns: [String] = []
+        var ours: [[Bool]] = []
+        for name in Self.names {
+            for letter in ["p", "P"] {
+                let pattern = "\\\(letter){\(name)}"
+                let set = try #require(RegexProgram(pattern: pattern, caseInsensitive: false).parts.classes.first)
+                #expect(!set.negated && set.escapes == 0)
+                patterns.append(pattern)
+                ours.append(
+                    scalars.map { scalar in
+                        // The ranges are sorted and disjoint: the last that starts at or before.
+                        var low = 0
+                        var high = set.ranges.count
+                        while low < high {
+                            let middle = (low + high) / 2
+                            if set.ranges[middle].lowerBound <= scalar { low = middle + 1 } else { high = middle }
+                        }
+                        return low > 0 && set.ranges[low - 1].contains(scalar)
+                    }
+                )
+            }
+        }
+        let script = """
+            import json, regex, sys
+            for line in sys.stdin:
+                request = json.loads(line)
+                r = regex.compile(request["p"])
+                print(json.dumps([r.fullmatch(chr(c)) is not None for c in request["c"]]), flush=True)
+            """
+        let requests: [Any] = patterns.map { ["p": $0, "c": scalars] as [String: Any] }
+        let theirs = try pythonAnswers(script, requests).map { $0 as! [Bool] }
+        try #require(theirs.count == ours.count)
+        var disagreements = 0
+        for (row, pattern) in patterns.enumerated() {
+            for (column, scalar) in scalars.enumerated() where ours[row][column] != theirs[row][column] {
+                disagreements += 1
+                if disagreements <= 8 {
+                    Issue.record(
+                        "\(pattern) on U+\(String(scalar, radix: 16)): ours \(ours[row][column]), regex \(theirs[row][column])"
+                    )
+                }
+            }
+        }
+        #expect(disagreements == 0)
+    }
+
+    /// Names match loosely (UAX #44), in and out of classes, and ignoring case a property class is
+    /// closed under case like any class.
+    @Test(arguments: [
+        ("^\\p{uppercase letter}$", "A", true), ("^\\p{Uppercase-Letter}$", "a", false), ("^\\pL+$", "가a", true),
+        ("\\p{Hangul}+\\s*대출", "급전대출", true), ("^[\\p{Hangul}\\d]+$", "대출24", true),
+        ("^[^\\p{Hangul}]$", "가", false), ("^\\P{Hangul}$", "a", true), ("^[\\P{L}]$", "1", true),
+        ("^\\p{script=latin}+$", "Claim", true), ("^\\p{Cyrillic}$", "с", true), ("^\\p{Latin}$", "с", false),
+    ])
+    func readsPropertiesAsWritten(pattern: String, text: String, matches: Bool) throws {
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .regex, value: pattern, action: .junk, caseSensitive: true)
+        ])
+        #expect((classifier.classify(sender: "+1", body: text).rule == 0) == matches, "\(pattern) on \(text)")
+    }
+
+    @Test(arguments: [
+        ("\\p{Klingon}", "the \\p{Klingon} at character 1 is refused: it names no general category or script"),
+        ("\\p{scx=Hang}", "the \\p{scx=Hang} at character 1 is refused: Script_Extensions is not supported"),
+        ("a\\p{Emoji}", "the \\p{Emoji} at character 2 is refused"),
+        ("\\p{L", "the \\p{ at character 1 is never closed"),
+        ("\\p", "the \\p at character 1 needs a property"),
+        ("[a-\\p{L}]", "the range at character 2 has a class escape"),
+    ])
+    func refusesWhatItCannotName(pattern: String, sentence: String) {
+        do {
+            _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
+            Issue.record("accepted \(pattern)")
+        } catch {
+            #expect(error.description.hasPrefix(sentence), "\(error)")
+        }
     }
 }
 
