@@ -44,6 +44,11 @@ public struct MessageRule: Sendable, Equatable {
     }
 
     public var view: TextView { TextView(caseInsensitive: !caseSensitive, normalized: normalize) }
+
+    /// The pattern a regex rule compiles: its value, or, in a normalized rule, the value folded as
+    /// messages are (`RegexSubset.normalizedPattern`), so that `[０-９]{4,}\s*원` and `[:：]`
+    /// mean what their author meant in the text the rule reads.
+    public var pattern: String { normalize ? RegexSubset.normalizedPattern(value) : value }
 }
 
 extension MessageRule: Codable {

@@ -4,14 +4,15 @@ import MessageFilterCore
 ///
 /// Patterns run on our own matcher (`RegexProgram`), a Thompson NFA simulated without
 /// backtracking, so every accepted pattern matches in time linear in the text. The syntax:
-/// - atoms: literal characters, `.`, escapes `\d \D \w \W \s \S \n \r \t`, an escaped ASCII
-///   punctuation character, and bracket classes (`[a-z0-9_]`, `[^…]`, with the same escapes)
-///   without nesting or set operations;
-/// - anchors `^`, `$`, `\b`, `\B`; groups `(…)` and `(?:…)`, nested, with `|` alternation;
+/// - atoms: literal characters, `.`, escapes `\d \D \w \W \s \S \n \r \t`, `\p{…}` and `\P{…}`
+///   (`RegexProperty`), an escaped ASCII punctuation character, and bracket classes (`[a-z0-9_]`,
+///   `[^…]`, with the same escapes) without nesting or set operations;
+/// - anchors `^`, `$`, `\b`, `\B`; groups `(…)`, `(?:…)` and named ones (plain groups), nested,
+///   with `|` alternation; inline flags `i` and `s` (`(?i)`, `(?-i:…)`);
 /// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}` (m, n ≤ 1,000), optionally lazy (`*?`),
 ///   on an atom or a group;
-/// - no backreferences, lookaround, named or atomic groups, inline options or Unicode
-///   properties; at most 256 characters, and at most 1,000 matcher states once counted
+/// - no backreferences, lookaround or atomic groups (each refused with a sentence saying they
+///   need backtracking); at most 256 characters, and at most 1,000 matcher states once counted
 ///   repetitions are expanded (a pattern that defeats the lazy DFA costs O(states) per
 ///   character, so the budget bounds the worst case);
 /// - a pattern that matches the empty string (`.*`, `a|`, `(?:)`) is refused: it would match
@@ -55,6 +56,30 @@ public enum RegexSubset {
             )
         }
         return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
+    }
+
+    /// `pattern` folded as a normalized rule's text is (`TextView`, normalized), keeping its
+    /// syntax: the invisible characters dropped; fullwidth ASCII made ASCII, escaped where it
+    /// would be syntax (`（` is the literal `\(`, `＊` is `\*`); then NFC, so that `e` and U+0301
+    /// are `é` and the Kelvin sign is `K`. A text never holds what this folds away, so a pattern
+    /// written with it means the folded one.
+    public static func normalizedPattern(_ pattern: String) -> String {
+        var folded = String.UnicodeScalarView()
+        var escaped = false
+        for scalar in pattern.unicodeScalars where !TextView.isInvisibleFormat(scalar.value) {
+            guard (0xFF01...0xFF5E).contains(scalar.value), let ascii = Unicode.Scalar(scalar.value - 0xFEE0) else {
+                folded.append(scalar)
+                escaped = !escaped && scalar == "\\"
+                continue
+            }
+            let punctuation = RegexParser.isEscapablePunctuation(ascii)
+            if !escaped, punctuation { folded.append("\\") }
+            // After a backslash, a fullwidth letter or digit stays, for the parser to refuse as
+            // the escape it is not (`\ｄ` is no `\d`).
+            folded.append(escaped && !punctuation ? scalar : ascii)
+            escaped = false
+        }
+        return String(decoding: Array(String(folded)._nfcCodeUnits), as: UTF8.self)
     }
 
     /// Parses `pattern` into its syntax tree and checks every limit, the empty match included.

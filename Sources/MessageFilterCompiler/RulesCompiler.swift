@@ -16,13 +16,15 @@ public enum RulesCompiler {
             let view = rule.view
             let targets: [RuleTarget] = rule.target == .any ? [.sender, .body] : [rule.target]
             if rule.match == .regex {
-                guard let program = try? RegexProgram(pattern: rule.value, caseInsensitive: view.caseInsensitive) else {
+                guard let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: view.caseInsensitive)
+                else {
                     preconditionFailure("rule \(index + 1)'s regex is outside the subset: RulesFile.check refuses it")
                 }
                 programs.append((index, program))
                 // RulesFile.check accepted the pattern.
                 let literal =
-                    (try? RegexSubset.analyze(rule.value, caseInsensitive: view.caseInsensitive))?.requiredLiteral ?? []
+                    (try? RegexSubset.analyze(rule.pattern, caseInsensitive: view.caseInsensitive))?.requiredLiteral
+                    ?? []
                 if literal.isEmpty {
                     unfiltered.append(UInt32(index))
                     continue

@@ -71,29 +71,6 @@ public struct RulesFile: Sendable {
         self.warnings = warnings
     }
 
-    /// Why a regex of a normalized rule could never match, or nil: a normalized text holds no
-    /// invisible format character, no fullwidth form of ASCII and nothing that NFC recomposes, so
-    /// a pattern that needs one is a rule that never fires.
-    static func unreachableInNormalizedText(_ pattern: String) -> String? {
-        for (position, scalar) in pattern.unicodeScalars.enumerated() {
-            let name = "U+" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)
-            if TextView.isInvisibleFormat(scalar.value) {
-                return
-                    "character \(position + 1) (\(name)) is an invisible character that normalization removes from every message, so the regex could never match; leave it out, or set normalize to false"
-            }
-            if (0xFF01...0xFF5E).contains(scalar.value) {
-                let ascii = Character(Unicode.Scalar(scalar.value - 0xFEE0)!)
-                return
-                    "character \(position + 1) (\(name)) is a fullwidth form that normalization turns into \(ascii), so the regex could never match; write \(ascii), or set normalize to false"
-            }
-        }
-        if !Array(pattern._nfcCodeUnits).elementsEqual(pattern.utf8) {
-            return
-                "the pattern is not in Unicode NFC, the form normalization gives every message (a letter and a combining mark after it are one character there), so parts of it could never match; write the composed characters, or set normalize to false"
-        }
-        return nil
-    }
-
     /// Checks every rule's values and finds contradictions.
     public mutating func check(source: String) throws(MessageFilterError) {
         func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
@@ -136,14 +113,12 @@ public struct RulesFile: Sendable {
             }
             if rule.match == .regex {
                 do {
-                    _ = try RegexSubset.analyze(rule.value, caseInsensitive: !rule.caseSensitive)
+                    _ = try RegexSubset.analyze(rule.pattern, caseInsensitive: !rule.caseSensitive)
                 } catch {
-                    throw fail(index, "value", "the regex is refused: \(error)")
+                    let folded = rule.pattern == rule.value ? "" : " (as normalized: \(rule.pattern))"
+                    throw fail(index, "value", "the regex is refused\(folded): \(error)")
                 }
-                if rule.view.normalized, let problem = Self.unreachableInNormalizedText(rule.value) {
-                    throw fail(index, "value", "the regex is refused: \(problem)")
-                }
-                if let program = try? RegexProgram(pattern: rule.value, caseInsensitive: !rule.caseSensitive),
+                if let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: !rule.caseSensitive),
                     RegexSection.canMatch(program) == false
                 {
                     throw fail(
@@ -155,7 +130,7 @@ public struct RulesFile: Sendable {
             } else if rule.view.fold(rule.value).isEmpty {
                 throw fail(index, "value", "the value is empty once normalized (it holds only invisible characters)")
             }
-            let folded = rule.match == .regex ? Array(rule.value.utf8) : rule.view.fold(rule.value)
+            let folded = rule.match == .regex ? Array(rule.pattern.utf8) : rule.view.fold(rule.value)
             let key = "\(rule.target)|\(rule.match)|\(rule.view.index)|" + String(decoding: folded, as: UTF8.self)
             if let first = firstByKey[key] {
                 let other = rules[first]

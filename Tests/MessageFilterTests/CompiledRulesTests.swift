@@ -197,17 +197,8 @@ let sampleRules = [
             "rules.json gives a key twice: line 1, column 77: the key \"action\" appears twice in one object"
         ),
         ("[" + String(repeating: "[", count: 70) + "]]", "rules.json is nested too deep: line 1, column 65"),
-        // Regexes a normalized text can never match, and an option given as null (found by the
-        // attack on this work: each was accepted).
-        (
-            #"[{"name":"a","target":"body","match":"regex","value":"\u200Bx","action":"junk"}]"#,
-            "(U+200B) is an invisible"
-        ),
-        (
-            #"[{"name":"a","target":"body","match":"regex","value":"\uFF41bc","action":"junk"}]"#,
-            "write a, or set normalize"
-        ),
-        (#"[{"name":"a","target":"body","match":"regex","value":"[e\u0301]x","action":"junk"}]"#, "not in Unicode NFC"),
+        // Regexes no text can match, and an option given as null (found by the attack on this
+        // work: each was accepted).
         (
             #"[{"name":"a","target":"body","match":"regex","value":"\\b\\Bx","action":"junk"}]"#,
             "no message can match it"
@@ -228,8 +219,30 @@ let sampleRules = [
         }
     }
 
-    /// With `normalize` false, the regexes refused above are accepted: the text keeps what they need.
-    @Test func unnormalizedRegexesMayNameWhatNormalizationRemoves() throws {
+    /// In a normalized rule the pattern is folded as the text is (issue 29, item 2: these were
+    /// refused): invisible characters dropped, fullwidth forms made ASCII (escaped where they are
+    /// syntax), NFC; with `normalize` false the pattern stays as written and the text keeps what
+    /// it needs.
+    @Test(arguments: [
+        ("\u{200B}x", "x", true), ("\u{FF41}bc", "ABC", true), ("[e\u{301}]x", "e\u{301}x", true),
+        ("[e\u{301}]x", "\u{E9}x", true), ("\u{FF08}\\d+\u{FF09}", "(123)", true),
+        ("\u{FF08}\\d+\u{FF09}", "\u{FF08}\u{FF11}\u{FF12}\u{FF09}", true), ("\u{FF08}\\d+\u{FF09}", "123", false),
+        ("[0-9\u{FF10}-\u{FF19}]{4,}\\s*원", "\u{FF11}\u{FF12}\u{FF13}\u{FF14} 원", true),
+        ("[0-9\u{FF10}-\u{FF19}]{4,}\\s*원", "1234원", true), ("a[:\u{FF1A}]b", "a:b", true),
+        ("^[\u{212A}]$", "k", true), ("a\u{FF0B}", "aa", false), ("a\u{FF0B}", "a+", true),
+        ("\\\u{FF0B}", "+", true),
+    ])
+    func foldsANormalizedRulesPattern(pattern: String, text: String, matches: Bool) throws {
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .regex, value: pattern, action: .junk)
+        ])
+        #expect(
+            (classifier.classify(sender: "+1", body: text).rule == 0) == matches,
+            "\(pattern.debugDescription) on \(text.debugDescription) as \(RegexSubset.normalizedPattern(pattern))"
+        )
+    }
+
+    @Test func unnormalizedRegexesKeepWhatNormalizationRemoves() throws {
         let json =
             #"[{"name":"a","target":"body","match":"regex","value":"[e\u0301]x\u200B","action":"junk","normalize":false}]"#
         let file = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
@@ -237,6 +250,7 @@ let sampleRules = [
             rules: try CompiledRules(bytes: RulesCompiler.compile(file.rules), name: "t")
         )
         #expect(classifier.classify(sender: "+1", body: "\u{301}x\u{200B}").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "\u{E9}x\u{200B}").rule == nil)
     }
 
     @Test func warnsAboutContradictionsAndRepeatsAndAppliesPrecedence() throws {
