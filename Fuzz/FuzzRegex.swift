@@ -1,5 +1,6 @@
 // A libFuzzer target for the message filter's regex compiler and matchers. The input is a
-// flags byte, a pattern, a 0 byte and a text. Any pattern must be parsed or refused with a
+// flags byte (bit 0: ignore case; bit 1: fold the pattern as a normalized rule's), a pattern, a 0
+// byte and a text. Any pattern must be parsed or refused with a
 // sentence; an accepted one is compiled and run on the text four ways, which must agree: the
 // lazy DFA (RegexDFA), the NFA simulation (RegexMatcher), the complete DFA the compiler ships
 // (RegexAlphabet, RegexAutomaton), and a naive reference written here over the syntax tree (sets
@@ -15,7 +16,8 @@ public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let caseInsensitive = data[0] & 1 != 0
     let input = UnsafeBufferPointer(start: data + 1, count: size - 1)
     let split = input.firstIndex(of: 0) ?? input.count
-    let pattern = String(decoding: UnsafeBufferPointer(rebasing: input[0..<split]), as: UTF8.self)
+    let written = String(decoding: UnsafeBufferPointer(rebasing: input[0..<split]), as: UTF8.self)
+    let pattern = data[0] & 2 != 0 ? RegexSubset.normalizedPattern(written) : written
     // The reference is polynomial, not linear: keep its texts short.
     let textBytes = split < input.count ? Array(input[(split + 1)...]) : []
     let text = String(String(decoding: textBytes, as: UTF8.self).unicodeScalars.prefix(48))

@@ -61,7 +61,8 @@ rules)
     seeds=Fuzz/corpus-rules max_len=8192 ;;
 regex)
     swiftc "${flags[@]}" -module-name MessageFilterCore Sources/MessageFilterCore/*.swift \
-        Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile}.swift Fuzz/FuzzRegex.swift "${link[@]}" -o "$out/$target"
+        Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile,Property}.swift \
+        Sources/MessageFilterCompiler/UnicodeScripts.swift Fuzz/FuzzRegex.swift "${link[@]}" -o "$out/$target"
     seeds=Fuzz/corpus-regex max_len=512 ;;
 lists)
     libraries=()
