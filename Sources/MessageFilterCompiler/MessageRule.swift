@@ -24,6 +24,10 @@ public struct MessageRule: Sendable, Equatable {
     public var action: MessageAction
     public var caseSensitive: Bool
     public var normalize: Bool
+    /// One of IdentityLookup's sub-actions of `action` (`transactionalFinance`,
+    /// `promotionalCoupons`, `DeferralResponse.subActions`): the folder iOS 16 files the message
+    /// under. Nil for none, and always for `allow` and `junk`.
+    public var subAction: String?
 
     public init(
         name: String,
@@ -32,7 +36,8 @@ public struct MessageRule: Sendable, Equatable {
         value: String,
         action: MessageAction,
         caseSensitive: Bool = false,
-        normalize: Bool = true
+        normalize: Bool = true,
+        subAction: String? = nil
     ) {
         self.name = name
         self.target = target
@@ -41,6 +46,7 @@ public struct MessageRule: Sendable, Equatable {
         self.action = action
         self.caseSensitive = caseSensitive
         self.normalize = normalize
+        self.subAction = subAction
     }
 
     public var view: TextView { TextView(caseInsensitive: !caseSensitive, normalized: normalize) }
@@ -53,7 +59,7 @@ public struct MessageRule: Sendable, Equatable {
 
 extension MessageRule: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, target, match, value, action, caseSensitive, normalize
+        case name, target, match, value, action, subAction, caseSensitive, normalize
     }
 
     /// Decodes any key so that unknown ones can be named.
@@ -110,6 +116,18 @@ extension MessageRule: Codable {
         }
         caseSensitive = try flag(.caseSensitive, default: false)
         normalize = try flag(.normalize, default: true)
+        if container.contains(.subAction) {
+            let choices = DeferralResponse.subActions[action] ?? []
+            subAction = try named(
+                .subAction,
+                { choices.contains($0) ? $0 : nil },
+                choices.isEmpty
+                    ? "a sub-action of promotion or transaction; \(action) has none"
+                    : choices.joined(separator: ", ") + " (the sub-actions of \(action))"
+            )
+        } else {
+            subAction = nil
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -119,6 +137,7 @@ extension MessageRule: Codable {
         try container.encode(match.description, forKey: .match)
         try container.encode(value, forKey: .value)
         try container.encode(action.description, forKey: .action)
+        try container.encodeIfPresent(subAction, forKey: .subAction)
         try container.encode(caseSensitive, forKey: .caseSensitive)
         try container.encode(normalize, forKey: .normalize)
     }

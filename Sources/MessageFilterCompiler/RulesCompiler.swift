@@ -54,7 +54,9 @@ public enum RulesCompiler {
         var strings: [UInt8] = []
         var ruleTable: [UInt8] = []
         for rule in rules {
-            ruleTable.append(rule.action.rawValue)
+            // The sub-action's place in its action's list, plus one, in the high four bits.
+            let sub = rule.subAction.flatMap { DeferralResponse.subActions[rule.action]?.firstIndex(of: $0) }
+            ruleTable.append(rule.action.rawValue | UInt8(sub.map { $0 + 1 } ?? 0) << 4)
             ruleTable.append(rule.target.rawValue)
             ruleTable.append(rule.match.rawValue)
             ruleTable.append(

@@ -14,6 +14,8 @@ public final class CompiledRules: @unchecked Sendable {
     /// One rule as the compiled file holds it.
     public struct Rule: Sendable {
         public let action: MessageAction
+        /// The rule's sub-action of `action` (`DeferralResponse.subActions`), or nil.
+        public let subAction: String?
         public let target: RuleTarget
         public let match: MatchKind
         public let view: TextView
@@ -234,6 +236,7 @@ public final class CompiledRules: @unchecked Sendable {
         if namesDropped {
             return Rule(
                 action: action(of: index),
+                subAction: subAction(of: index),
                 target: target,
                 match: match,
                 view: view(of: index),
@@ -250,6 +253,7 @@ public final class CompiledRules: @unchecked Sendable {
         }
         return Rule(
             action: action(of: index),
+            subAction: subAction(of: index),
             target: target,
             match: match,
             view: view(of: index),
@@ -262,7 +266,15 @@ public final class CompiledRules: @unchecked Sendable {
     public var rules: [Rule] { (0..<info.count).map(rule) }
 
     @inline(__always)
-    func action(of index: Int) -> MessageAction { MessageAction(rawValue: UInt8(truncatingIfNeeded: info[index]))! }
+    func action(of index: Int) -> MessageAction {
+        MessageAction(rawValue: UInt8(truncatingIfNeeded: info[index]) & 0x0F)!
+    }
+
+    /// Rule `index`'s sub-action, from the high four bits of its action byte.
+    func subAction(of index: Int) -> String? {
+        let sub = Int(UInt8(truncatingIfNeeded: info[index]) >> 4)
+        return sub == 0 ? nil : DeferralResponse.subActions[action(of: index)]?[sub - 1]
+    }
 
     @inline(__always)
     func view(of index: Int) -> TextView {
@@ -444,10 +456,11 @@ public final class CompiledRules: @unchecked Sendable {
         info.reserveCapacity(ruleCount)
         for index in 0..<ruleCount {
             let at = ruleRange.lowerBound + index * format.ruleEntrySize
-            guard let action = MessageAction(rawValue: bytes[at]), action != .none,
+            guard let action = MessageAction(rawValue: bytes[at] & 0x0F), action != .none,
+                Int(bytes[at] >> 4) <= DeferralResponse.subActions[action]?.count ?? 0,
                 let target = RuleTarget(rawValue: bytes[at + 1]), let match = MatchKind(rawValue: bytes[at + 2]),
                 bytes[at + 3] & ~3 == 0
-            else { throw corrupt("rule \(index + 1) has an unknown action, target, match or flag") }
+            else { throw corrupt("rule \(index + 1) has an unknown action, sub-action, target, match or flag") }
             let view = TextView(
                 caseInsensitive: bytes[at + 3] & format.caseInsensitiveFlag != 0,
                 normalized: bytes[at + 3] & format.normalizedFlag != 0
@@ -472,7 +485,7 @@ public final class CompiledRules: @unchecked Sendable {
             _ = try string(at + 8, at + 14, "value")
             rules.append(RuleKind(action: action, target: target, match: match, view: view))
             info.append(
-                UInt32(action.rawValue) | UInt32(target.rawValue) << 8 | UInt32(match.rawValue) << 16 | UInt32(
+                UInt32(bytes[at]) | UInt32(target.rawValue) << 8 | UInt32(match.rawValue) << 16 | UInt32(
                     bytes[at + 3]
                 ) << 24
             )

@@ -17,10 +17,13 @@ public final class MessageClassifier {
         public var action: MessageAction
         /// The index of the rule that decided, in file order; nil when no rule matched.
         public var rule: Int?
+        /// The deciding rule's sub-action of `action` (`DeferralResponse.subActions`), or nil.
+        public var subAction: String?
 
-        public init(action: MessageAction, rule: Int?) {
+        public init(action: MessageAction, rule: Int?, subAction: String? = nil) {
             self.action = action
             self.rule = rule
+            self.subAction = subAction
         }
 
         public static let noMatch = Decision(action: .none, rule: nil)
@@ -159,7 +162,7 @@ public final class MessageClassifier {
         }
         guard best != CompiledRulesFormat.noRule else { return .noMatch }
         let rule = Int(best & 0xFF_FFFF)
-        return Decision(action: rules.action(of: rule), rule: rule)
+        return Decision(action: rules.action(of: rule), rule: rule, subAction: rules.subAction(of: rule))
     }
 
     static func isASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {

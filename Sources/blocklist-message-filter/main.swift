@@ -104,7 +104,8 @@ let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 9, alignment: 8)
                 .init(
                     action: decision.action,
                     deferToServer: deferring && decision.action == .none,
-                    rule: decision.rule
+                    rule: decision.rule,
+                    subAction: decision.subAction
                 )
             )
         case MessageFilterWire.networkResponse:

@@ -117,7 +117,7 @@ struct Serve: AsyncParsableCommand {
             let decision = pool.classify(sender: message.sender, body: message.body)
             let answer = DeferralAnswer(
                 action: decision.action.description,
-                subAction: nil,
+                subAction: decision.subAction,
                 rule: decision.rule.map { names[$0] }
             )
             return Self.json(.ok, String(decoding: try Self.encoder.encode(answer), as: UTF8.self))

@@ -188,6 +188,7 @@ struct Simulate: AsyncParsableCommand {
                 let answer = try await link.query(sender: Array(message.sender.utf8), body: Array(message.body.utf8))
                 result.offlineMicroseconds = (clock.now - asked).microseconds
                 result.action = answer.action.description
+                result.subAction = answer.subAction
                 result.rule = answer.rule.map { names[$0] }
                 result.reason = answer.reason
                 guard answer.deferToServer else {

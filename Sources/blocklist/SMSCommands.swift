@@ -225,6 +225,7 @@ struct SMSCheck: ParsableCommand {
         var message: Int
         var sender: String
         var action: String
+        var subAction: String?
         var rule: Int?
         var ruleName: String?
         var wouldDefer: Bool
@@ -245,12 +246,13 @@ struct SMSCheck: ParsableCommand {
         var results: [Result] = []
         for (index, message) in messages.enumerated() {
             let decision = classifier.classify(sender: message.sender, body: message.body)
-            let name = decision.rule.map { loaded.rules.rules[$0].name }
+            let name = decision.rule.map { loaded.rules.rule($0).name }
             results.append(
                 Result(
                     message: index + 1,
                     sender: message.sender,
                     action: decision.action.description,
+                    subAction: decision.subAction,
                     rule: decision.rule.map { $0 + 1 },
                     ruleName: name,
                     wouldDefer: decision.action == .none
@@ -266,7 +268,8 @@ struct SMSCheck: ParsableCommand {
                 result.rule.map { "rule \($0) \"\(result.ruleName!)\"" }
                 ?? "no rule matched; the extension would defer it"
             let label = messages.count == 1 ? "" : "message \(result.message): "
-            print("\(label)\(pad(result.action, 12))\(decided)")
+            let action = result.action + (result.subAction.map { " (\($0))" } ?? "")
+            print("\(label)\(pad(action, 12))\(decided)")
         }
     }
 }

@@ -253,6 +253,45 @@ let sampleRules = [
         #expect(classifier.classify(sender: "+1", body: "\u{E9}x\u{200B}").rule == nil)
     }
 
+    /// A rule may give one of iOS 16's sub-actions of its action; the compiled file carries it
+    /// (the high four bits of the action byte) and the classifier answers with it.
+    @Test func subActionsAreCompiledAndAnswered() throws {
+        var rules: [MessageRule] = []
+        for action in [MessageAction.transaction, .promotion] {
+            for (index, sub) in (DeferralResponse.subActions[action] ?? []).enumerated() {
+                rules.append(
+                    MessageRule(
+                        name: sub,
+                        target: .body,
+                        match: .contains,
+                        value: "k\(action)\(index)x",
+                        action: action,
+                        subAction: sub
+                    )
+                )
+            }
+        }
+        rules.append(MessageRule(name: "plain", target: .body, match: .contains, value: "plain", action: .promotion))
+        let classifier = try compiled(rules)
+        #expect(rules.count == 13)
+        for (index, rule) in rules.enumerated() {
+            #expect(classifier.rules.rule(index).subAction == rule.subAction)
+            let decision = classifier.classify(sender: "+1", body: "a \(rule.value) b")
+            #expect(decision == .init(action: rule.action, rule: index, subAction: rule.subAction))
+        }
+        let json =
+            #"[{"name":"a","target":"body","match":"contains","value":"x","action":"promotion","subAction":"transactionalFinance"}]"#
+        do {
+            _ = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+            Issue.record("accepted a transactional sub-action on a promotion")
+        } catch {
+            #expect(
+                error.message.contains("promotionalOthers, promotionalOffers, promotionalCoupons"),
+                "\(error.message)"
+            )
+        }
+    }
+
     @Test func warnsAboutContradictionsAndRepeatsAndAppliesPrecedence() throws {
         let json = #"""
             [{"name":"a","target":"body","match":"contains","value":"Sale","action":"promotion"},

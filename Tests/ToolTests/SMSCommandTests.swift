@@ -168,6 +168,63 @@ final class RunningServer {
         }
     }
 
+    /// A rule's sub-action (issue 29, item 6) reaches `sms check` (text and JSON), the
+    /// extension's answer in `sms simulate`, and the deferral server's response.
+    @Test func subActionsReachEveryAnswer() throws {
+        let rules = #"""
+            [{"name": "OTP", "target": "body", "match": "regex", "value": "code:? \\d{6}", "action": "transaction",
+              "subAction": "transactionalFinance"},
+             {"name": "Sale", "target": "body", "match": "contains", "value": "coupon", "action": "promotion",
+              "subAction": "promotionalCoupons"}]
+            """#
+        let server = #"""
+            [{"name": "Parcel", "target": "body", "match": "contains", "value": "parcel", "action": "transaction",
+              "subAction": "transactionalOrders"}]
+            """#
+        try writeBytes(Array(rules.utf8), to: directory.file("sub.json"))
+        try writeBytes(Array(server.utf8), to: directory.file("sub-server.json"))
+        let messages = """
+            {"sender": "+15550100", "body": "Your code: 123456"}
+            {"sender": "+15550101", "body": "a coupon for you"}
+            {"sender": "+15550102", "body": "your parcel left"}
+
+            """
+        try writeBytes(Array(messages.utf8), to: directory.file("sub.jsonl"))
+        let check = try runBlocklist(
+            ["sms", "check", "--rules", "sub.json", "--file", "sub.jsonl", "--json"],
+            in: directory.path
+        )
+        #expect(check.status == 0, "\(check.stderr)")
+        let decoded = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [[String: Any]]
+        #expect(decoded?.map { $0["subAction"] as? String } == ["transactionalFinance", "promotionalCoupons", nil])
+        let text = try runBlocklist(
+            ["sms", "check", "--rules", "sub.json", "--sender", "+1", "--body", "a coupon"],
+            in: directory.path
+        )
+        #expect(text.stdout.hasPrefix("promotion (promotionalCoupons)"), "\(text.stdout)")
+        let running = try RunningServer(["--rules", directory.file("sub-server.json")])
+        let simulate = try runBlocklist(
+            ["sms", "simulate", "--rules", "sub.json", "--file", "sub.jsonl", "--server", running.url],
+            in: directory.path
+        )
+        _ = try running.stop()
+        #expect(simulate.status == 0, "\(simulate.stderr)")
+        let lines = simulate.stdout.split(separator: "\n").map(String.init)
+        #expect(lines[0].contains("(transactionalFinance)"), "\(lines[0])")
+        #expect(lines[1].contains("(promotionalCoupons)"), "\(lines[1])")
+        #expect(lines[2].contains("transaction") && lines[2].contains("(transactionalOrders)"), "\(lines[2])")
+        // A sub-action that is not its action's is refused with the choices.
+        try writeBytes(
+            Array(
+                #"[{"name":"a","target":"body","match":"contains","value":"x","action":"junk","subAction":"promotionalOffers"}]"#
+                    .utf8
+            ),
+            to: directory.file("bad-sub.json")
+        )
+        let bad = try runBlocklist(["sms", "compile", "bad-sub.json", "--output", "bad-out"], in: directory.path)
+        #expect(bad.status != 0 && bad.stderr.contains("junk has none"), "\(bad.stderr)")
+    }
+
     @Test func simulateDefersToARealServerThatStopsCleanly() throws {
         let server = try RunningServer(["--rules", directory.file("server.json")])
         let result = try runBlocklist(

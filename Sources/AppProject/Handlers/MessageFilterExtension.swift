@@ -47,6 +47,7 @@ extension MessageFilterExtension: ILMessageFilterQueryHandling {
         case .none:
             return deferToServer(request, context: context, completion: completion)
         }
+        if let decision { response.subAction = Self.subAction(decision.subAction, of: decision.action) }
         completion(response)
     }
 }
