@@ -25,8 +25,19 @@ public final class LinearScanFilter {
         let lowerSender = sender.lowercased()
         let lowerBody = body.lowercased()
         var best: (rank: UInt32, rule: Int)? = nil
+        var hosts: [String]? = nil
         for (index, rule) in rules.enumerated() {
             if let best, best.rank <= rule.action.rank { continue }
+            if rule.target == .links {
+                hosts = hosts ?? LinkExtractor.hosts(ofBody: body)
+                let value = values[index]
+                let matched = hosts!.contains { host in
+                    value.hasPrefix("*.")
+                        ? host == value.dropFirst(2) || host.hasSuffix(value.dropFirst()) : host == value
+                }
+                if matched { best = (rule.action.rank, index) }
+                continue
+            }
             var matched = false
             for target in [RuleTarget.sender, .body] where rule.target == target || rule.target == .any {
                 let text =
@@ -37,6 +48,7 @@ public final class LinearScanFilter {
                 case .suffix: matched = text.hasSuffix(values[index])
                 case .contains: matched = text.contains(values[index])
                 case .regex: matched = (try? regexes[index]!.firstMatch(in: target == .sender ? sender : body)) != nil
+                case .domain: matched = false
                 }
                 if matched { break }
             }

@@ -49,7 +49,12 @@ public struct MessageRule: Sendable, Equatable {
         self.subAction = subAction
     }
 
-    public var view: TextView { TextView(caseInsensitive: !caseSensitive, normalized: normalize) }
+    /// The text view the rule reads; a links rule's is always case-insensitive and normalized.
+    public var view: TextView {
+        target == .links
+            ? TextView(caseInsensitive: true, normalized: true)
+            : TextView(caseInsensitive: !caseSensitive, normalized: normalize)
+    }
 
     /// The pattern a regex rule compiles: its value, or, in a normalized rule, the value folded as
     /// messages are (`RegexSubset.normalizedPattern`), so that `[０-９]{4,}\s*원` and `[:：]`
@@ -95,8 +100,8 @@ extension MessageRule: Codable {
             return value
         }
         name = try container.decode(String.self, forKey: .name)
-        target = try named(.target, { RuleTarget(name: $0) }, "sender, body, any")
-        match = try named(.match, { MatchKind(name: $0) }, "prefix, suffix, contains, regex")
+        target = try named(.target, { RuleTarget(name: $0) }, "sender, body, any, links")
+        match = try named(.match, { MatchKind(name: $0) }, "prefix, suffix, contains, regex, domain")
         value = try container.decode(String.self, forKey: .value)
         action = try named(
             .action,

@@ -8,6 +8,25 @@ public enum RulesCompiler {
     /// Compiles `rules`, which `RulesFile.check` accepted.
     ///
     /// - Complexity: O(total length of the values × log alphabet) time and memory.
+    /// The keywords a keyword rule puts in its automaton, framed by the markers as its match
+    /// kind needs: a prefix after 0xFE, a suffix before 0xFF; a domain of the links text
+    /// (`LinkExtractor`) between both, and for `*.example.com` also `.example.com` before 0xFF,
+    /// which every host under it ends with.
+    static func keywords(_ rule: MessageRule) -> [[UInt8]] {
+        let start = CompiledRulesFormat.startMarker
+        let end = CompiledRulesFormat.endMarker
+        let folded = rule.view.fold(rule.value)
+        switch rule.match {
+        case .prefix: return [[start] + folded]
+        case .suffix: return [folded + [end]]
+        case .domain:
+            guard folded.starts(with: Array("*.".utf8)) else { return [[start] + folded + [end]] }
+            let base = Array(folded.dropFirst(2))
+            return [[start] + base + [end], [UInt8(ascii: ".")] + base + [end]]
+        default: return [folded]
+        }
+    }
+
     public static func compile(_ rules: [MessageRule]) -> [UInt8] {
         var tries: [Int: Trie] = [:]  // by automaton section kind
         var unfiltered: [UInt32] = []
@@ -37,16 +56,12 @@ public enum RulesCompiler {
                 }
                 continue
             }
-            var keyword = view.fold(rule.value)
-            switch rule.match {
-            case .prefix: keyword.insert(CompiledRulesFormat.startMarker, at: 0)
-            case .suffix: keyword.append(CompiledRulesFormat.endMarker)
-            default: break
-            }
             let key = CompiledRulesFormat.key(action: rule.action, rule: index)
-            for target in targets {
-                let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
-                tries[kind, default: Trie()].insert(keyword, key: key)
+            for keyword in Self.keywords(rule) {
+                for target in targets {
+                    let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
+                    tries[kind, default: Trie()].insert(keyword, key: key)
+                }
             }
         }
 

@@ -71,6 +71,22 @@ public struct RulesFile: Sendable {
         self.warnings = warnings
     }
 
+    /// Why a links rule's value is not a host to match, or nil: `bit.ly`, `*.example.com`,
+    /// `1.2.3.4`, letters of any script; not a URL, a path, a port, an address or a space.
+    static func domainProblem(_ value: String) -> String? {
+        let host = value.hasPrefix("*.") ? String(value.dropFirst(2)) : value
+        if let bad = host.unicodeScalars.first(where: {
+            "/:@?#[]*\\,;".unicodeScalars.contains($0) || $0.properties.isWhitespace
+        }) {
+            return
+                "the value holds \"\(bad)\"; write the host alone, as bit.ly, or *.example.com for it and every host under it"
+        }
+        if host.isEmpty || host.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            return "the value has an empty label; write a host such as bit.ly, or *.example.com"
+        }
+        return nil
+    }
+
     /// Checks every rule's values and finds contradictions.
     public mutating func check(source: String) throws(MessageFilterError) {
         func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
@@ -110,6 +126,23 @@ public struct RulesFile: Sendable {
                     "value",
                     "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed"
                 )
+            }
+            if (rule.target == .links) != (rule.match == .domain) {
+                throw fail(
+                    index,
+                    rule.target == .links ? "match" : "target",
+                    "a domain is matched against the body's links, and the links only as domains: write \"target\": \"links\" with \"match\": \"domain\""
+                )
+            }
+            if rule.target == .links {
+                if rule.caseSensitive || !rule.normalize {
+                    throw fail(
+                        index,
+                        rule.caseSensitive ? "caseSensitive" : "normalize",
+                        "links are compared ignoring case, on the normalized text; leave the option out"
+                    )
+                }
+                if let problem = Self.domainProblem(rule.value) { throw fail(index, "value", problem) }
             }
             if rule.match == .regex {
                 do {

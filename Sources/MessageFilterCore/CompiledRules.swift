@@ -461,6 +461,10 @@ public final class CompiledRules: @unchecked Sendable {
                 let target = RuleTarget(rawValue: bytes[at + 1]), let match = MatchKind(rawValue: bytes[at + 2]),
                 bytes[at + 3] & ~3 == 0
             else { throw corrupt("rule \(index + 1) has an unknown action, sub-action, target, match or flag") }
+            // A links rule matches a domain, ignoring case on the normalized text, and only it does.
+            guard (target == .links) == (match == .domain), target != .links || bytes[at + 3] == 3 else {
+                throw corrupt("rule \(index + 1) pairs its target and match kind wrongly")
+            }
             let view = TextView(
                 caseInsensitive: bytes[at + 3] & format.caseInsensitiveFlag != 0,
                 normalized: bytes[at + 3] & format.normalizedFlag != 0
@@ -504,7 +508,7 @@ public final class CompiledRules: @unchecked Sendable {
         }
 
         var automata: [Automaton] = []
-        for target in [RuleTarget.sender, .body] {
+        for target in [RuleTarget.sender, .body, .links] {
             for view in TextView.all {
                 guard let range = sections[format.Section.automaton(target: target, view: view)] else { continue }
                 automata.append(
@@ -512,7 +516,7 @@ public final class CompiledRules: @unchecked Sendable {
                 )
             }
         }
-        for kind in sections.keys where kind > 4 && !(16..<24).contains(kind) {
+        for kind in sections.keys where kind > 4 && !(16..<24).contains(kind) && kind != 31 {
             throw corrupt("section kind \(kind) is unknown")
         }
         let regexes = try CompiledRegexes.parse(

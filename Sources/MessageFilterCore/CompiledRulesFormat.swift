@@ -40,7 +40,8 @@ public enum CompiledRulesFormat {
         public static let unfilteredRegexes: UInt32 = 3
         /// Every regex rule compiled: a DFA, or the NFA program where the DFA would be too large.
         public static let regexes: UInt32 = 4
-        /// 16 + target × 4 + view index, for target 0 (sender) and 1 (body).
+        /// 16 + target × 4 + view index, for target 0 (sender), 1 (body) and 3 (links, whose only
+        /// view is 3: ignoring case, normalized).
         public static func automaton(target: RuleTarget, view: TextView) -> UInt32 {
             16 + UInt32(target.rawValue) * 4 + UInt32(view.index)
         }

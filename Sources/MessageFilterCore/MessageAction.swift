@@ -51,12 +51,15 @@ public enum RuleTarget: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case sender = 0
     case body = 1
     case any = 2
+    /// The hosts the body links to (`LinkExtractor`), matched with `domain`.
+    case links = 3
 
     public var description: String {
         switch self {
         case .sender: "sender"
         case .body: "body"
         case .any: "any"
+        case .links: "links"
         }
     }
 
@@ -72,6 +75,8 @@ public enum MatchKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case suffix = 1
     case contains = 2
     case regex = 3
+    /// A host of the `links` target: `bit.ly` that host, `*.example.com` it and every host under it.
+    case domain = 4
 
     public var description: String {
         switch self {
@@ -79,6 +84,7 @@ public enum MatchKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .suffix: "suffix"
         case .contains: "contains"
         case .regex: "regex"
+        case .domain: "domain"
         }
     }
 

@@ -49,6 +49,10 @@ public final class MessageClassifier {
     /// message when a normalized regex first runs on it; the buffers are reused from message to
     /// message.
     private var normalizedTexts: [[UInt8]] = [[], []]
+    /// The body's case-insensitive, normalized view, and the hosts it links to
+    /// (`LinkExtractor`), for the links automaton: buffers kept from message to message.
+    private var linkSource: [UInt8] = []
+    private var links: [UInt8] = []
     private var normalizedState: [NormalizedState] = [.unknown, .unknown]
     private enum NormalizedState { case unknown, same, folded }
 
@@ -142,6 +146,12 @@ public final class MessageClassifier {
         rules.automata.withUnsafeBufferPointer { automata in
             for index in automata.indices {
                 let automaton = automata.baseAddress! + index
+                if automaton.pointee.target == .links {
+                    automaton.pointee.view.fold(body, into: &linkSource)
+                    linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &links) }
+                    best = links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                    continue
+                }
                 let text = automaton.pointee.target == .sender ? sender : body
                 let view = automaton.pointee.view
                 if view.index == 0 || (!automaton.pointee.dense.isEmpty && Self.isASCII(text)) {

@@ -269,7 +269,7 @@ struct SMSCheck: ParsableCommand {
                 ?? "no rule matched; the extension would defer it"
             let label = messages.count == 1 ? "" : "message \(result.message): "
             let action = result.action + (result.subAction.map { " (\($0))" } ?? "")
-            print("\(label)\(pad(action, 12))\(decided)")
+            print("\(label)\(pad(action, 12))\(action.count >= 12 ? " " : "")\(decided)")
         }
     }
 }
