@@ -391,4 +391,19 @@ package struct ProcessMemory: Sendable, Equatable {
         }
         return memory
     }
+    /// The process's dirty private memory in KiB (Private_Dirty of /proc/PID/smaps_rollup):
+    /// anonymous pages and file pages it has written, what iOS counts as an extension's
+    /// footprint, not the clean pages of its binary or of a mapped file. Nil where the file is
+    /// not available. A binary written moments ago shows its pages as dirty until they reach the
+    /// disk: sync first.
+    package static func privateDirtyKiB(pid: Int32? = nil) -> Int? {
+        let path = pid.map { "/proc/\($0)/smaps_rollup" } ?? "/proc/self/smaps_rollup"
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return nil }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let text = String(decoding: line, as: UTF8.self)
+            guard text.hasPrefix("Private_Dirty:") else { continue }
+            return text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+        }
+        return nil
+    }
 }

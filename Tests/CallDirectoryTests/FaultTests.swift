@@ -57,9 +57,14 @@ import Testing
         }
         #expect(kills >= 10, "most trials should have been killed mid-run (\(kills) were)")
         // The next complete run removes whatever the killed ones left.
-        #expect(try runBlocklist(["generate"] + Self.specA + ["--output", output]).status == 0)
+        let final = try runBlocklist(["generate"] + Self.specA + ["--output", output])
+        #expect(final.status == 0)
         let left = try Self.leftovers(output)
-        #expect(left.isEmpty, "\(left)")
+        // What each leftover holds, and what the run said of it, so that a rare failure explains itself.
+        let contents = left.map { name in
+            "\(name): \((try? FileManager.default.contentsOfDirectory(atPath: output + "/" + name)) ?? [])"
+        }
+        #expect(left.isEmpty, "\(contents); the last run said: \(final.stdout) \(final.stderr)")
         #expect(ShardSet.verify(output).isValid)
     }
 
