@@ -31,13 +31,15 @@ package enum RegexSection {
         let format = CompiledRulesFormat.self
         // First the candidates: every regex while their points fit, and their classes.
         let tables = UnicodeTables.shared
+        // The file's classes lie between the points of all its regexes together, so the budget
+        // counts each point once: regexes that share `\w`'s 1,400-odd points share their cost.
         var candidates: [Int] = []
-        var points = 0
+        var points = Set<UInt32>()
         for (index, entry) in programs.enumerated() {
-            let count = tables.points(for: entry.program.dependencies).count
-            if points + count <= pointBudget {
+            let together = points.union(tables.points(for: entry.program.dependencies))
+            if together.count <= pointBudget {
                 candidates.append(index)
-                points += count
+                points = together
             }
         }
         let candidateAlphabet = RegexAlphabet(candidates.map { programs[$0].program })

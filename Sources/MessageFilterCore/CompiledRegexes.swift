@@ -35,6 +35,7 @@ struct CompiledRegexes {
         _ bytes: UnsafeRawBufferPointer,
         _ range: Range<Int>,
         regexRules: [Int],
+        owner: AnyObject,
         corrupt: (String) -> MessageFilterError
     ) throws(MessageFilterError) -> CompiledRegexes {
         let format = CompiledRulesFormat.self
@@ -127,33 +128,34 @@ struct CompiledRegexes {
                 guard body.count == 8 + mapLength + acceptLength + tableLength else {
                     throw corrupt("\(name) has \(body.count) bytes, not what its DFA needs")
                 }
-                var classMap: [UInt8] = []
+                let classMapAt = at
                 for _ in 0..<classCount {
                     let id = u8()
                     guard Int(id) < local else { throw corrupt("\(name) maps a scalar class to \(id) of \(local)") }
-                    classMap.append(id)
                 }
                 at = body.lowerBound + 8 + mapLength
-                let acceptsAtEnd = (0..<states).map { bytes[at + $0 / 8] & (1 << ($0 % 8)) != 0 }
+                let acceptAt = at
                 at += acceptLength
-                var transitions: [UInt16] = []
-                transitions.reserveCapacity(states * local)
+                let tableAt = at
                 for _ in 0..<(states * local) {
                     let next = u16()
                     guard Int(next) < states || next >= RegexDFA.deadState else {
                         throw corrupt("\(name) has a transition to state \(next) of \(states)")
                     }
-                    transitions.append(next)
                 }
+                // Read in place: `owner` holds the file's bytes for as long as the DFA lives, and
+                // the offsets are multiples of 4 in a buffer that malloc or mmap aligned.
+                let base = bytes.baseAddress!
                 compiled.append(
                     .automaton(
                         RegexAutomaton(
+                            owner: owner,
                             stateCount: states,
                             classCount: local,
-                            classMap: classMap,
-                            transitions: transitions,
-                            acceptsAtEnd: acceptsAtEnd,
-                            scalarClasses: scalarClasses
+                            classMap: (base + classMapAt).assumingMemoryBound(to: UInt8.self),
+                            classMapCount: classCount,
+                            table: (base + tableAt).assumingMemoryBound(to: UInt16.self),
+                            acceptBits: (base + acceptAt).assumingMemoryBound(to: UInt8.self)
                         )
                     )
                 )

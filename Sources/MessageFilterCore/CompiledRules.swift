@@ -52,14 +52,6 @@ public final class CompiledRules: @unchecked Sendable {
         /// walk can hold them without copying (and retaining) the automaton's arrays.
         var outputTable: OutputTable { OutputTable(outputs: outputs, count: outputCount, triggers: triggers) }
 
-        mutating func move(to base: Int) {
-            let delta = base - section.lowerBound
-            section = (section.lowerBound + delta)..<(section.upperBound + delta)
-            states += delta
-            labels += delta
-            outputs += delta
-            triggers += delta
-        }
         /// The root's transitions, dense: the state for each first byte, 0 for none.
         var root: [UInt32]
         /// The byte classes of the dense table: bytes no edge is labelled with share class 0,
@@ -83,7 +75,7 @@ public final class CompiledRules: @unchecked Sendable {
     /// Bit 31 of a dense transition: the state names a rule or triggers regexes.
     static let denseOutputFlag: UInt32 = 1 << 31
 
-    private(set) var bytes: UnsafeMutableRawBufferPointer
+    let bytes: UnsafeMutableRawBufferPointer
     /// Each rule's action, target, match and flags, packed a byte each; names and values stay in
     /// the file's bytes until asked for, so that 10,000 rules cost 40 KB here, not 10,000 strings.
     private let info: [UInt32]
@@ -105,11 +97,10 @@ public final class CompiledRules: @unchecked Sendable {
     ///   - denseTableBudget: the bytes each automaton may spend on a complete transition table,
     ///     built at load, which makes matching about twice as fast; an automaton whose table would
     ///     be larger runs from the file's compact form. Default 4 MiB.
-    ///   - keepingNames: false keeps in memory only what classifying needs, the automata and the
-    ///     compiled regexes: rule names then read "rule N" and values are empty, and 10,000 rules
-    ///     cost about 400 KB less
-    ///     (what an extension wants: it answers with a rule's number).
-    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20, keepingNames: Bool = true)
+    ///
+    /// The file is mapped read-only, not read into the heap: its pages are clean, so rule names
+    /// and values stay available at no cost to an extension's footprint.
+    public convenience init(contentsOf path: String, denseTableBudget: Int = 4 << 20)
         throws(MessageFilterError)
     {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -131,47 +122,24 @@ public final class CompiledRules: @unchecked Sendable {
                 "\(path) has \(size) bytes; compiled rules have at most \(CompiledRulesFormat.maximumFileSize)."
             )
         }
-        // malloc, not allocate(byteCount:alignment:), so that dropNames can realloc it smaller.
-        guard let start = malloc(max(size, 1)) else {
-            throw MessageFilterError(.io, "Cannot allocate \(size) bytes for the compiled rules \(path).")
+        // Mapped, not read: the file's pages are clean and shared with the page cache, so they
+        // are not the extension's footprint, which iOS counts as dirty memory (about 1.4 MB of
+        // heap for 10,000 rules when the file was read). The app replaces the file by rename,
+        // never in place, so the mapping keeps the file it checked.
+        guard size > 0 else {
+            throw MessageFilterError(.notCompiledRules, "\(path) is empty, so it is not compiled rules.")
         }
-        let buffer = UnsafeMutableRawBufferPointer(start: start, count: max(size, 1))
-        var done = 0
-        while done < size {
-            let n = read(fd, buffer.baseAddress! + done, size - done)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 {
-                let reason = n == 0 ? "the file ended early" : String(cString: strerror(errno))
-                free(start)
-                throw MessageFilterError(.io, "Cannot read the compiled rules \(path) at byte \(done): \(reason).")
-            }
-            done += n
+        guard let start = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), start != MAP_FAILED else {
+            throw MessageFilterError(.io, "Cannot map the compiled rules \(path): \(String(cString: strerror(errno))).")
         }
+        let mapping = UnsafeMutableRawBufferPointer(start: start, count: size)
         try self.init(
-            adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size]),
-            allocation: buffer,
+            adopting: mapping,
+            allocation: mapping,
+            mapped: true,
             source: path,
             denseTableBudget: denseTableBudget
         )
-        if !keepingNames { dropNames() }
-    }
-
-    /// Keeps only the automata, in a buffer of their own: regexes were read into their own form.
-    private func dropNames() {
-        // The automata move to the front of the buffer (sections are in ascending order, so each
-        // moves down), and realloc gives the rest back: no second copy, so no higher peak.
-        let base = allocation.baseAddress!
-        var offset = 0
-        for index in automata.indices {
-            let section = automata[index].section
-            memmove(base + offset, base + section.lowerBound, section.count)
-            automata[index].move(to: offset)
-            offset += section.count
-        }
-        namesDropped = true
-        let shrunk = realloc(base, max(offset, 1)) ?? base
-        allocation = UnsafeMutableRawBufferPointer(start: shrunk, count: max(offset, 1))
-        bytes = UnsafeMutableRawBufferPointer(start: shrunk, count: offset)
     }
 
     /// Checks compiled rules held in memory (copied).
@@ -183,38 +151,52 @@ public final class CompiledRules: @unchecked Sendable {
         try self.init(
             adopting: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<source.count]),
             allocation: buffer,
+            mapped: false,
             source: name,
             denseTableBudget: denseTableBudget
         )
     }
 
-    private var allocation: UnsafeMutableRawBufferPointer
-    /// Whether names and values were dropped at load.
-    private var namesDropped = false
+    /// The memory `bytes` lies in, freed (or unmapped) when the last user lets it go: these rules,
+    /// or a DFA read in place from them.
+    final class FileMemory {
+        let allocation: UnsafeMutableRawBufferPointer
+        /// Whether `allocation` is a read-only mapping of the file, not malloc's.
+        let mapped: Bool
+
+        init(_ allocation: UnsafeMutableRawBufferPointer, mapped: Bool) {
+            self.allocation = allocation
+            self.mapped = mapped
+        }
+
+        deinit {
+            if mapped { munmap(allocation.baseAddress, allocation.count) } else { free(allocation.baseAddress) }
+        }
+    }
+
+    private let memory: FileMemory
 
     private init(
         adopting bytes: UnsafeMutableRawBufferPointer,
         allocation: UnsafeMutableRawBufferPointer,
+        mapped: Bool,
         source: String,
         denseTableBudget: Int
     ) throws(MessageFilterError) {
         self.bytes = bytes
-        self.allocation = allocation
+        // Owned from here on: a refusal below frees it with this object.
+        let memory = FileMemory(allocation, mapped: mapped)
+        self.memory = memory
         self.source = source
-        do {
-            let parsed = try Self.parse(UnsafeRawBufferPointer(bytes), source: source)
-            info = parsed.info
-            ruleTable = parsed.ruleTable
-            stringTable = parsed.stringTable
-            automata = parsed.automata.map {
-                Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget)
-            }
-            unfilteredRegexes = parsed.unfiltered
-            regexes = parsed.regexes
-        } catch {
-            free(allocation.baseAddress)
-            throw error
+        let parsed = try Self.parse(UnsafeRawBufferPointer(bytes), source: source, owner: memory)
+        info = parsed.info
+        ruleTable = parsed.ruleTable
+        stringTable = parsed.stringTable
+        automata = parsed.automata.map {
+            Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget)
         }
+        unfilteredRegexes = parsed.unfiltered
+        regexes = parsed.regexes
     }
 
     deinit {
@@ -222,7 +204,6 @@ public final class CompiledRules: @unchecked Sendable {
             automaton.dense.deallocate()
             automaton.classes.deallocate()
         }
-        free(allocation.baseAddress)
     }
 
     /// How many rules the file holds.
@@ -233,17 +214,6 @@ public final class CompiledRules: @unchecked Sendable {
         let packed = info[index]
         let target = RuleTarget(rawValue: UInt8(truncatingIfNeeded: packed >> 8))!
         let match = MatchKind(rawValue: UInt8(truncatingIfNeeded: packed >> 16))!
-        if namesDropped {
-            return Rule(
-                action: action(of: index),
-                subAction: subAction(of: index),
-                target: target,
-                match: match,
-                view: view(of: index),
-                name: "rule \(index + 1)",
-                value: ""
-            )
-        }
         let raw = UnsafeRawBufferPointer(bytes)
         let at = ruleTable + index * CompiledRulesFormat.ruleEntrySize
         func string(_ offsetAt: Int, _ lengthAt: Int) -> String {
@@ -373,10 +343,12 @@ public final class CompiledRules: @unchecked Sendable {
         let view: TextView
     }
 
-    private static func parse(_ bytes: UnsafeRawBufferPointer, source: String) throws(MessageFilterError) -> (
-        info: [UInt32], ruleTable: Int, stringTable: Int, automata: [Automaton], unfiltered: [UInt32],
-        regexes: CompiledRegexes
-    ) {
+    private static func parse(_ bytes: UnsafeRawBufferPointer, source: String, owner: FileMemory)
+        throws(MessageFilterError) -> (
+            info: [UInt32], ruleTable: Int, stringTable: Int, automata: [Automaton], unfiltered: [UInt32],
+            regexes: CompiledRegexes
+        )
+    {
         func corrupt(_ what: String) -> MessageFilterError {
             MessageFilterError(.corruptRules, "The compiled rules \(source) are damaged: \(what).")
         }
@@ -523,6 +495,7 @@ public final class CompiledRules: @unchecked Sendable {
             bytes,
             regexesRange,
             regexRules: rules.indices.filter { rules[$0].match == .regex },
+            owner: owner,
             corrupt: corrupt
         )
         return (info, ruleRange.lowerBound, stringRange.lowerBound, automata, unfiltered, regexes)

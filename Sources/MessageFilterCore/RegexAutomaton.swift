@@ -43,22 +43,37 @@ public struct ScalarClasses: Sendable, Equatable {
 /// A state is a number below `stateCount`, the start is state 0; a transition is a state,
 /// `RegexDFA.matchedState` (a match ends here: the text matches) or `RegexDFA.deadState` (no match can
 /// start or continue: it does not).
-public struct RegexAutomaton: Sendable {
+#if _endian(big)
+    #error("compiled rules are little-endian, and DFAs are read from them in place")
+#endif
+
+public struct RegexAutomaton: @unchecked Sendable {
     /// The most states a DFA the compiler ships may have.
     public static let maximumStates = 4_096
 
     public let stateCount: Int
     /// How many classes of scalars this regex tells apart; `transitions` has this many per state.
     public let classCount: Int
-    /// This regex's class for each of the file's scalar classes.
-    public let classMap: [UInt8]
-    /// Per state, `classCount` transitions.
-    public let transitions: [UInt16]
-    /// Per state: whether the text matches when it ends there (`$`, `\b` at the end).
-    public let acceptsAtEnd: [Bool]
-    /// This regex's class of each ASCII scalar, from `classMap`, so ASCII needs one lookup.
-    private let asciiClasses: [UInt8]
+    /// What keeps the tables below alive: the compiled file they lie in (read in place, so that a
+    /// mapped file's DFAs cost an extension no dirty memory), or a copy of the arrays given.
+    private let owner: AnyObject
+    /// This regex's class for each of the file's scalar classes (`classMapCount` of them).
+    private let classMapBytes: UnsafePointer<UInt8>
+    private let classMapCount: Int
+    /// Per state, `classCount` transitions (little-endian in the file, as on every host we build for).
+    private let table: UnsafePointer<UInt16>
+    /// Bit `s`: whether the text matches when it ends in state `s` (`$`, `\b` at the end).
+    private let acceptBits: UnsafePointer<UInt8>
 
+    /// This regex's class for each of the file's scalar classes.
+    public var classMap: [UInt8] { Array(UnsafeBufferPointer(start: classMapBytes, count: classMapCount)) }
+    /// Per state, `classCount` transitions.
+    public var transitions: [UInt16] { Array(UnsafeBufferPointer(start: table, count: stateCount * classCount)) }
+    /// Per state: whether the text matches when it ends there (`$`, `\b` at the end).
+    public var acceptsAtEnd: [Bool] { (0..<stateCount).map { acceptBits[$0 / 8] & (1 << ($0 % 8)) != 0 } }
+
+    /// A copy of arrays the compiler or a test built.
+    ///
     /// - Precondition: the parts fit together (the compiled rules reader checks them first).
     public init(
         stateCount: Int,
@@ -70,12 +85,59 @@ public struct RegexAutomaton: Sendable {
     ) {
         precondition(transitions.count == stateCount * classCount && acceptsAtEnd.count == stateCount)
         precondition(classMap.count == scalarClasses.count && classMap.allSatisfy { Int($0) < classCount })
+        var bits = [UInt8](repeating: 0, count: (stateCount + 7) / 8)
+        for (state, accepts) in acceptsAtEnd.enumerated() where accepts { bits[state / 8] |= 1 << (state % 8) }
+        let copy = Tables(classMap: classMap, transitions: transitions, acceptBits: bits)
+        self.init(
+            owner: copy,
+            stateCount: stateCount,
+            classCount: classCount,
+            classMap: copy.classMap,
+            classMapCount: classMap.count,
+            table: copy.transitions,
+            acceptBits: copy.acceptBits
+        )
+    }
+
+    /// Tables read in place from `owner`'s memory, which the reader has checked.
+    init(
+        owner: AnyObject,
+        stateCount: Int,
+        classCount: Int,
+        classMap: UnsafePointer<UInt8>,
+        classMapCount: Int,
+        table: UnsafePointer<UInt16>,
+        acceptBits: UnsafePointer<UInt8>
+    ) {
+        self.owner = owner
         self.stateCount = stateCount
         self.classCount = classCount
-        self.classMap = classMap
-        self.transitions = transitions
-        self.acceptsAtEnd = acceptsAtEnd
-        asciiClasses = scalarClasses.ascii.map { classMap[Int($0)] }
+        classMapBytes = classMap
+        self.classMapCount = classMapCount
+        self.table = table
+        self.acceptBits = acceptBits
+    }
+
+    /// A copy of the tables in memory of its own.
+    private final class Tables {
+        let classMap: UnsafeMutablePointer<UInt8>
+        let transitions: UnsafeMutablePointer<UInt16>
+        let acceptBits: UnsafeMutablePointer<UInt8>
+
+        init(classMap: [UInt8], transitions: [UInt16], acceptBits: [UInt8]) {
+            self.classMap = .allocate(capacity: max(classMap.count, 1))
+            self.classMap.initialize(from: classMap, count: classMap.count)
+            self.transitions = .allocate(capacity: max(transitions.count, 1))
+            self.transitions.initialize(from: transitions, count: transitions.count)
+            self.acceptBits = .allocate(capacity: max(acceptBits.count, 1))
+            self.acceptBits.initialize(from: acceptBits, count: acceptBits.count)
+        }
+
+        deinit {
+            classMap.deallocate()
+            transitions.deallocate()
+            acceptBits.deallocate()
+        }
     }
 
     /// Whether the regex matches anywhere in `text` (valid UTF-8).
@@ -84,28 +146,30 @@ public struct RegexAutomaton: Sendable {
     ///   ranges for each non-ASCII one.
     public func matches(_ text: UnsafeBufferPointer<UInt8>, scalarClasses: ScalarClasses) -> Bool {
         let count = classCount
-        return transitions.withUnsafeBufferPointer { table in
-            asciiClasses.withUnsafeBufferPointer { ascii in
-                classMap.withUnsafeBufferPointer { classMap in
-                    var state = 0
-                    var index = 0
-                    while index < text.count {
-                        let byte = text[index]
-                        let local: Int
-                        if byte < 0x80 {
-                            local = Int(ascii[Int(byte)])
-                            index += 1
-                        } else {
-                            let (scalar, length) = RegexMatcher.decode(text, index)
-                            local = Int(classMap[scalarClasses.nonASCIIClass(scalar)])
-                            index += length
-                        }
-                        let next = table[state &* count &+ local]
-                        if next >= RegexDFA.deadState { return next == RegexDFA.matchedState }
-                        state = Int(next)
+        let table = table
+        let classMap = classMapBytes
+        // The file's class of an ASCII scalar, then this regex's: no table of its own per regex
+        // (128 bytes and an array for each of hundreds of regexes, all dirty memory).
+        return withExtendedLifetime(owner) {
+            scalarClasses.ascii.withUnsafeBufferPointer { ascii in
+                var state = 0
+                var index = 0
+                while index < text.count {
+                    let byte = text[index]
+                    let local: Int
+                    if byte < 0x80 {
+                        local = Int(classMap[Int(ascii[Int(byte)])])
+                        index += 1
+                    } else {
+                        let (scalar, length) = RegexMatcher.decode(text, index)
+                        local = Int(classMap[scalarClasses.nonASCIIClass(scalar)])
+                        index += length
                     }
-                    return acceptsAtEnd[state]
+                    let next = table[state &* count &+ local]
+                    if next >= RegexDFA.deadState { return next == RegexDFA.matchedState }
+                    state = Int(next)
                 }
+                return acceptBits[state / 8] & (1 << (state % 8)) != 0
             }
         }
     }

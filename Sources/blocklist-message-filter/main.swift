@@ -38,7 +38,7 @@ guard let path else { fail("no compiled rules given; usage: blocklist-message-fi
 let rules: CompiledRules
 do {
     // Dense tables only for small automata: memory counts more than speed here.
-    rules = try CompiledRules(contentsOf: path, denseTableBudget: 64 << 10, keepingNames: false)
+    rules = try CompiledRules(contentsOf: path, denseTableBudget: 64 << 10)
 } catch {
     fail(error.message)
 }

@@ -99,6 +99,16 @@ struct RegexAutomatonTests {
 
     /// A regex with a few thousand DFA states ships as a DFA; one past the budget as its program,
     /// and both classify alike.
+    /// The bench's 200 regexes, 80 of which use `\w` or `\b`, all ship as DFAs: the point
+    /// budget counts the points they share once (counted per regex, 83 shipped as programs, each
+    /// a 75 KiB lazy DFA in the extension's dirty memory).
+    @Test func regexesSharingWordPointsAllShipAsDFAs() throws {
+        var corpus = SyntheticCorpus(seed: 11)
+        let rules = corpus.rules(contains: 0, regex: 200)
+        let classifier = try compiled(rules)
+        #expect(classifier.rules.regexForms == (automata: 200, programs: 0))
+    }
+
     @Test func aRegexWhoseDFAIsTooLargeShipsAsItsProgram() throws {
         let rules = [
             MessageRule(name: "small", target: .body, match: .regex, value: "(?:a|b)*a[ab]{10}c", action: .junk),

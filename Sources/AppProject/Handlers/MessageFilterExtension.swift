@@ -16,7 +16,7 @@ final class MessageFilterExtension: ILMessageFilterExtension {
         classifierLock.lock()
         defer { classifierLock.unlock() }
         if classifier == nil, let settings = try? ExtensionSettings.current(),
-            let rules = try? CompiledRules(contentsOf: settings.rules, keepingNames: false)
+            let rules = try? CompiledRules(contentsOf: settings.rules)
         {
             classifier = MessageClassifier(rules: rules)
         }

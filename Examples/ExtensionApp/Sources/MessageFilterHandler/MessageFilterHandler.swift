@@ -5,10 +5,9 @@ import MessageFilterCore
 public final class MessageFilterHandler {
     private let classifier: MessageClassifier
 
-    /// Loads the rules the app wrote to its App Group (`blocklist sms compile`), keeping only what
-    /// classifying needs.
+    /// Loads the rules the app wrote to its App Group (`blocklist sms compile`), mapped read-only.
     public init(rulesAt path: String) throws {
-        classifier = MessageClassifier(rules: try CompiledRules(contentsOf: path, keepingNames: false))
+        classifier = MessageClassifier(rules: try CompiledRules(contentsOf: path))
     }
 
     /// The action for a message, by name: "none", "allow", "junk", "promotion", "transaction".
