@@ -425,7 +425,9 @@ struct RegexParser {
         case "<", "P", "'":
             // A named group, `(?<name>…)`, `(?P<name>…)` or `(?'name'…)`: a plain group here.
             i += c == "P" ? 2 : 1
-            guard c != "P" || next == "<" else { throw refuse("group (?P\(next)", "only (?P<name>…) is a group") }
+            guard c != "P" || next == "<" else {
+                throw refuse("group (?P\(Self.shown(next))", "only (?P<name>…) is a group")
+            }
             let close: Unicode.Scalar = c == "'" ? "'" : ">"
             let nameStart = i
             while i < characters.count, characters[i] != close {
@@ -600,7 +602,8 @@ struct RegexParser {
             let ranges = try RegexProperty.ranges(name)
             return negated ? RegexProperty.complement(ranges) : ranges
         } catch {
-            let written = String(String.UnicodeScalarView(characters[start..<i]))
+            // Shown as a sentence shows a character, so that the sentence stays on one line.
+            let written = characters[start..<i].map(Self.shown).joined()
             throw RegexSubsetError("the \(written) \(position(start)) is refused: \(error.description)")
         }
     }

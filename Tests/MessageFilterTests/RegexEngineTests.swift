@@ -719,6 +719,10 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         ("\\p{L", "the \\p{ at character 1 is never closed"),
         ("\\p", "the \\p at character 1 needs a property"),
         ("[a-\\p{L}]", "the range at character 2 has a class escape"),
+        // A line break in a name is shown as its code point, so that the sentence stays on one
+        // line (found by the regex fuzzer in .ci/run).
+        ("\\p{N\nd}", "the \\p{NU+000Ad} at character 1 is refused"),
+        ("(?P\n)", "the group (?PU+000A at character 1 is refused"),
     ])
     func refusesWhatItCannotName(pattern: String, sentence: String) {
         do {
