@@ -89,7 +89,7 @@ package struct SMSBench {
     /// 10,000 rules (9,000 contains, 500 sender prefixes, 300 suffixes, 200 regexes) compiled and
     /// loaded by the Message Filter extension's host, which then answers 20,000 messages that reach every
     /// kind of rule; its VmHWM at the end, and its dirty memory (Private_Dirty, what iOS counts)
-    /// sampled every 1,000 messages: at the middle and the largest seen. The binary is synced
+    /// sampled every 1,000 messages and at the middle: the middle one and the largest seen. The binary is synced
     /// first, so that its freshly written pages do not count as dirty.
     func extensionMemory() throws -> Row {
         let (path, messages) = try Self.extensionCorpus(in: directory, messages: size.extensionMessages)
@@ -105,8 +105,9 @@ package struct SMSBench {
                 MessageFilterWire.encodeQuery(sender: Array(message.sender.utf8), body: Array(message.body.utf8))
             )
             _ = try channel.readAnswer()
-            if index % 1_000 == 999, let dirty = ProcessMemory.privateDirtyKiB(pid: child.pid) {
-                if index + 1 == messages.count / 2 { dirtyMidRun = dirty }
+            let middle = index + 1 == messages.count / 2
+            if index % 1_000 == 999 || middle, let dirty = ProcessMemory.privateDirtyKiB(pid: child.pid) {
+                if middle { dirtyMidRun = dirty }
                 dirtyLargest = max(dirtyLargest ?? 0, dirty)
             }
         }

@@ -50,12 +50,10 @@ public enum LinkExtractor {
                 if after < text.count, text[after] == UInt8(ascii: "/") { after = endOfLink(text, from: after) }
                 let followedByAt = next < text.count && text[next] == UInt8(ascii: "@")
                 if !followedByAt, isDomain(text, run) { add(run) }
-                if after > index {
-                    let (last, _) = lastScalar(text, before: after)
-                    previous = last
-                    index = after
-                    continue
-                }
+                // The run holds at least this scalar, so `after` is past it.
+                previous = lastScalar(text, before: after).0
+                index = after
+                continue
             }
             previous = value
             index += length
