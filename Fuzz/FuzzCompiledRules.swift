@@ -66,7 +66,7 @@ private func classify(_ bytes: [UInt8]) {
         let classifier = MessageClassifier(rules: rules, regexCacheSize: 2)
         for (sender, body) in [
             ("+15550100", "you have won http://bit.ly/x code 123456"), ("BANK", "Ｗin\u{200B} big\u{202E} STOP"),
-            ("x", ""),
+            ("x", ""), ("\u{0421}LAIM", "\u{0441}laim \u{1D41C}\u{1D425}a\u{0456}m c\u{0327}\u{115F}\u{05B4}"),
         ] {
             let decision = classifier.classify(sender: sender, body: body)
             if let rule = decision.rule {

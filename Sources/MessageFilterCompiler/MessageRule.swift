@@ -13,7 +13,8 @@ import MessageFilterCore
 ///  "action": "junk", "caseSensitive": false, "normalize": true}
 /// ```
 ///
-/// `caseSensitive` defaults to false and `normalize` to true (see `TextView`). Every other field
+/// `caseSensitive` defaults to false, `normalize` to true and `confusables` to false (see
+/// `TextView`). Every other field
 /// is required, and a field the filter does not know is refused, so a misspelt option never goes
 /// unnoticed.
 public struct MessageRule: Sendable, Equatable {
@@ -24,6 +25,10 @@ public struct MessageRule: Sendable, Equatable {
     public var action: MessageAction
     public var caseSensitive: Bool
     public var normalize: Bool
+    /// Whether a keyword rule (prefix, suffix, contains) of a normalized view matches through
+    /// confusables: the UTS #39 skeleton of the text against the skeleton of the value, so that
+    /// `сlaim`, `𝐜𝐥𝐚𝐢𝐦` and `ｃｌａｉｍ` match `claim`.
+    public var confusables: Bool
     /// One of IdentityLookup's sub-actions of `action` (`transactionalFinance`,
     /// `promotionalCoupons`, `DeferralResponse.subActions`): the folder iOS 16 files the message
     /// under. Nil for none, and always for `allow` and `junk`.
@@ -37,6 +42,7 @@ public struct MessageRule: Sendable, Equatable {
         action: MessageAction,
         caseSensitive: Bool = false,
         normalize: Bool = true,
+        confusables: Bool = false,
         subAction: String? = nil
     ) {
         self.name = name
@@ -46,6 +52,7 @@ public struct MessageRule: Sendable, Equatable {
         self.action = action
         self.caseSensitive = caseSensitive
         self.normalize = normalize
+        self.confusables = confusables
         self.subAction = subAction
     }
 
@@ -53,7 +60,7 @@ public struct MessageRule: Sendable, Equatable {
     public var view: TextView {
         target == .links
             ? TextView(caseInsensitive: true, normalized: true)
-            : TextView(caseInsensitive: !caseSensitive, normalized: normalize)
+            : TextView(caseInsensitive: !caseSensitive, normalized: normalize, confusables: normalize && confusables)
     }
 
     /// The pattern a regex rule compiles: its value, or, in a normalized rule, the value folded as
@@ -64,7 +71,7 @@ public struct MessageRule: Sendable, Equatable {
 
 extension MessageRule: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, target, match, value, action, subAction, caseSensitive, normalize
+        case name, target, match, value, action, subAction, caseSensitive, normalize, confusables
     }
 
     /// Decodes any key so that unknown ones can be named.
@@ -121,6 +128,7 @@ extension MessageRule: Codable {
         }
         caseSensitive = try flag(.caseSensitive, default: false)
         normalize = try flag(.normalize, default: true)
+        confusables = try flag(.confusables, default: false)
         if container.contains(.subAction) {
             let choices = DeferralResponse.subActions[action] ?? []
             subAction = try named(
@@ -145,5 +153,6 @@ extension MessageRule: Codable {
         try container.encodeIfPresent(subAction, forKey: .subAction)
         try container.encode(caseSensitive, forKey: .caseSensitive)
         try container.encode(normalize, forKey: .normalize)
+        if confusables { try container.encode(confusables, forKey: .confusables) }
     }
 }

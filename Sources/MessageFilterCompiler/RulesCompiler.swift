@@ -77,6 +77,7 @@ public enum RulesCompiler {
             ruleTable.append(
                 (rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag)
                     | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0)
+                    | (rule.view.confusables ? CompiledRulesFormat.confusablesFlag : 0)
             )
             let name = Array(rule.name.utf8)
             let value = Array(rule.value.utf8)

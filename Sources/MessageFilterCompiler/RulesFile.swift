@@ -144,6 +144,24 @@ public struct RulesFile: Sendable {
                 }
                 if let problem = Self.domainProblem(rule.value) { throw fail(index, "value", problem) }
             }
+            if rule.confusables {
+                if rule.target == .links || rule.match == .regex {
+                    throw fail(
+                        index,
+                        "confusables",
+                        rule.target == .links
+                            ? "links are compared as hosts, never through confusables; leave the option out"
+                            : "confusables are for keywords (prefix, suffix, contains): a skeleton turns `m` into `rn`, which a regex would not expect; write the keyword instead"
+                    )
+                }
+                if !rule.normalize {
+                    throw fail(
+                        index,
+                        "confusables",
+                        "confusables are read on the normalized text; leave \"normalize\": false out"
+                    )
+                }
+            }
             if rule.match == .regex {
                 do {
                     _ = try RegexSubset.analyze(rule.pattern, caseInsensitive: !rule.caseSensitive)

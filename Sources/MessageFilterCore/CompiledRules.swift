@@ -248,11 +248,8 @@ public final class CompiledRules: @unchecked Sendable {
 
     @inline(__always)
     func view(of index: Int) -> TextView {
-        let flags = UInt8(truncatingIfNeeded: info[index] >> 24)
-        return TextView(
-            caseInsensitive: flags & CompiledRulesFormat.caseInsensitiveFlag != 0,
-            normalized: flags & CompiledRulesFormat.normalizedFlag != 0
-        )
+        // The reader checked the flags.
+        TextView(index: Int(info[index] >> 24))!
     }
 
     /// The bytes held in memory: the file's size, or less once names were dropped.
@@ -296,7 +293,9 @@ public final class CompiledRules: @unchecked Sendable {
         }
         // 256 labels would need a class 256; such an automaton keeps the compact form.
         guard count <= 256, automaton.stateCount * count * 4 <= budget else { return automaton }
-        if automaton.view.caseInsensitive {
+        // A skeleton ignoring case may hold capitals (prototypes such as `ʜ`'s `H`): its view folds
+        // every text, and its table compares bytes as they are.
+        if automaton.view.caseInsensitive && !automaton.view.confusables {
             for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { classes[Int(byte)] = classes[Int(byte | 0x20)] }
         }
         let dense = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: automaton.stateCount * count)
@@ -431,16 +430,16 @@ public final class CompiledRules: @unchecked Sendable {
             guard let action = MessageAction(rawValue: bytes[at] & 0x0F), action != .none,
                 Int(bytes[at] >> 4) <= DeferralResponse.subActions[action]?.count ?? 0,
                 let target = RuleTarget(rawValue: bytes[at + 1]), let match = MatchKind(rawValue: bytes[at + 2]),
-                bytes[at + 3] & ~3 == 0
+                let view = TextView(index: Int(bytes[at + 3]))
             else { throw corrupt("rule \(index + 1) has an unknown action, sub-action, target, match or flag") }
             // A links rule matches a domain, ignoring case on the normalized text, and only it does.
             guard (target == .links) == (match == .domain), target != .links || bytes[at + 3] == 3 else {
                 throw corrupt("rule \(index + 1) pairs its target and match kind wrongly")
             }
-            let view = TextView(
-                caseInsensitive: bytes[at + 3] & format.caseInsensitiveFlag != 0,
-                normalized: bytes[at + 3] & format.normalizedFlag != 0
-            )
+            // Confusables are for keywords (prefix, suffix, contains) of the sender or the body.
+            guard !view.confusables || match.rawValue <= MatchKind.contains.rawValue else {
+                throw corrupt("rule \(index + 1) reads confusables but is a \(match) rule")
+            }
             func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError)
                 -> UnsafeRawBufferPointer
             {
@@ -488,7 +487,8 @@ public final class CompiledRules: @unchecked Sendable {
                 )
             }
         }
-        for kind in sections.keys where kind > 4 && !(16..<24).contains(kind) && kind != 31 {
+        for kind in sections.keys where kind > 4 && !(16..<24).contains(kind) && kind != 31 && !(32..<36).contains(kind)
+        {
             throw corrupt("section kind \(kind) is unknown")
         }
         let regexes = try CompiledRegexes.parse(

@@ -41,9 +41,12 @@ public enum CompiledRulesFormat {
         /// Every regex rule compiled: a DFA, or the NFA program where the DFA would be too large.
         public static let regexes: UInt32 = 4
         /// 16 + target × 4 + view index, for target 0 (sender), 1 (body) and 3 (links, whose only
-        /// view is 3: ignoring case, normalized).
+        /// view is 3: ignoring case, normalized); through confusables, 32 + target × 2 + 1 when
+        /// ignoring case, for targets 0 and 1.
         public static func automaton(target: RuleTarget, view: TextView) -> UInt32 {
-            16 + UInt32(target.rawValue) * 4 + UInt32(view.index)
+            view.confusables
+                ? 32 + UInt32(target.rawValue) * 2 + (view.caseInsensitive ? 1 : 0)
+                : 16 + UInt32(target.rawValue) * 4 + UInt32(view.index)
         }
     }
 
@@ -57,6 +60,8 @@ public enum CompiledRulesFormat {
     /// Rule flags.
     public static let caseInsensitiveFlag: UInt8 = 1
     public static let normalizedFlag: UInt8 = 2
+    /// Through confusables (`TextView.confusables`): keyword rules that are normalized only.
+    public static let confusablesFlag: UInt8 = 4
 
     /// The precedence key of a rule: lower wins. Action rank in the high byte, then file order.
     @inline(__always)

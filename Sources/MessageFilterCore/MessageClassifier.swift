@@ -66,7 +66,7 @@ public final class MessageClassifier {
     public init(rules: CompiledRules, regexCacheSize: Int = 64) {
         self.rules = rules
         file = UnsafeRawBufferPointer(rules.bytes)
-        folded = Array(repeating: [], count: 4)
+        folded = Array(repeating: [], count: 8)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
         candidates.reserveCapacity(64)
         seen = Array(repeating: 0, count: (rules.ruleCount + 63) / 64)
@@ -154,9 +154,9 @@ public final class MessageClassifier {
                 }
                 let text = automaton.pointee.target == .sender ? sender : body
                 let view = automaton.pointee.view
-                if view.index == 0 || (!automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
+                if view.index == 0 || (!view.confusables && !automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
                     // The dense table's byte classes fold ASCII capitals; NFC and the normalized
-                    // forms leave ASCII as it is.
+                    // forms leave ASCII as it is (but skeletons do not: `m` is `rn`).
                     best = min(best, run(automaton, over: text))
                 } else {
                     view.fold(text, into: &folded[view.index])

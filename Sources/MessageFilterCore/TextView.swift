@@ -10,34 +10,50 @@
 ///   the combining grapheme joiner, zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
 ///   letter mark), embeddings, overrides and isolates (U+202E, the right-to-left override, among them), word joiners and the byte-order mark.
 ///
+/// - `confusables` (normalized views only) reads the UTS #39 skeleton of the normalized text
+///   (`Skeleton`), so that `сlaim` with a Cyrillic `с`, `𝐜𝐥𝐚𝐢𝐦` and `claim` give the same bytes;
+///   ignoring case, the skeleton of the text with its ASCII capitals lowercased, folded, and its
+///   skeleton taken again, so that `CLAIM`, `СLAIM` (a Cyrillic `С`) and `ВАNК` (Cyrillic `В`,
+///   `А`, `К`) match `claim` and `bank` too.
+///
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
 /// is compared with always agree.
 
 public struct TextView: Hashable, Sendable, CustomStringConvertible {
     public let caseInsensitive: Bool
     public let normalized: Bool
+    /// Through confusables: the skeleton of the normalized text. Only a normalized view has it.
+    public let confusables: Bool
 
-    public init(caseInsensitive: Bool, normalized: Bool) {
+    public init(caseInsensitive: Bool, normalized: Bool, confusables: Bool = false) {
+        precondition(normalized || !confusables, "only a normalized view reads confusables")
         self.caseInsensitive = caseInsensitive
         self.normalized = normalized
+        self.confusables = confusables
     }
 
-    /// 0…3, the view's slot in the compiled file.
-    public var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) }
+    /// 0…7, the view's slot: bit 0 ignoring case, bit 1 normalized, bit 2 confusables (a
+    /// compiled rule's flags byte holds the same bits).
+    public var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) | (confusables ? 4 : 0) }
 
-    public init(index: Int) {
-        self.init(caseInsensitive: index & 1 != 0, normalized: index & 2 != 0)
+    /// The view of a slot, or nil for a slot with no view (confusables without normalization).
+    public init?(index: Int) {
+        guard (0..<8).contains(index), index & 4 == 0 || index & 2 != 0 else { return nil }
+        self.init(caseInsensitive: index & 1 != 0, normalized: index & 2 != 0, confusables: index & 4 != 0)
     }
 
-    public static let all: [TextView] = (0..<4).map(TextView.init(index:))
+    /// Every view: six.
+    public static let all: [TextView] = (0..<8).compactMap(TextView.init(index:))
 
     public var description: String {
-        switch (caseInsensitive, normalized) {
-        case (false, false): "exact"
-        case (true, false): "case-insensitive"
-        case (false, true): "normalized"
-        case (true, true): "case-insensitive, normalized"
-        }
+        let base =
+            switch (caseInsensitive, normalized) {
+            case (false, false): "exact"
+            case (true, false): "case-insensitive"
+            case (false, true): "normalized"
+            case (true, true): "case-insensitive, normalized"
+            }
+        return confusables ? base + ", confusables" : base
     }
 
     /// Writes the view of `text` (valid UTF-8) to `output`, which is emptied first.
@@ -46,6 +62,10 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
     ///   allocates a few strings once per message.
     public func fold(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
+        if confusables {
+            foldConfusables(text, into: &output)
+            return
+        }
         var ascii = true
         for byte in text where byte >= 0x80 {
             ascii = false
@@ -93,6 +113,37 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
         let normalizedText = output
         output.removeAll(keepingCapacity: true)
         normalizedText.withUnsafeBufferPointer { Self.appendFolded($0, to: &output) }
+    }
+
+    /// The skeleton of the normalized text. Ignoring case: ASCII capitals lowercased, skeleton,
+    /// fold, skeleton.
+    /// - The skeleton comes before the full fold, so that capitals of other scripts become the
+    ///   Latin capitals they look like (`В` is `B`), which then fold (`b`); their own lowercase
+    ///   forms often look like no Latin letter (`в` is `ʙ`).
+    /// - ASCII capitals are lowercased first, since the skeleton maps `I` to `l`: `CLAIM` would
+    ///   be `clalm`. So ignoring case, `I` is `i` and never `l` (`cIaim` passes; a case-sensitive
+    ///   rule catches it).
+    /// - The last skeleton maps what the fold made (`M` folds to `m`, whose skeleton is `rn`).
+    ///
+    /// - Complexity: O(n) but for long runs of combining marks; allocates a few arrays once
+    ///   per message. ASCII text changes too (`0` is `O`, `m` is `rn`).
+    private func foldConfusables(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        var work: [UInt8] = []
+        TextView(caseInsensitive: false, normalized: true).fold(text, into: &work)
+        var scalars: [UInt32] = []
+        var mapped: [UInt32] = []
+        scalars.reserveCapacity(work.count)
+        mapped.reserveCapacity(work.count)
+        guard caseInsensitive else {
+            work.withUnsafeBufferPointer { Skeleton.append($0, to: &output, scalars: &scalars, mapped: &mapped) }
+            return
+        }
+        for index in work.indices { work[index] = asciiLowercase(work[index]) }
+        work.withUnsafeBufferPointer { Skeleton.append($0, to: &output, scalars: &scalars, mapped: &mapped) }
+        work.removeAll(keepingCapacity: true)
+        output.withUnsafeBufferPointer { Self.appendFolded($0, to: &work) }
+        output.removeAll(keepingCapacity: true)
+        work.withUnsafeBufferPointer { Skeleton.append($0, to: &output, scalars: &scalars, mapped: &mapped) }
     }
 
     /// Appends `text` (valid UTF-8), each scalar folded (`RegexProgram.fold`), with no lookup for

@@ -600,7 +600,8 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
                 .unicodeScalars
         )
         var random = SeededGenerator(state: 31)
-        for view in TextView.all {
+        // The views through confusables are held to a skeleton in Python (ConfusablesTests).
+        for view in TextView.all where !view.confusables {
             for _ in 0..<SeededRuns.count(3_000, short: 500) {
                 var text = String.UnicodeScalarView()
                 for _ in 0..<Int.random(in: 1...24, using: &random) {

