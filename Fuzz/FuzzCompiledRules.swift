@@ -43,9 +43,11 @@ private func fixChecksums(_ count: Int) {
     guard count >= CompiledRulesFormat.headerSize else { return }
     fixed.withUnsafeMutableBytes { file in
         let sections = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: 16, as: UInt32.self)))
-        let tableEnd = CompiledRulesFormat.headerSize + min(sections, 16) * CompiledRulesFormat.sectionEntrySize
+        let tableEnd =
+            CompiledRulesFormat.headerSize + min(sections, CompiledRulesFormat.maximumSections)
+            * CompiledRulesFormat.sectionEntrySize
         guard tableEnd <= count else { return }
-        for index in 0..<min(sections, 16) {
+        for index in 0..<min(sections, CompiledRulesFormat.maximumSections) {
             let entry = CompiledRulesFormat.headerSize + index * CompiledRulesFormat.sectionEntrySize
             let offset = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: entry + 4, as: UInt32.self)))
             let length = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: entry + 8, as: UInt32.self)))

@@ -27,11 +27,46 @@ public enum RulesCompiler {
         }
     }
 
+    /// What a combined rule's entry says for its value: its conditions, in words.
+    static func summary(_ rule: MessageRule) -> String {
+        func words(_ condition: MessageRule) -> String {
+            "\(condition.target) \(condition.match) \(condition.value)"
+        }
+        var text = rule.all.map(words).joined(separator: " and ")
+        if !rule.none.isEmpty { text += " but not " + rule.none.map(words).joined(separator: " or ") }
+        // The format's limit for a value, cut at a scalar.
+        var cut = text.unicodeScalars.startIndex
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            if bytes > CompiledRulesFormat.maximumValueBytes { return String(text.unicodeScalars[..<cut]) }
+            cut = text.unicodeScalars.index(after: cut)
+        }
+        return text
+    }
+
     public static func compile(_ rules: [MessageRule]) -> [UInt8] {
         var tries: [Int: Trie] = [:]  // by automaton section kind
         var unfiltered: [UInt32] = []
         var programs: [(rule: Int, program: RegexProgram)] = []
-        for (index, rule) in rules.enumerated() {
+        // The entries: the rules in file order, then each combined rule's conditions (its `all`,
+        // then its `none`), named as their rule, with the action none; a record per combined rule.
+        var entries = rules
+        var combined: [UInt8] = []
+        for (index, rule) in rules.enumerated() where rule.match == .all {
+            combined.appendLE(UInt32(index))
+            combined.appendLE(UInt32(entries.count))
+            combined.appendLE(UInt16(rule.all.count))
+            combined.appendLE(UInt16(rule.none.count))
+            for var condition in rule.all + rule.none {
+                condition.name = rule.name
+                condition.action = .none
+                condition.subAction = nil
+                entries.append(condition)
+            }
+            entries[index].value = summary(rule)
+        }
+        for (index, rule) in entries.enumerated() where rule.match != .all {
             let view = rule.view
             let targets: [RuleTarget] = rule.target == .any ? [.sender, .body] : [rule.target]
             if rule.match == .regex {
@@ -56,11 +91,16 @@ public enum RulesCompiler {
                 }
                 continue
             }
+            // A rule's keyword names it; a condition's triggers it, as a regex's literal does.
             let key = CompiledRulesFormat.key(action: rule.action, rule: index)
             for keyword in Self.keywords(rule) {
                 for target in targets {
                     let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
-                    tries[kind, default: Trie()].insert(keyword, key: key)
+                    if rule.action == .none {
+                        tries[kind, default: Trie()].insert(keyword, trigger: UInt32(index))
+                    } else {
+                        tries[kind, default: Trie()].insert(keyword, key: key)
+                    }
                 }
             }
         }
@@ -68,16 +108,18 @@ public enum RulesCompiler {
         // Sections in kind order: rules, strings, unfiltered regexes, automata.
         var strings: [UInt8] = []
         var ruleTable: [UInt8] = []
-        for rule in rules {
+        for rule in entries {
             // The sub-action's place in its action's list, plus one, in the high four bits.
             let sub = rule.subAction.flatMap { DeferralResponse.subActions[rule.action]?.firstIndex(of: $0) }
             ruleTable.append(rule.action.rawValue | UInt8(sub.map { $0 + 1 } ?? 0) << 4)
             ruleTable.append(rule.target.rawValue)
             ruleTable.append(rule.match.rawValue)
             ruleTable.append(
-                (rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag)
-                    | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0)
-                    | (rule.view.confusables ? CompiledRulesFormat.confusablesFlag : 0)
+                rule.match == .all
+                    ? 0
+                    : (rule.caseSensitive ? 0 : CompiledRulesFormat.caseInsensitiveFlag)
+                        | (rule.normalize ? CompiledRulesFormat.normalizedFlag : 0)
+                        | (rule.view.confusables ? CompiledRulesFormat.confusablesFlag : 0)
             )
             let name = Array(rule.name.utf8)
             let value = Array(rule.value.utf8)
@@ -96,6 +138,7 @@ public enum RulesCompiler {
             (CompiledRulesFormat.Section.unfilteredRegexes, unfilteredBytes),
             (CompiledRulesFormat.Section.regexes, RegexSection.serialized(programs).bytes),
         ]
+        if !combined.isEmpty { sections.append((CompiledRulesFormat.Section.combined, combined)) }
         for kind in tries.keys.sorted() {
             sections.append((UInt32(kind), tries[kind]!.serialized()))
         }
@@ -120,7 +163,7 @@ public enum RulesCompiler {
         var header: [UInt8] = format.magic
         header.appendLE(format.version)
         header.appendLE(UInt16(0))
-        header.appendLE(UInt32(rules.count))
+        header.appendLE(UInt32(entries.count))
         header.appendLE(UInt32(sections.count))
         header.appendLE(UInt32(format.headerSize + table.count + body.count))
         var crc = header.withUnsafeBytes { crc32Update(0, $0) }

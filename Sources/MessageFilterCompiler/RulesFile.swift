@@ -103,6 +103,86 @@ public struct RulesFile: Sendable {
                 "\(source) has \(rules.count) rules; at most \(CompiledRulesFormat.maximumRules) are accepted."
             )
         }
+        let entries = rules.reduce(0) { $0 + 1 + $1.all.count + $1.none.count }
+        if entries > CompiledRulesFormat.maximumRules {
+            throw MessageFilterError(
+                .invalidRules,
+                "\(source) has \(entries) rules and conditions together; at most \(CompiledRulesFormat.maximumRules) are accepted."
+            )
+        }
+        /// Checks a plain rule's target, match, value and options, or a condition's (`place`
+        /// names it: `all[2]`).
+        func checkMatch(_ rule: MessageRule, _ index: Int, place: String?) throws(MessageFilterError) {
+            func field(_ name: String) -> String { place.map { "\($0).\(name)" } ?? name }
+            if rule.value.isEmpty {
+                throw fail(index, field("value"), "the value is empty; an empty keyword would match every message")
+            }
+            if rule.value.utf8.count > CompiledRulesFormat.maximumValueBytes {
+                throw fail(
+                    index,
+                    field("value"),
+                    "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed"
+                )
+            }
+            if (rule.target == .links) != (rule.match == .domain) {
+                throw fail(
+                    index,
+                    field(rule.target == .links ? "match" : "target"),
+                    "a domain is matched against the body's links, and the links only as domains: write \"target\": \"links\" with \"match\": \"domain\""
+                )
+            }
+            if rule.target == .links {
+                if rule.caseSensitive || !rule.normalize {
+                    throw fail(
+                        index,
+                        field(rule.caseSensitive ? "caseSensitive" : "normalize"),
+                        "links are compared ignoring case, on the normalized text; leave the option out"
+                    )
+                }
+                if let problem = Self.domainProblem(rule.value) { throw fail(index, field("value"), problem) }
+            }
+            if rule.confusables {
+                if rule.target == .links || rule.match == .regex {
+                    throw fail(
+                        index,
+                        field("confusables"),
+                        rule.target == .links
+                            ? "links are compared as hosts, never through confusables; leave the option out"
+                            : "confusables are for keywords (prefix, suffix, contains): a skeleton turns `m` into `rn`, which a regex would not expect; write the keyword instead"
+                    )
+                }
+                if !rule.normalize {
+                    throw fail(
+                        index,
+                        field("confusables"),
+                        "confusables are read on the normalized text; leave \"normalize\": false out"
+                    )
+                }
+            }
+            if rule.match == .regex {
+                do {
+                    _ = try RegexSubset.analyze(rule.pattern, caseInsensitive: !rule.caseSensitive)
+                } catch {
+                    let folded = rule.pattern == rule.value ? "" : " (as normalized: \(rule.pattern))"
+                    throw fail(index, field("value"), "the regex is refused\(folded): \(error)")
+                }
+                if let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: !rule.caseSensitive),
+                    RegexSection.canMatch(program) == false
+                {
+                    throw fail(
+                        index,
+                        field("value"),
+                        "the regex is refused: no message can match it (as with \\b\\B, a^b or an empty class such as [^\\s\\S]), so it would never decide anything"
+                    )
+                }
+            } else if rule.view.fold(rule.value).isEmpty {
+                throw fail(
+                    index,
+                    field("value"),
+                    "the value is empty once normalized (it holds only invisible characters)"
+                )
+            }
+        }
         var firstByKey: [String: Int] = [:]
         warnings = []
         for (index, rule) in rules.enumerated() {
@@ -117,70 +197,31 @@ public struct RulesFile: Sendable {
             if rule.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 throw fail(index, "name", "the name holds a control character")
             }
-            if rule.value.isEmpty {
-                throw fail(index, "value", "the value is empty; an empty keyword would match every message")
-            }
-            if rule.value.utf8.count > CompiledRulesFormat.maximumValueBytes {
-                throw fail(
-                    index,
-                    "value",
-                    "the value has \(rule.value.utf8.count) bytes; at most \(CompiledRulesFormat.maximumValueBytes) are allowed"
-                )
-            }
-            if (rule.target == .links) != (rule.match == .domain) {
-                throw fail(
-                    index,
-                    rule.target == .links ? "match" : "target",
-                    "a domain is matched against the body's links, and the links only as domains: write \"target\": \"links\" with \"match\": \"domain\""
-                )
-            }
-            if rule.target == .links {
-                if rule.caseSensitive || !rule.normalize {
+            if rule.match == .all {
+                if rule.all.isEmpty {
                     throw fail(
                         index,
-                        rule.caseSensitive ? "caseSensitive" : "normalize",
-                        "links are compared ignoring case, on the normalized text; leave the option out"
+                        "all",
+                        "a rule that combines conditions needs one in \"all\" at least; a rule of \"none\" alone would match nearly every message"
                     )
                 }
-                if let problem = Self.domainProblem(rule.value) { throw fail(index, "value", problem) }
-            }
-            if rule.confusables {
-                if rule.target == .links || rule.match == .regex {
+                let conditions = rule.all.count + rule.none.count
+                if conditions > CompiledRulesFormat.maximumConditions {
                     throw fail(
                         index,
-                        "confusables",
-                        rule.target == .links
-                            ? "links are compared as hosts, never through confusables; leave the option out"
-                            : "confusables are for keywords (prefix, suffix, contains): a skeleton turns `m` into `rn`, which a regex would not expect; write the keyword instead"
+                        "all",
+                        "the rule has \(conditions) conditions; at most \(CompiledRulesFormat.maximumConditions) are allowed"
                     )
                 }
-                if !rule.normalize {
-                    throw fail(
-                        index,
-                        "confusables",
-                        "confusables are read on the normalized text; leave \"normalize\": false out"
-                    )
+                for (number, condition) in rule.all.enumerated() {
+                    try checkMatch(condition, index, place: "all[\(number + 1)]")
                 }
+                for (number, condition) in rule.none.enumerated() {
+                    try checkMatch(condition, index, place: "none[\(number + 1)]")
+                }
+                continue
             }
-            if rule.match == .regex {
-                do {
-                    _ = try RegexSubset.analyze(rule.pattern, caseInsensitive: !rule.caseSensitive)
-                } catch {
-                    let folded = rule.pattern == rule.value ? "" : " (as normalized: \(rule.pattern))"
-                    throw fail(index, "value", "the regex is refused\(folded): \(error)")
-                }
-                if let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: !rule.caseSensitive),
-                    RegexSection.canMatch(program) == false
-                {
-                    throw fail(
-                        index,
-                        "value",
-                        "the regex is refused: no message can match it (as with \\b\\B, a^b or an empty class such as [^\\s\\S]), so it would never decide anything"
-                    )
-                }
-            } else if rule.view.fold(rule.value).isEmpty {
-                throw fail(index, "value", "the value is empty once normalized (it holds only invisible characters)")
-            }
+            try checkMatch(rule, index, place: nil)
             let folded = rule.match == .regex ? Array(rule.pattern.utf8) : rule.view.fold(rule.value)
             let key = "\(rule.target)|\(rule.match)|\(rule.view.index)|" + String(decoding: folded, as: UTF8.self)
             if let first = firstByKey[key] {

@@ -86,6 +86,25 @@ public final class CompiledRules: @unchecked Sendable {
     let unfilteredRegexes: [UInt32]
     /// Every regex rule, compiled.
     let regexes: CompiledRegexes
+    /// The rules that combine conditions, and which rule each condition belongs to.
+    let combined: Combined
+
+    /// The rules that combine conditions (match `all`). Their conditions are entries after the
+    /// rules, with the action none: keywords and regexes as any rule's, which the automata
+    /// trigger instead of naming.
+    struct Combined {
+        struct Record {
+            let rule: UInt32
+            let first: UInt32
+            let all: UInt16
+            let none: UInt16
+        }
+        /// The rules proper; entries from here on are conditions.
+        let ruleCount: Int
+        let records: [Record]
+        /// For each condition (entry − `ruleCount`), its record.
+        let parents: [UInt32]
+    }
     /// Where the file came from, for messages.
     public let source: String
 
@@ -197,6 +216,7 @@ public final class CompiledRules: @unchecked Sendable {
         }
         unfilteredRegexes = parsed.unfiltered
         regexes = parsed.regexes
+        combined = parsed.combined
     }
 
     deinit {
@@ -206,8 +226,11 @@ public final class CompiledRules: @unchecked Sendable {
         }
     }
 
-    /// How many rules the file holds.
-    public var ruleCount: Int { info.count }
+    /// How many rules the file holds; the conditions of combined rules are not counted.
+    public var ruleCount: Int { combined.ruleCount }
+
+    /// How many entries the rules table holds: the rules, then every condition.
+    var entryCount: Int { info.count }
 
     /// Rule `index` (0-based, in file order), its name and value read from the file.
     public func rule(_ index: Int) -> Rule {
@@ -233,7 +256,19 @@ public final class CompiledRules: @unchecked Sendable {
     }
 
     /// All rules, read from the file now.
-    public var rules: [Rule] { (0..<info.count).map(rule) }
+    public var rules: [Rule] { (0..<ruleCount).map(rule) }
+
+    /// The conditions of rule `index`, which combines them: those that must hold, and those that
+    /// must not. Empty for any other rule.
+    public func conditions(of index: Int) -> (all: [Rule], none: [Rule]) {
+        guard let record = combined.records.first(where: { $0.rule == index }) else { return ([], []) }
+        let first = Int(record.first)
+        let middle = first + Int(record.all)
+        return (
+            (first..<middle).map(rule),
+            (middle..<(middle + Int(record.none))).map(rule)
+        )
+    }
 
     @inline(__always)
     func action(of index: Int) -> MessageAction {
@@ -244,6 +279,11 @@ public final class CompiledRules: @unchecked Sendable {
     func subAction(of index: Int) -> String? {
         let sub = Int(UInt8(truncatingIfNeeded: info[index]) >> 4)
         return sub == 0 ? nil : DeferralResponse.subActions[action(of: index)]?[sub - 1]
+    }
+
+    @inline(__always)
+    func target(of index: Int) -> RuleTarget {
+        RuleTarget(rawValue: UInt8(truncatingIfNeeded: info[index] >> 8))!
     }
 
     @inline(__always)
@@ -345,7 +385,7 @@ public final class CompiledRules: @unchecked Sendable {
     private static func parse(_ bytes: UnsafeRawBufferPointer, source: String, owner: FileMemory)
         throws(MessageFilterError) -> (
             info: [UInt32], ruleTable: Int, stringTable: Int, automata: [Automaton], unfiltered: [UInt32],
-            regexes: CompiledRegexes
+            regexes: CompiledRegexes, combined: Combined
         )
     {
         func corrupt(_ what: String) -> MessageFilterError {
@@ -375,7 +415,9 @@ public final class CompiledRules: @unchecked Sendable {
         guard fileLength == bytes.count else {
             throw corrupt("the header gives a length of \(fileLength) bytes but the file has \(bytes.count)")
         }
-        guard sectionCount <= 16, format.headerSize + sectionCount * format.sectionEntrySize <= bytes.count else {
+        guard sectionCount <= format.maximumSections,
+            format.headerSize + sectionCount * format.sectionEntrySize <= bytes.count
+        else {
             throw corrupt("the header lists \(sectionCount) sections, more than the file holds")
         }
         guard ruleCount <= format.maximumRules else { throw corrupt("the header lists \(ruleCount) rules") }
@@ -425,9 +467,11 @@ public final class CompiledRules: @unchecked Sendable {
         rules.reserveCapacity(ruleCount)
         var info: [UInt32] = []
         info.reserveCapacity(ruleCount)
+        // Entries whose action is none are the conditions of combined rules, after every rule.
+        var firstCondition: Int?
         for index in 0..<ruleCount {
             let at = ruleRange.lowerBound + index * format.ruleEntrySize
-            guard let action = MessageAction(rawValue: bytes[at] & 0x0F), action != .none,
+            guard let action = MessageAction(rawValue: bytes[at] & 0x0F),
                 Int(bytes[at] >> 4) <= DeferralResponse.subActions[action]?.count ?? 0,
                 let target = RuleTarget(rawValue: bytes[at + 1]), let match = MatchKind(rawValue: bytes[at + 2]),
                 let view = TextView(index: Int(bytes[at + 3]))
@@ -439,6 +483,15 @@ public final class CompiledRules: @unchecked Sendable {
             // Confusables are for keywords (prefix, suffix, contains) of the sender or the body.
             guard !view.confusables || match.rawValue <= MatchKind.contains.rawValue else {
                 throw corrupt("rule \(index + 1) reads confusables but is a \(match) rule")
+            }
+            if action == .none {
+                guard match != .all else { throw corrupt("entry \(index + 1) is a condition that combines others") }
+                firstCondition = firstCondition ?? index
+            } else if firstCondition != nil {
+                throw corrupt("rule \(index + 1) follows a condition; conditions come after every rule")
+            }
+            guard match != .all || (target == .any && bytes[at + 3] == 0) else {
+                throw corrupt("rule \(index + 1) combines conditions but has a target or flags of its own")
             }
             func string(_ offsetAt: Int, _ lengthAt: Int, _ what: String) throws(MessageFilterError)
                 -> UnsafeRawBufferPointer
@@ -487,10 +540,17 @@ public final class CompiledRules: @unchecked Sendable {
                 )
             }
         }
-        for kind in sections.keys where kind > 4 && !(16..<24).contains(kind) && kind != 31 && !(32..<36).contains(kind)
+        for kind in sections.keys where kind > 5 && !(16..<24).contains(kind) && kind != 31 && !(32..<36).contains(kind)
         {
             throw corrupt("section kind \(kind) is unknown")
         }
+        let combined = try parseCombined(
+            bytes,
+            sections[format.Section.combined],
+            rules: rules,
+            ruleCount: firstCondition ?? ruleCount,
+            corrupt: corrupt
+        )
         let regexes = try CompiledRegexes.parse(
             bytes,
             regexesRange,
@@ -498,7 +558,54 @@ public final class CompiledRules: @unchecked Sendable {
             owner: owner,
             corrupt: corrupt
         )
-        return (info, ruleRange.lowerBound, stringRange.lowerBound, automata, unfiltered, regexes)
+        return (info, ruleRange.lowerBound, stringRange.lowerBound, automata, unfiltered, regexes, combined)
+    }
+
+    /// The combined rules section: one record per rule whose match is `all`, in rule order, each
+    /// naming the next run of conditions, which together are every condition in order.
+    private static func parseCombined(
+        _ bytes: UnsafeRawBufferPointer,
+        _ range: Range<Int>?,
+        rules: [RuleKind],
+        ruleCount: Int,
+        corrupt: (String) -> MessageFilterError
+    ) throws(MessageFilterError) -> Combined {
+        let format = CompiledRulesFormat.self
+        let combinedRules = (0..<ruleCount).filter { rules[$0].match == .all }
+        guard let range else {
+            guard combinedRules.isEmpty, ruleCount == rules.count else {
+                throw corrupt("rules combine conditions but the combined rules section is missing")
+            }
+            return Combined(ruleCount: ruleCount, records: [], parents: [])
+        }
+        guard range.count == combinedRules.count * format.combinedEntrySize else {
+            throw corrupt(
+                "the combined rules section has \(range.count) bytes for \(combinedRules.count) rules that combine conditions"
+            )
+        }
+        var records: [Combined.Record] = []
+        var parents: [UInt32] = []
+        var next = ruleCount
+        for (number, rule) in combinedRules.enumerated() {
+            let at = range.lowerBound + number * format.combinedEntrySize
+            let record = Combined.Record(
+                rule: bytes.loadLE(UInt32.self, at: at),
+                first: bytes.loadLE(UInt32.self, at: at + 4),
+                all: bytes.loadLE(UInt16.self, at: at + 8),
+                none: bytes.loadLE(UInt16.self, at: at + 10)
+            )
+            let count = Int(record.all) + Int(record.none)
+            guard Int(record.rule) == rule, Int(record.first) == next, record.all > 0,
+                count <= format.maximumConditions, count <= rules.count - next
+            else {
+                throw corrupt("combined rule \(number + 1) (rule \(rule + 1)) names its conditions wrongly")
+            }
+            records.append(record)
+            parents += Array(repeating: UInt32(number), count: count)
+            next += count
+        }
+        guard next == rules.count else { throw corrupt("conditions \(next + 1) and on belong to no rule") }
+        return Combined(ruleCount: ruleCount, records: records, parents: parents)
     }
 
     private static func parseAutomaton(
@@ -574,17 +681,21 @@ public final class CompiledRules: @unchecked Sendable {
             }
             if best != format.noRule {
                 let rule = Int(best & 0xFF_FFFF)
-                guard rule < rules.count, rules[rule].match != .regex, rules[rule].view == view,
+                guard rule < rules.count, rules[rule].match != .regex, rules[rule].match != .all,
+                    rules[rule].action != .none, rules[rule].view == view,
                     rules[rule].target == target || rules[rule].target == .any,
                     best >> 24 == rules[rule].action.rank
                 else { throw corrupt("\(name) state \(s) names rule \(rule + 1), which does not fit it") }
             }
             for trigger in triggerStart..<triggerEnd {
                 let rule = Int(bytes.loadLE(UInt32.self, at: triggers + trigger * 4))
-                guard rule < rules.count, rules[rule].match == .regex, rules[rule].view == view,
-                    rules[rule].target == target || rules[rule].target == .any
+                // A regex rule or condition (its literal occurs), or a keyword condition.
+                guard rule < rules.count, rules[rule].match == .regex || rules[rule].action == .none,
+                    rules[rule].view == view, rules[rule].target == target || rules[rule].target == .any
                 else {
-                    throw corrupt("\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule of its kind")
+                    throw corrupt(
+                        "\(name) state \(s) triggers rule \(rule + 1), which is not a regex rule or condition of its kind"
+                    )
                 }
             }
             nextOutput += 1

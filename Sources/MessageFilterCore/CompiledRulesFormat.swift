@@ -16,6 +16,9 @@ public enum CompiledRulesFormat {
     public static let stateEntrySize = 8
     public static let outputEntrySize = 12
     public static let automatonHeaderSize = 16
+    /// At most this many sections: the four required, the combined rules, and an automaton per
+    /// target and view (at most 13) fit.
+    public static let maximumSections = 32
     /// The largest file the reader accepts: 64 MiB, far above 1,000,000 rules.
     public static let maximumFileSize = 64 << 20
     /// At most this many rules, so that a rule index fits the 24 bits of a precedence key.
@@ -40,6 +43,9 @@ public enum CompiledRulesFormat {
         public static let unfilteredRegexes: UInt32 = 3
         /// Every regex rule compiled: a DFA, or the NFA program where the DFA would be too large.
         public static let regexes: UInt32 = 4
+        /// The rules that combine conditions: per rule, its number, its first condition's entry,
+        /// and how many must hold and how many must not (`combinedEntrySize` bytes each).
+        public static let combined: UInt32 = 5
         /// 16 + target × 4 + view index, for target 0 (sender), 1 (body) and 3 (links, whose only
         /// view is 3: ignoring case, normalized); through confusables, 32 + target × 2 + 1 when
         /// ignoring case, for targets 0 and 1.
@@ -54,6 +60,9 @@ public enum CompiledRulesFormat {
     /// kinds of compiled regex.
     public static let regexesHeaderSize = 16
     public static let regexEntrySize = 12
+    public static let combinedEntrySize = 12
+    /// At most this many conditions in one rule.
+    public static let maximumConditions = 64
     public static let regexAutomatonKind: UInt8 = 1
     public static let regexProgramKind: UInt8 = 2
 

@@ -77,6 +77,9 @@ public enum MatchKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case regex = 3
     /// A host of the `links` target: `bit.ly` that host, `*.example.com` it and every host under it.
     case domain = 4
+    /// A rule that combines conditions (`all` must hold, `none` may): its conditions are
+    /// entries of their own, each with its own target and match.
+    case all = 5
 
     public var description: String {
         switch self {
@@ -85,6 +88,7 @@ public enum MatchKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .contains: "contains"
         case .regex: "regex"
         case .domain: "domain"
+        case .all: "all"
         }
     }
 

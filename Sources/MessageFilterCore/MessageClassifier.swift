@@ -42,6 +42,9 @@ public final class MessageClassifier {
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
     private var seen: [UInt64]
+    /// The combined rules already weighed for this message, a bit each and listed, to clear.
+    private var evaluatedBits: [UInt64]
+    private var evaluated: [UInt32] = []
     private var programs: RegexProgramCache
     /// Thread lists for every regex, sized by the largest program run so far.
     private let matcher = RegexMatcher()
@@ -69,7 +72,8 @@ public final class MessageClassifier {
         folded = Array(repeating: [], count: 8)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
         candidates.reserveCapacity(64)
-        seen = Array(repeating: 0, count: (rules.ruleCount + 63) / 64)
+        seen = Array(repeating: 0, count: (rules.entryCount + 63) / 64)
+        evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
     }
@@ -164,10 +168,11 @@ public final class MessageClassifier {
                 }
             }
         }
-        for rule in rules.unfilteredRegexes { candidates.append(rule) }
+        for rule in rules.unfilteredRegexes { addCandidate(rule) }
         if !candidates.isEmpty {
             normalizedState[0] = .unknown
             normalizedState[1] = .unknown
+            if !rules.combined.records.isEmpty { best = weighCombined(best: best, sender: sender, body: body) }
             best = runRegexes(best: best, sender: sender, body: body)
         }
         guard best != CompiledRulesFormat.noRule else { return .noMatch }
@@ -318,14 +323,61 @@ public final class MessageClassifier {
 
     private func trigger(_ table: CompiledRules.OutputTable, _ range: Range<Int>) {
         let bytes = file
-        for index in range {
-            let rule = bytes.loadLE(UInt32.self, at: table.triggers + index * 4)
-            let bit: UInt64 = 1 << (UInt64(rule) & 63)
-            if seen[Int(rule) >> 6] & bit == 0 {
-                seen[Int(rule) >> 6] |= bit
-                candidates.append(rule)
+        for index in range { addCandidate(bytes.loadLE(UInt32.self, at: table.triggers + index * 4)) }
+    }
+
+    /// Lists a regex rule or a condition once per message, and marks it seen.
+    @inline(__always)
+    private func addCandidate(_ rule: UInt32) {
+        let bit: UInt64 = 1 << (UInt64(rule) & 63)
+        if seen[Int(rule) >> 6] & bit == 0 {
+            seen[Int(rule) >> 6] |= bit
+            candidates.append(rule)
+        }
+    }
+
+    /// Weighs each combined rule one of whose conditions was triggered and which could beat
+    /// `best`: it matches when each of its `all` conditions holds and none of its `none`. A
+    /// keyword condition holds when the automaton triggered it; a regex condition, when its
+    /// literal was found (or it has none) and the regex then matches.
+    private func weighCombined(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
+        -> UInt32
+    {
+        var best = best
+        let combined = rules.combined
+        for candidate in candidates where Int(candidate) >= combined.ruleCount {
+            let number = Int(combined.parents[Int(candidate) - combined.ruleCount])
+            let bit: UInt64 = 1 << UInt64(number & 63)
+            guard evaluatedBits[number >> 6] & bit == 0 else { continue }
+            evaluatedBits[number >> 6] |= bit
+            evaluated.append(UInt32(number))
+            let record = combined.records[number]
+            let key = CompiledRulesFormat.key(action: rules.action(of: Int(record.rule)), rule: Int(record.rule))
+            guard key < best else { continue }
+            let first = Int(record.first)
+            let middle = first + Int(record.all)
+            if (first..<middle).allSatisfy({ holds($0, sender, body) })
+                && !(middle..<(middle + Int(record.none))).contains(where: { holds($0, sender, body) })
+            {
+                best = key
             }
         }
+        for number in evaluated { evaluatedBits[Int(number) >> 6] = 0 }
+        evaluated.removeAll(keepingCapacity: true)
+        return best
+    }
+
+    /// Whether condition `entry` holds for this message (see `weighCombined`).
+    private func holds(_ entry: Int, _ sender: UnsafeBufferPointer<UInt8>, _ body: UnsafeBufferPointer<UInt8>)
+        -> Bool
+    {
+        guard seen[entry >> 6] & (1 << UInt64(entry & 63)) != 0 else { return false }
+        // CompiledRules checked that every regex entry has its compiled form.
+        guard let compiled = rules.regexes.compiled(rule: entry) else { return true }
+        let target = rules.target(of: entry)
+        let normalized = rules.view(of: entry).normalized
+        return (target != .body && matches(compiled, entry, sender, slot: 0, normalized: normalized))
+            || (target != .sender && matches(compiled, entry, body, slot: 1, normalized: normalized))
     }
 
     /// Runs the candidate regexes that could beat `best`, best first; the first that matches wins.
@@ -333,7 +385,7 @@ public final class MessageClassifier {
         -> UInt32
     {
         keys.removeAll(keepingCapacity: true)
-        for rule in candidates {
+        for rule in candidates where Int(rule) < rules.ruleCount {
             let key = CompiledRulesFormat.key(action: rules.action(of: Int(rule)), rule: Int(rule))
             if key < best { keys.append(key) }
         }

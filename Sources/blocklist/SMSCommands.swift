@@ -96,7 +96,7 @@ struct SMSCompile: ParsableCommand {
         var kinds: [MatchKind: Int] = [:]
         for rule in file.rules { kinds[rule.match, default: 0] += 1 }
         let summary = MatchKind.allCases.compactMap { kind in
-            kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind)" }
+            kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind == .all ? "combined" : kind.description)" }
         }
         print(
             "Compiled \(Terminal.grouped(Int64(file.rules.count))) rule\(file.rules.count == 1 ? "" : "s")\(summary.isEmpty ? "" : " (\(summary.joined(separator: ", ")))") into \(path)"

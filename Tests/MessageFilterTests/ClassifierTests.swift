@@ -12,47 +12,54 @@ func referenceDecision(_ rules: [MessageRule], sender: String, body: String) -> 
     for (index, rule) in rules.enumerated() {
         let key = CompiledRulesFormat.key(action: rule.action, rule: index)
         if let current = best, current.key < key { continue }
-        if rule.target == .links {
-            // The extraction is held to Python's in LinkTests; here, the matching of its hosts.
-            let value = String(decoding: rule.view.fold(rule.value), as: UTF8.self)
-            let matched = LinkExtractor.hosts(ofBody: body).contains { host in
-                value.hasPrefix("*.")
-                    ? host == String(value.dropFirst(2)) || host.hasSuffix(String(value.dropFirst())) : host == value
-            }
-            if matched { best = (key, index) }
-            continue
-        }
-        let texts: [String] = rule.target == .sender ? [sender] : rule.target == .body ? [body] : [sender, body]
-        var matched = false
-        for text in texts {
-            if rule.match == .regex {
-                // Swift's Regex with the semantics the filter documents: Unicode scalars and
-                // simple word boundaries, over the whole text in the rule's view.
-                var regex = try! Regex(rule.value).matchingSemantics(.unicodeScalar).wordBoundaryKind(.simple)
-                if !rule.caseSensitive { regex = regex.ignoresCase() }
-                let view = TextView(caseInsensitive: false, normalized: rule.normalize)
-                let string = String(decoding: view.fold(text), as: UTF8.self)
-                matched = (try? regex.firstMatch(in: string)) != nil
-            } else {
-                let haystack = rule.view.fold(text)
-                let needle = rule.view.fold(rule.value)
-                switch rule.match {
-                case .prefix: matched = haystack.starts(with: needle)
-                case .suffix: matched = haystack.reversed().starts(with: needle.reversed())
-                default:
-                    matched =
-                        haystack.count >= needle.count
-                        && (0...(haystack.count - needle.count)).contains {
-                            Array(haystack[$0..<($0 + needle.count)]) == needle
-                        }
-                }
-            }
-            if matched { break }
-        }
-        if matched { best = (key, index) }
+        if referenceMatches(rule, sender: sender, body: body) { best = (key, index) }
     }
     guard let best else { return .noMatch }
     return MessageClassifier.Decision(action: rules[best.rule].action, rule: best.rule)
+}
+
+/// Whether one rule, or one condition, matches: a combined rule when all of its `all` do and
+/// none of its `none`.
+func referenceMatches(_ rule: MessageRule, sender: String, body: String) -> Bool {
+    if rule.match == .all {
+        return rule.all.allSatisfy { referenceMatches($0, sender: sender, body: body) }
+            && !rule.none.contains { referenceMatches($0, sender: sender, body: body) }
+    }
+    if rule.target == .links {
+        // The extraction is held to Python's in LinkTests; here, the matching of its hosts.
+        let value = String(decoding: rule.view.fold(rule.value), as: UTF8.self)
+        return LinkExtractor.hosts(ofBody: body).contains { host in
+            value.hasPrefix("*.")
+                ? host == String(value.dropFirst(2)) || host.hasSuffix(String(value.dropFirst())) : host == value
+        }
+    }
+    let texts: [String] = rule.target == .sender ? [sender] : rule.target == .body ? [body] : [sender, body]
+    for text in texts {
+        if rule.match == .regex {
+            // Swift's Regex with the semantics the filter documents: Unicode scalars and
+            // simple word boundaries, over the whole text in the rule's view.
+            var regex = try! Regex(rule.value).matchingSemantics(.unicodeScalar).wordBoundaryKind(.simple)
+            if !rule.caseSensitive { regex = regex.ignoresCase() }
+            let view = TextView(caseInsensitive: false, normalized: rule.normalize)
+            let string = String(decoding: view.fold(text), as: UTF8.self)
+            if (try? regex.firstMatch(in: string)) != nil { return true }
+            continue
+        }
+        let haystack = rule.view.fold(text)
+        let needle = rule.view.fold(rule.value)
+        let matched =
+            switch rule.match {
+            case .prefix: haystack.starts(with: needle)
+            case .suffix: haystack.reversed().starts(with: needle.reversed())
+            default:
+                haystack.count >= needle.count
+                    && (0...(haystack.count - needle.count)).contains {
+                        Array(haystack[$0..<($0 + needle.count)]) == needle
+                    }
+            }
+        if matched { return true }
+    }
+    return false
 }
 
 func compiled(_ rules: [MessageRule], denseTableBudget: Int = 4 << 20) throws -> MessageClassifier {
@@ -238,8 +245,9 @@ struct SeededGenerator: RandomNumberGenerator {
         func word(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &random)! }) }
         for round in 0..<SeededRuns.count(30, short: 5) {
             var rules: [MessageRule] = []
-            for index in 0..<Int.random(in: 1...40, using: &random) {
-                let match = MatchKind.allCases.randomElement(using: &random)!
+            /// A random rule of one match kind but `all`, without its name and action.
+            func plain() -> MessageRule {
+                let match = MatchKind.allCases.filter { $0 != .all }.randomElement(using: &random)!
                 var value = word(Int.random(in: 1...4, using: &random))
                 if match == .regex {
                     value = ["a[bc]", "b+a", "c.?a", "1\\d", "(?:ab|ba)c", "^a", "b$", "A{2}"].randomElement(
@@ -249,17 +257,34 @@ struct SeededGenerator: RandomNumberGenerator {
                 if value.unicodeScalars.allSatisfy({ $0 == "\u{200B}" || $0 == "." }) { value = "a" }
                 let links = match == .domain
                 if links { value = ["ab.ca", "*.ca", "a.bc", "*.bc", "b.ab.ca"].randomElement(using: &random)! }
-                rules.append(
-                    MessageRule(
-                        name: "rule \(index)",
-                        target: links ? .links : [RuleTarget.sender, .body, .any].randomElement(using: &random)!,
-                        match: match,
-                        value: value,
-                        action: [MessageAction.allow, .junk, .promotion, .transaction].randomElement(using: &random)!,
-                        caseSensitive: !links && Bool.random(using: &random),
-                        normalize: links || Bool.random(using: &random)
-                    )
+                let normalize = links || Bool.random(using: &random)
+                return .condition(
+                    links ? .links : [RuleTarget.sender, .body, .any].randomElement(using: &random)!,
+                    match,
+                    value,
+                    caseSensitive: !links && Bool.random(using: &random),
+                    normalize: normalize,
+                    confusables: normalize && match.rawValue <= MatchKind.contains.rawValue
+                        && Int.random(in: 0..<4, using: &random) == 0
                 )
+            }
+            for index in 0..<Int.random(in: 1...40, using: &random) {
+                let action = [MessageAction.allow, .junk, .promotion, .transaction].randomElement(using: &random)!
+                if Int.random(in: 0..<6, using: &random) == 0 {
+                    rules.append(
+                        .combining(
+                            name: "rule \(index)",
+                            action: action,
+                            all: (0..<Int.random(in: 1...2, using: &random)).map { _ in plain() },
+                            none: (0..<Int.random(in: 0...1, using: &random)).map { _ in plain() }
+                        )
+                    )
+                    continue
+                }
+                var rule = plain()
+                rule.name = "rule \(index)"
+                rule.action = action
+                rules.append(rule)
             }
             let classifier = try compiled(rules, denseTableBudget: denseTableBudget)
             #expect(classifier.rules.denseAutomata == (denseTableBudget == 0 ? 0 : classifier.rules.automatonCount))
