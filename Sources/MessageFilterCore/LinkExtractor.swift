@@ -5,7 +5,10 @@
 /// - A URL is a scheme (an ASCII letter, then letters, digits, `+`, `-` or `.`, not preceded by
 ///   one of those) followed by `://`. It runs to the first white space, `<`, `>`, `"`, `'` or
 ///   the end; its host is its authority (up to `/`, `?`, `#` or `\`) after the last `@`, up to
-///   the first `:`, or inside `[…]` for an IPv6 address.
+///   the first `:`, or inside `[…]` for an IPv6 address. In a host, `%` and two hex digits that
+///   give ASCII stand for that character (`%62it.ly` is `bit.ly`), and `。` (U+3002) and `｡`
+///   (U+FF61) are dots, as browsers read them; the host ends at the first other character that is
+///   neither a label character nor a dot (`http://bit.ly,` and `(http://bit.ly)` link to `bit.ly`).
 /// - Outside URLs, a bare domain is a run of labels joined by dots, where a label is ASCII
 ///   letters, digits and `-`, or other letters and digits, 1 to 63 of them, not starting or
 ///   ending with `-`; at least two labels, and the last (the top-level domain) has only letters,
@@ -37,7 +40,12 @@ public enum LinkExtractor {
         while index < text.count {
             let (value, length) = RegexMatcher.decode(text, index)
             if isSchemeStart(value), !isSchemeCharacter(previous), let authority = url(text, at: index) {
-                add(host(text, authority))
+                let range = host(text, authority)
+                if range.lowerBound > authority.lowerBound, text[range.lowerBound - 1] == UInt8(ascii: "[") {
+                    add(range)
+                } else {
+                    addURLHost(text, range, to: &output)
+                }
                 index = endOfLink(text, from: authority.upperBound)
                 previous = 0x20
                 continue
@@ -72,6 +80,42 @@ public enum LinkExtractor {
     }
 
     // MARK: - Pieces
+
+    /// Appends a URL's host as browsers read it: `%XX` that gives ASCII decoded, `。` and `｡` as
+    /// dots, up to the first character that is neither a label character nor a dot, without one
+    /// dot at its end; nothing when that leaves it empty.
+    static func addURLHost(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, to output: inout [UInt8]) {
+        let mark = output.count
+        if !output.isEmpty { output += [CompiledRulesFormat.endMarker, CompiledRulesFormat.startMarker] }
+        let start = output.count
+        var index = range.lowerBound
+        while index < range.upperBound {
+            var (value, length) = RegexMatcher.decode(text, index)
+            if value == 0x25, index + 2 < range.upperBound, let high = hexValue(text[index + 1]),
+                let low = hexValue(text[index + 2]), high < 8
+            {
+                value = UInt32(high << 4 | low)
+                if value &- 0x41 < 26 { value |= 0x20 }
+                length = 3
+            } else if value == 0x3002 || value == 0xFF61 {
+                value = 0x2E
+            }
+            guard value == 0x2E || isLabelCharacter(value) else { break }
+            appendUTF8(value, to: &output)
+            index += length
+        }
+        if output.count > start, output[output.count - 1] == UInt8(ascii: ".") { output.removeLast() }
+        if output.count == start { output.removeLast(output.count - mark) }
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
 
     static func isSchemeStart(_ value: UInt32) -> Bool { (value | 0x20) &- 0x61 < 26 }
 

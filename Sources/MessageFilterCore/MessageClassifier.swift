@@ -403,8 +403,8 @@ public final class MessageClassifier {
     }
 
     /// Whether regex `rule` matches `text`, the sender (`slot` 0) or the body (1). A DFA sees the
-    /// whole text; a program its window (the whole of a message within the limits), cut back to
-    /// a whole scalar. Both see the rule's view without case folding (the regex itself ignores
+    /// whole text, and so does a program's lazy DFA unless the text keeps it computing states;
+    /// the NFA simulation then sees the program's window, cut back to a whole scalar. Both see the rule's view without case folding (the regex itself ignores
     /// case when the rule does): for a normalized rule, the text in NFC without the dropped
     /// format characters, made once per message and target.
     private func matches(
@@ -425,10 +425,10 @@ public final class MessageClassifier {
                 }
             }
             if normalizedState[slot] == .folded {
-                return normalizedTexts[slot].withUnsafeBufferPointer { search(compiled, rule, window(compiled, $0)) }
+                return normalizedTexts[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
             }
         }
-        return search(compiled, rule, window(compiled, text))
+        return search(compiled, rule, text)
     }
 
     /// What of `text` a regex looks at: all of it for a DFA, the window of a program.
@@ -448,8 +448,18 @@ public final class MessageClassifier {
         case .automaton(let automaton):
             return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses)
         case .program(let program):
+            // The lazy DFA reads the whole text while its states stay in its cache; a text that
+            // makes it compute more transitions than the window's bytes (each costs up to one
+            // step per instruction) goes to the NFA simulation, which reads the window, unless
+            // the DFA already read past it.
             let dfa = programs.dfa(for: rule, program: program)
-            return dfa.firstMatch(text) ?? matcher.firstMatch(program, in: text)
+            switch dfa.firstMatch(text, transitionBudget: RegexLimits.window(instructions: program.count)) {
+            case .matched: return true
+            case .noMatch: return false
+            case .exhausted(let scanned):
+                let windowed = window(compiled, text)
+                return scanned > windowed.count ? false : matcher.firstMatch(program, in: windowed)
+            }
         }
     }
 }

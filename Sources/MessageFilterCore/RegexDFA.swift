@@ -217,12 +217,20 @@ public final class RegexDFA {
         return state(count: next, flags: nextIsWord ? Self.flagWord : 0)
     }
 
-    /// Whether the program matches anywhere in `text`; nil when the cache was emptied too often,
-    /// for the caller to use the NFA simulation.
-    func firstMatch(_ text: UnsafeBufferPointer<UInt8>) -> Bool? {
+    /// What a search found: a match, none in the whole text, or neither, because it computed
+    /// `transitionBudget` transitions before the end (a text whose states do not stay in the
+    /// cache); it had then read the first `scanned` bytes, none of which ends a match.
+    enum Outcome: Equatable {
+        case matched, noMatch
+        case exhausted(scanned: Int)
+    }
+
+    /// Whether the program matches anywhere in `text`, computing at most `transitionBudget`
+    /// transitions (each costs up to one step per instruction); `Int.max` for no limit.
+    func firstMatch(_ text: UnsafeBufferPointer<UInt8>, transitionBudget: Int = .max) -> Outcome {
         program.instructions.withUnsafeBufferPointer { code in
             program.classes.withUnsafeBufferPointer { classes in
-                search(text, code, classes)
+                search(text, code, classes, budget: transitionBudget)
             }
         }
     }
@@ -239,8 +247,9 @@ public final class RegexDFA {
     private func search(
         _ text: UnsafeBufferPointer<UInt8>,
         _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
-        _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>
-    ) -> Bool? {
+        _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>,
+        budget: Int
+    ) -> Outcome {
         var resets = 0
         guard
             var current = initial()
@@ -248,10 +257,12 @@ public final class RegexDFA {
                     reset()
                     return initial()
                 }()
-        else { return nil }
+        else { return .exhausted(scanned: 0) }
         var index = 0
         let count = text.count
+        var computed = 0
         while index < count {
+            if computed >= budget { return .exhausted(scanned: index) }
             let byte = text[index]
             var next: UInt16
             var scalar: UInt32
@@ -261,11 +272,12 @@ public final class RegexDFA {
                 next = table[Int(current) &* 128 &+ Int(byte)]
                 if next == Self.unknown {
                     // Computed, remembered, or the cache is emptied and this state rebuilt.
-                    if let computed = transition(Int(current), scalar, code, classes) {
-                        table[Int(current) * 128 + Int(byte)] = computed
-                        next = computed
+                    computed += 1
+                    if let made = transition(Int(current), scalar, code, classes) {
+                        table[Int(current) * 128 + Int(byte)] = made
+                        next = made
                     } else {
-                        guard let rebuilt = rebuild(current, &resets) else { return nil }
+                        guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
                         current = rebuilt
                         index -= 1
                         continue
@@ -276,25 +288,28 @@ public final class RegexDFA {
                 scalar = value
                 let key = UInt64(current) << 32 | UInt64(value)
                 let slot = Int((key &* 0x9E37_79B9_7F4A_7C15) >> 54) % Self.memoCapacity
+                if memoKeys[slot] != key { computed += 1 }
                 if memoKeys[slot] == key {
                     next = memoValues[slot]
-                } else if let computed = transition(Int(current), value, code, classes) {
+                } else if let made = transition(Int(current), value, code, classes) {
                     memoKeys[slot] = key
-                    memoValues[slot] = computed
-                    next = computed
+                    memoValues[slot] = made
+                    next = made
                 } else {
-                    guard let rebuilt = rebuild(current, &resets) else { return nil }
+                    guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
                     current = rebuilt
                     continue
                 }
                 index += length
             }
-            if next == Self.matched { return true }
-            if next == Self.dead { return false }
+            if next == Self.matched { return .matched }
+            if next == Self.dead { return .noMatch }
             current = next
         }
-        guard let last = transition(Int(current), RegexMatcher.none, code, classes) else { return nil }
-        return last == Self.matched
+        guard let last = transition(Int(current), RegexMatcher.none, code, classes) else {
+            return .exhausted(scanned: 0)
+        }
+        return last == Self.matched ? .matched : .noMatch
     }
 
     /// Empties the cache and adds `state`'s contents back; nil past the reset limit.

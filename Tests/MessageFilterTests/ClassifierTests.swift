@@ -336,3 +336,25 @@ struct SeededGenerator: RandomNumberGenerator {
         }
     }
 }
+
+/// Found by the field test of issue 29: a regex shipped as a program (its DFA passed the
+/// compiler's budget) read only its window, the first 1,766 bytes here, so padding before the
+/// scam hid it. Its lazy DFA now reads the whole message while its states stay in the cache.
+@Suite struct ProgramWindowTests {
+    @Test func aProgramRegexFindsTheScamAfterLongPadding() throws {
+        let pattern = "(?i)(usps|dhl|fedex|ups|royal ?mail).{0,40}(package|parcel|delivery)"
+        let classifier = try compiled([
+            MessageRule(name: "Parcel", target: .body, match: .regex, value: pattern, action: .junk)
+        ])
+        #expect(classifier.rules.regexForms.programs == 1)
+        for padding in [0, 1_767, 10_000, 60_000] {
+            for filler in [" ", "x", "가"] {
+                let body =
+                    String(repeating: filler, count: padding / filler.utf8.count)
+                    + " USPS: your package could not be delivered"
+                #expect(classifier.classify(sender: "+1", body: body).rule == 0, "\(padding) bytes of \(filler)")
+            }
+        }
+        #expect(classifier.classify(sender: "+1", body: String(repeating: "x", count: 60_000) + " USPS").rule == nil)
+    }
+}

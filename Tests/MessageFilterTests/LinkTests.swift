@@ -10,7 +10,7 @@ import Testing
 @Suite struct LinkTests {
     /// The same extraction, written independently in Python from the documented rules.
     static let pythonExtractor = """
-        import json, sys
+        import json, re, sys
         from urllib.parse import urlsplit
         SCHEME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
         def label_char(c):
@@ -44,7 +44,13 @@ import Testing
                         a = e = j + 3
                         while e < n and t[e] not in "/?#\\\\" and not link_end(t[e]):
                             e += 1
-                        add(urlsplit("x://" + t[a:e]).hostname or "")
+                        host = urlsplit("x://" + t[a:e]).hostname or ""
+                        if not t[a:e].split("@")[-1].startswith("["):
+                            host = re.sub("%([0-7][0-9a-fA-F])", lambda m: chr(int(m.group(1), 16)).lower(), host)
+                            host = host.replace("\\u3002", ".").replace("\\uff61", ".")
+                            cut = next((k for k, c in enumerate(host) if not (label_char(c) or c == ".")), len(host))
+                            host = host[:cut]
+                        add(host)
                         while e < n and not link_end(t[e]):
                             e += 1
                         i, prev = e, " "
@@ -72,6 +78,7 @@ import Testing
             "http://", "https://", "HTTPS://", "hxxp://", "ftp://", "bit.ly", "example.com", "EXAMPLE.COM", ".", "/",
             "@", "user", ":", "8080", " ", "\n", "www.", "-", "_", "가나.한국", "xn--9n2bp8q", "com", "io", "a", "1",
             "?", "#", "<", ">", "\"", "'", "\u{FF0E}", "shop", "..", "x-y", "123.45", "co.kr", "а.рф", "Ⅻ",
+            ",", ")", "(", "!", "…", "」", "\u{3002}", "\u{FF61}", "%62", "%2E", "%2c", "%E2", "%",
         ]
         var random = SeededGenerator(state: 41)
         var bodies: [String] = []
@@ -85,6 +92,8 @@ import Testing
             "visit https://user:pw@Bit.LY:443/x?y#z now", "mail me@example.com", "a.b@example.com", "see example.com.",
             "example.com/login.php then next.io", "http://[::1]:80/", "http://[2001:db8::1]/x", "--example.com",
             "http://example.com./", "bit．ly/abc", "1.2.3.4", "http://1.2.3.4/x",
+            "Go to http://bit.ly, now", "(http://bit.ly)", "http://bit.ly!", "「http://bit.ly」", "http://bit.ly…",
+            "http://%62it.ly/x", "http://bit%2Ely/x", "http://bit\u{3002}ly/x", "http://bit\u{FF61}ly/x",
         ]
         let view = TextView(caseInsensitive: true, normalized: true)
         let folded = bodies.map { String(decoding: view.fold($0), as: UTF8.self) }
@@ -109,6 +118,12 @@ import Testing
         ("*.example.com", "http://x.example.com:8080/", true), ("*.example.com", "badexample.com", false),
         ("*.example.com", "me@example.com", false), ("1.2.3.4", "http://1.2.3.4/x", true),
         ("스팸.한국", "링크 스팸.한국/가", true), ("bit.ly", "http://user@bit.ly@evil.com/", false),
+        // Found by the field test of issue 29: punctuation after a URL, and hosts browsers decode.
+        ("bit.ly", "Go to http://bit.ly, now", true), ("bit.ly", "(http://bit.ly)", true),
+        ("bit.ly", "Pay at https://bit.ly!", true), ("bit.ly", "\u{300C}http://bit.ly\u{300D}", true),
+        ("bit.ly", "http://%62it.ly/x", true), ("bit.ly", "http://bit%2Ely/x", true),
+        ("bit.ly", "http://bit\u{3002}ly/x", true), ("bit.ly", "http://bit\u{FF61}ly/x", true),
+        ("bit.ly", "http://bit.ly%2Ex.evil/", false),
     ])
     func matchesHostsAsWritten(value: String, body: String, matches: Bool) throws {
         let classifier = try compiled([

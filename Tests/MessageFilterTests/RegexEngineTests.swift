@@ -178,18 +178,24 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         }
     }
 
-    /// A regex whose DFA is too large to ship runs as its program on the first
-    /// `RegexLimits.window(instructions:)` bytes of a text: a match there is found, one past it is
-    /// not, so its work per message stays bounded whatever the text.
-    @Test func aProgramSeesItsWindow() throws {
+    /// A regex whose DFA is too large to ship runs as its program: its lazy DFA reads the whole
+    /// text while its states stay in the cache, so a match after 60,000 bytes of padding is
+    /// found; a text that keeps it computing states (random `a` and `b`: the DFA has 2^15) hands
+    /// over to the NFA simulation on the first `RegexLimits.window(instructions:)` bytes, so its
+    /// work per message stays bounded whatever the text, and a match past the window is not seen.
+    @Test func aProgramSeesItsWindowOnlyWhenItsStatesDoNotFit() throws {
         let classifier = try #require(regexClassifier("(?:a|b)*a[ab]{14}d"))
         #expect(classifier.rules.regexForms.programs == 1)
         let match = "a" + String(repeating: "b", count: 14) + "d"
         #expect(verdict(classifier, match + String(repeating: "x", count: 60_000)))
+        #expect(verdict(classifier, String(repeating: "x", count: 100) + match))
+        #expect(verdict(classifier, String(repeating: "x", count: 60_000) + match))
         // Its program has more than 5 instructions, so its window is under 60,000 bytes.
         #expect(RegexLimits.window(instructions: 6) < 60_000)
-        #expect(verdict(classifier, String(repeating: "x", count: 100) + match))
-        #expect(!verdict(classifier, String(repeating: "x", count: 60_000) + match))
+        var random = SeededGenerator(state: 5)
+        let churn = String((0..<60_000).map { _ in Bool.random(using: &random) ? "a" : "b" })
+        #expect(verdict(classifier, String(churn.prefix(100)) + "x" + match))
+        #expect(!verdict(classifier, churn + "x" + match))
     }
 
     /// Ignoring case, `İ` (U+0130) folds to `i`, its simple lowercase mapping, though Swift gives
