@@ -6,9 +6,8 @@
 ///   (`RegexProgram.fold`: the simple lowercase mapping, so `İ` (U+0130) is `i`; and `ſ` is `s`),
 ///   after normalization and without composing again.
 /// - `normalized` puts the text in Unicode NFC, turns the fullwidth forms U+FF01–U+FF5E into
-///   ASCII, and drops the invisible format characters that evade keyword filters: soft hyphen,
-///   the combining grapheme joiner, zero-width spaces and joiners, bidirectional marks (U+200E, U+200F, and U+061C, the Arabic
-///   letter mark), embeddings, overrides and isolates (U+202E, the right-to-left override, among them), word joiners and the byte-order mark.
+///   ASCII, and drops the invisible characters that evade keyword filters: every scalar with the
+///   Default_Ignorable_Code_Point property (`isInvisibleFormat`).
 ///
 /// - `confusables` (normalized views only) reads the UTS #39 skeleton of the normalized text
 ///   (`Skeleton`), so that `сlaim` with a Cyrillic `с`, `𝐜𝐥𝐚𝐢𝐦` and `claim` give the same bytes;
@@ -212,9 +211,16 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
         bytes.removeLast(count - kept)
     }
 
+    /// The scalars the normalized view removes: those with Unicode 17.0's
+    /// Default_Ignorable_Code_Point property (RemovedScalarsTests holds the ranges to the standard
+    /// library's), invisible in text and used to split keywords: soft hyphens, zero-width
+    /// characters, bidirectional controls, variation selectors, Hangul fillers, tags.
     package static func isInvisibleFormat(_ value: UInt32) -> Bool {
         switch value {
-        case 0xAD, 0x34F, 0x61C, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: true
+        case 0xAD, 0x34F, 0x61C, 0x115F...0x1160, 0x17B4...0x17B5, 0x180B...0x180F, 0x200B...0x200F,
+            0x202A...0x202E, 0x2060...0x206F, 0x3164, 0xFE00...0xFE0F, 0xFEFF, 0xFFA0, 0xFFF0...0xFFF8,
+            0x1BCA0...0x1BCA3, 0x1D173...0x1D17A, 0xE0000...0xE0FFF:
+            true
         default: false
         }
     }

@@ -20,10 +20,9 @@ import Testing
             if len(fields) == 3:
                 table[chr(int(fields[0], 16))] = "".join(chr(int(x, 16)) for x in fields[1].split())
         ignorable = regex.compile(r"\\p{Default_Ignorable_Code_Point}")
-        INVISIBLE = set(map(chr, [0xAD, 0x34F, 0x61C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B,
-            0x202C, 0x202D, 0x202E, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x2066, 0x2067, 0x2068, 0x2069, 0xFEFF]))
         def normalized(t):
-            t = "".join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in t if c not in INVISIBLE)
+            t = "".join(chr(ord(c) - 0xFEE0) if 0xFF01 <= ord(c) <= 0xFF5E else c for c in t
+                if not ignorable.match(c))
             return unicodedata.normalize("NFC", t)
         def skeleton(t):
             t = unicodedata.normalize("NFD", t)
