@@ -4,8 +4,8 @@
 /// Semantics, on Unicode scalars (docs/MESSAGE-FILTER.md; `RegexEngineTests` holds them to Python's
 /// `re` where the two define alike):
 /// - `.` is any scalar but `\n \u{B} \u{C} \r`, U+0085, U+2028 and U+2029;
-/// - `\d` is a scalar with a numeric type (`²` and `¼` included), `\w` an alphabetic scalar, an
-///   ASCII digit or `_`, `\s` a white-space scalar;
+/// - `\d` is a decimal digit (Nd: `٣` and `３`, not `²`, `¼` or `三`), `\w` an alphabetic scalar,
+///   a decimal digit or `_`, `\s` a white-space scalar;
 /// - `\b` lies between a `\w` and a non-`\w` scalar (the text's ends count as non-`\w`);
 /// - `^` and `$` hold only at the start and the end of the text;
 /// - ignoring case, two scalars are equal when they fold alike (`fold`: the simple lowercase
@@ -188,17 +188,21 @@ public struct RegexProgram: Sendable {
         return false
     }
 
+    /// `\w`: an alphabetic scalar, a decimal digit (`\d`) or `_`.
     @inline(__always)
     package static func isWord(_ value: UInt32) -> Bool {
         if value < 0x80 {
             return value &- 0x30 < 10 || (value | 0x20) &- 0x61 < 26 || value == 0x5F
         }
-        return Unicode.Scalar(value)?.properties.isAlphabetic ?? false
+        guard let properties = Unicode.Scalar(value)?.properties else { return false }
+        return properties.isAlphabetic || properties.generalCategory == .decimalNumber
     }
 
+    /// `\d`: a decimal digit (general category Nd), as Python's `re` reads it: `٣` and `３` are
+    /// digits; `三`, `①`, `½` and `Ⅵ`, which have numeric values, are not.
     package static func isDigit(_ value: UInt32) -> Bool {
         if value < 0x80 { return value &- 0x30 < 10 }
-        return Unicode.Scalar(value)?.properties.numericType != nil
+        return Unicode.Scalar(value)?.properties.generalCategory == .decimalNumber
     }
 
     package static func isSpace(_ value: UInt32) -> Bool {

@@ -11,12 +11,14 @@ import Testing
     /// The same extraction, written independently in Python from the documented rules.
     static let pythonExtractor = """
         import json, re, sys
+        import regex
         from urllib.parse import urlsplit
         SCHEME = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+        ALPHA, DIGIT = regex.compile(r"\\p{Alphabetic}"), regex.compile(r"\\p{Nd}")
         def label_char(c):
-            return (c.isalnum() or c == "-") if c.isascii() else (c.isalpha() or c.isnumeric())
+            return (c.isalnum() or c == "-") if c.isascii() else bool(ALPHA.match(c) or DIGIT.match(c))
         def letter(c):
-            return c.isalpha()
+            return c.isalpha() if c.isascii() else bool(ALPHA.match(c) and not DIGIT.match(c))
         def link_end(c):
             return c in "<>\\"'" or c.isspace()
         def is_domain(run):

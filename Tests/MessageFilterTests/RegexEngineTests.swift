@@ -823,3 +823,19 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         #expect(!isValidUTF8([0xC0, 0xAF]))  // an overlong "/"
     }
 }
+
+/// Found by the field test of issue 29: `\d` took any scalar with a numeric value, so
+/// `code: 一二三四五六` passed for six digits. It is now a decimal digit (Nd), as Python's `re` has it.
+@Suite struct DecimalDigitTests {
+    @Test(arguments: [
+        ("code: 123456", true), ("code: \u{661}\u{662}\u{663}\u{664}\u{665}\u{666}", true),
+        ("code: \u{FF11}\u{FF12}\u{FF13}\u{FF14}\u{FF15}\u{FF16}", true), ("code: 一二三四五六", false),
+        ("code: ①②③④⑤⑥", false), ("code: ½½½½½½", false), ("code: ⅠⅡⅢⅣⅤⅥ", false), ("code: ¹²³⁴⁵⁶", false),
+    ])
+    func aDigitIsADecimalDigit(body: String, matches: Bool) throws {
+        let classifier = try compiled([
+            MessageRule(name: "OTP", target: .body, match: .regex, value: "code:? \\d{6}", action: .transaction)
+        ])
+        #expect((classifier.classify(sender: "+1", body: body).rule == 0) == matches, "\(body)")
+    }
+}
