@@ -4,12 +4,14 @@ import MessageFilterCore
 ///
 /// Patterns run on our own matcher (`RegexProgram`), a Thompson NFA simulated without
 /// backtracking, so every accepted pattern matches in time linear in the text. The syntax:
-/// - atoms: literal characters, `.`, escapes `\d \D \w \W \s \S \n \r \t`, `\p{…}` and `\P{…}`
-///   (`RegexProperty`), an escaped ASCII punctuation character, and bracket classes (`[a-z0-9_]`,
-///   `[^…]`, with the same escapes) without nesting or set operations;
-/// - anchors `^`, `$`, `\b`, `\B`; groups `(…)`, `(?:…)` and named ones (plain groups), nested,
+/// - atoms: literal characters, `.`, escapes `\d \D \w \W \s \S \n \r \t \f \v`, a scalar by
+///   its code (`\xHH`, `\x{H…}`, `\uHHHH`, `\u{H…}`, `\UHHHHHHHH`), `\p{…}` and `\P{…}`
+///   (`RegexProperty`), an escaped ASCII punctuation character, `\Q…\E` (quoted literally), and
+///   bracket classes (`[a-z0-9_]`, `[^…]`, with the same escapes and the ASCII POSIX classes
+///   `[:alpha:]` and the like) without nesting or set operations;
+/// - anchors `^`, `$`, `\A`, `\z` (`\Z`), `\b`, `\B`; groups `(…)`, `(?:…)` and named ones (plain groups), nested,
 ///   with `|` alternation; inline flags `i` and `s` (`(?i)`, `(?-i:…)`);
-/// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}` (m, n ≤ 1,000), optionally lazy (`*?`),
+/// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}`, `{,n}` (m, n ≤ 1,000), optionally lazy (`*?`),
 ///   on an atom or a group;
 /// - no backreferences, lookaround or atomic groups (each refused with a sentence saying they
 ///   need backtracking); at most 256 characters, and at most 1,000 matcher states once counted
@@ -60,24 +62,69 @@ public enum RegexSubset {
 
     /// `pattern` folded as a normalized rule's text is (`TextView`, normalized), keeping its
     /// syntax: the invisible characters dropped; fullwidth ASCII made ASCII, escaped where it
-    /// would be syntax (`（` is the literal `\(`, `＊` is `\*`); then NFC, so that `e` and U+0301
+    /// would be syntax (`（` is the literal `\(`, `＊` is `\*`), whether written as itself or as an
+    /// escape (`\uFF10` is `0`), and as itself inside `\Q…\E`; then NFC, so that `e` and U+0301
     /// are `é` and the Kelvin sign is `K`. A text never holds what this folds away, so a pattern
     /// written with it means the folded one.
     public static func normalizedPattern(_ pattern: String) -> String {
+        let scalars = Array(pattern.unicodeScalars)
         var folded = String.UnicodeScalarView()
-        var escaped = false
-        for scalar in pattern.unicodeScalars where !TextView.isInvisibleFormat(scalar.value) {
+        var quoting = false
+        /// A literal character: dropped, made ASCII (escaped when it would be syntax), or kept.
+        func literal(_ scalar: Unicode.Scalar) {
+            if TextView.isInvisibleFormat(scalar.value) { return }
             guard (0xFF01...0xFF5E).contains(scalar.value), let ascii = Unicode.Scalar(scalar.value - 0xFEE0) else {
                 folded.append(scalar)
-                escaped = !escaped && scalar == "\\"
+                return
+            }
+            if !quoting, RegexParser.isEscapablePunctuation(ascii) { folded.append("\\") }
+            folded.append(ascii)
+        }
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if quoting {
+                if scalar == "\\", index + 1 < scalars.count, scalars[index + 1] == "E" {
+                    quoting = false
+                    folded.append(contentsOf: ["\\", "E"])
+                    index += 2
+                } else {
+                    literal(scalar)
+                    index += 1
+                }
                 continue
             }
-            let punctuation = RegexParser.isEscapablePunctuation(ascii)
-            if !escaped, punctuation { folded.append("\\") }
-            // After a backslash, a fullwidth letter or digit stays, for the parser to refuse as
-            // the escape it is not (`\ｄ` is no `\d`).
-            folded.append(escaped && !punctuation ? scalar : ascii)
-            escaped = false
+            guard scalar == "\\", index + 1 < scalars.count else {
+                literal(scalar)
+                index += 1
+                continue
+            }
+            let next = scalars[index + 1]
+            if next == "Q" { quoting = true }
+            if case .success(let (value, end)) = RegexParser.scalarEscape(scalars, at: index),
+                (0xFF01...0xFF5E).contains(value)
+            {
+                // A fullwidth character named by its code: as if written.
+                literal(Unicode.Scalar(value)!)
+                index = end
+                continue
+            }
+            folded.append(scalar)
+            if TextView.isInvisibleFormat(next.value) {
+                index += 2
+                folded.removeLast()
+                continue
+            }
+            if (0xFF01...0xFF5E).contains(next.value), let ascii = Unicode.Scalar(next.value - 0xFEE0),
+                RegexParser.isEscapablePunctuation(ascii)
+            {
+                // `\（` is `\(`; after a backslash, a fullwidth letter or digit stays, for the
+                // parser to refuse as the escape it is not (`\ｄ` is no `\d`).
+                folded.append(ascii)
+            } else {
+                folded.append(next)
+            }
+            index += 2
         }
         return String(decoding: Array(String(folded)._nfcCodeUnits), as: UTF8.self)
     }
@@ -234,6 +281,8 @@ struct RegexParser {
     /// its end, so `(?i)` holds to the end of its group, as in RE2, PCRE and Go.
     var ignoresCase: Bool? = nil
     var dotMatchesLineBreaks = false
+    /// Inside `\Q…\E`: every character is itself.
+    var quoting = false
 
     /// A literal or class as the flags in force make it.
     func leaf(_ node: RegexNode) -> RegexNode {
@@ -270,12 +319,12 @@ struct RegexParser {
 
     mutating func parseConcatenation() throws(RegexSubsetError) -> RegexNode {
         var items: [RegexNode] = []
-        while i < characters.count, characters[i] != "|", characters[i] != ")" {
+        while i < characters.count, quoting || (characters[i] != "|" && characters[i] != ")") {
             let start = i
             let atom = try parseAtom()
             let assertion: Bool
             if case .assertion = atom { assertion = true } else { assertion = false }
-            if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
+            if !quoting, i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
                 // A bare assertion repeats nothing (`\b?`, as Python's re says); in a group it
                 // may be quantified, as in Python and RE2: zero times matches anywhere, once or
                 // more is the assertion itself.
@@ -317,6 +366,11 @@ struct RegexParser {
         }
         // A lazy quantifier finds the same matches; a match is all the filter asks for.
         if i < characters.count, characters[i] == "?" { i += 1 }
+        if i < characters.count, characters[i] == "+" {
+            throw RegexSubsetError(
+                "the possessive quantifier \(c)+ \(position(i - 1)) cannot be used: it forbids giving characters back, which only a backtracking engine does (a++a never matches); write \(c) alone"
+            )
+        }
         if i < characters.count, ["?", "*", "+", "{"].contains(characters[i]) {
             throw RegexSubsetError("the quantifier \(characters[i]) \(position(i)) follows nothing it can repeat")
         }
@@ -325,28 +379,48 @@ struct RegexParser {
 
     mutating func parseAtom() throws(RegexSubsetError) -> RegexNode {
         let c = characters[i]
+        if quoting {
+            // `\Q…\E`: the character itself; a `\E` right after it ends the quote, so that a
+            // quantifier after `\E` repeats this character, as in PCRE.
+            i += 1
+            if i + 1 < characters.count, characters[i] == "\\", characters[i + 1] == "E" {
+                i += 2
+                quoting = false
+            }
+            return leaf(.scalar(c.value))
+        }
         switch c {
         case "\\":
             guard i + 1 < characters.count else { throw RegexSubsetError("the pattern ends in a lone backslash") }
             let e = characters[i + 1]
             i += 2
             if let bit = RegexClass.escape(e) { return leaf(.set(RegexClass(escapes: bit))) }
+            if let value = try scalarEscape(e, at: i - 2) { return leaf(.scalar(value)) }
             switch e {
-            case "n": return leaf(.scalar(0x0A))
-            case "r": return leaf(.scalar(0x0D))
-            case "t": return leaf(.scalar(0x09))
             case "b": return .assertion(.wordBoundary)
             case "B": return .assertion(.notWordBoundary)
+            case "A": return .assertion(.start)
+            case "z", "Z": return .assertion(.end)
+            case "Q":
+                quoting = true
+                if i + 1 < characters.count, characters[i] == "\\", characters[i + 1] == "E" {
+                    i += 2
+                    quoting = false
+                }
+                return .empty
+            case "E":
+                // A \E outside a quote ends nothing, as in PCRE.
+                return .empty
             case "p", "P":
                 return leaf(.set(RegexClass(ranges: try parseProperty(negated: e == "P", at: i - 2))))
             case "1"..."9", "k":
                 throw RegexSubsetError(
-                    "the backreference \\\(e) \(position(i - 2)) is refused: matching what a group captured needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once; repeat the group's pattern instead"
+                    "the backreference \\\(e) \(position(i - 2)) cannot be used: matching what a group captured needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once; repeat the group's pattern instead"
                 )
             default:
                 guard Self.isEscapablePunctuation(e) else {
                     throw RegexSubsetError(
-                        "the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (\\d \\w \\s, their capitals, \\b \\B, \\n \\r \\t, \\p{…} and escaped punctuation are)"
+                        "the escape \\\(Self.shown(e)) \(position(i - 2)) is not in the allowed subset (\(Self.allowedEscapes) are)"
                     )
                 }
                 return leaf(.scalar(e.value))
@@ -400,7 +474,7 @@ struct RegexParser {
     /// (its flags, if any, already in force), nil for a plain or named group.
     mutating func parseGroupOpening(at open: Int) throws(RegexSubsetError) -> Bool? {
         func refuse(_ what: String, _ why: String) -> RegexSubsetError {
-            RegexSubsetError("the \(what) \(position(open)) is refused: \(why)")
+            RegexSubsetError("the \(what) \(position(open)) cannot be used: \(why)")
         }
         let backtracking =
             "it needs a backtracking engine, and the filter, like RE2 and Hyperscan, runs automata that read each character once"
@@ -518,29 +592,31 @@ struct RegexParser {
                 let e = characters[i + 1]
                 i += 2
                 if let bit = RegexClass.escape(e) { return (nil, bit) }
+                if let value = try scalarEscape(e, at: i - 2) { return (value, 0) }
                 switch e {
-                case "n": return (0x0A, 0)
-                case "r": return (0x0D, 0)
-                case "t": return (0x09, 0)
                 case "p", "P":
                     set.ranges += try parseProperty(negated: e == "P", at: i - 2)
                     return (nil, 0)
                 default:
                     guard Self.isEscapablePunctuation(e) else {
                         throw RegexSubsetError(
-                            "the escape \\\(Self.shown(e)) at character \(i - 1) is not in the allowed subset"
+                            "the escape \\\(Self.shown(e)) at character \(i - 1) is not in the allowed subset (\(Self.allowedEscapes) are); a character may also be written as itself"
                         )
                     }
                     return (e.value, 0)
                 }
             }
+            if c == "[", i + 1 < characters.count, characters[i + 1] == ":" {
+                set.ranges += try posixClass()
+                return (nil, 0)
+            }
             if c == "[" {
                 throw RegexSubsetError(
-                    "the [ at character \(i + 1) nests a class; nested classes, set operations and [:posix:] names are refused (escape it as \\[)"
+                    "the [ at character \(i + 1) nests a class; nested classes and set operations cannot be used (escape it as \\[)"
                 )
             }
             if c == "&" || c == "~" || c == "-", i + 1 < characters.count, characters[i + 1] == c {
-                throw RegexSubsetError("the set operation at character \(i + 1) is refused; escape the characters")
+                throw RegexSubsetError("the set operation at character \(i + 1) cannot be used; escape the characters")
             }
             i += 1
             return (c.value, 0)
@@ -604,8 +680,109 @@ struct RegexParser {
         } catch {
             // Shown as a sentence shows a character, so that the sentence stays on one line.
             let written = characters[start..<i].map(Self.shown).joined()
-            throw RegexSubsetError("the \(written) \(position(start)) is refused: \(error.description)")
+            throw RegexSubsetError("the \(written) \(position(start)) cannot be used: \(error.description)")
         }
+    }
+
+    /// The escapes the subset reads, for refusals.
+    static let allowedEscapes =
+        "\\d \\w \\s, their capitals, \\b \\B \\A \\z, \\n \\r \\t \\f \\v, \\xHH, \\x{H…}, \\uHHHH, \\UHHHHHHHH, \\p{…}, \\Q…\\E and escaped punctuation"
+
+    /// The scalar an escape names (`\n`, `\xHH`, `\x{H…}`, `\uHHHH`, `\u{H…}`, `\UHHHHHHHH`), reading
+    /// its digits (with `i` past the escape letter); nil for an escape that names no scalar.
+    mutating func scalarEscape(_ e: Unicode.Scalar, at start: Int) throws(RegexSubsetError) -> UInt32? {
+        switch Self.scalarEscape(characters, at: start) {
+        case nil: return nil
+        case .success(let (value, end)):
+            i = end
+            return value
+        case .failure(let error): throw error
+        }
+    }
+
+    /// The scalar the escape at `start` (its backslash) names, and where the escape ends; nil
+    /// for an escape that names none. The one reading of these escapes: the parser's, and
+    /// `RegexSubset.normalizedPattern`'s, which folds what they name.
+    static func scalarEscape(_ characters: [Unicode.Scalar], at start: Int)
+        -> Result<(UInt32, Int), RegexSubsetError>?
+    {
+        guard start + 1 < characters.count, characters[start] == "\\" else { return nil }
+        let e = characters[start + 1]
+        switch e {
+        case "n": return .success((0x0A, start + 2))
+        case "r": return .success((0x0D, start + 2))
+        case "t": return .success((0x09, start + 2))
+        case "f": return .success((0x0C, start + 2))
+        case "v": return .success((0x0B, start + 2))
+        case "x", "u", "U":
+            var i = start + 2
+            var digits = 0
+            var braced = false
+            if i < characters.count, characters[i] == "{", e != "U" {
+                braced = true
+                i += 1
+            }
+            var value: UInt32 = 0
+            let fixed = e == "x" ? 2 : e == "u" ? 4 : 8
+            while i < characters.count, braced || digits < fixed,
+                characters[i].isASCII, let digit = UInt32(String(characters[i]), radix: 16)
+            {
+                value = min(0x11_0000, value << 4 | digit)
+                digits += 1
+                i += 1
+            }
+            let position = "at character \(start + 1)"
+            if braced {
+                guard i < characters.count, characters[i] == "}", (1...8).contains(digits) else {
+                    return .failure(
+                        RegexSubsetError(
+                            "the escape \\\(e){ \(position) needs hex digits and a closing }, as \\\(e){D55C}"
+                        )
+                    )
+                }
+                i += 1
+            } else if digits != fixed {
+                return .failure(
+                    RegexSubsetError(
+                        "the escape \\\(e) \(position) needs \(fixed) hex digits, as \\\(e)\(String(repeating: "0", count: fixed - 2))41 for A"
+                    )
+                )
+            }
+            guard value < 0x11_0000, !(0xD800...0xDFFF).contains(value) else {
+                return .failure(
+                    RegexSubsetError("the escape \(position) names no Unicode scalar (a surrogate, or past U+10FFFF)")
+                )
+            }
+            return .success((value, i))
+        default: return nil
+        }
+    }
+
+    /// A POSIX class inside brackets (`[[:alpha:]]`, with `i` at its `[`): ASCII, as in RE2 and PCRE.
+    mutating func posixClass() throws(RegexSubsetError) -> [ClosedRange<UInt32>] {
+        let start = i
+        var end = i + 2
+        while end + 1 < characters.count, !(characters[end] == ":" && characters[end + 1] == "]") { end += 1 }
+        guard end + 1 < characters.count else {
+            throw RegexSubsetError("the [: at character \(start + 1) is never closed with :]")
+        }
+        let name = String(String.UnicodeScalarView(characters[(start + 2)..<end]))
+        let ascii: [String: [ClosedRange<UInt32>]] = [
+            "alpha": [0x41...0x5A, 0x61...0x7A], "digit": [0x30...0x39],
+            "alnum": [0x30...0x39, 0x41...0x5A, 0x61...0x7A],
+            "upper": [0x41...0x5A], "lower": [0x61...0x7A], "space": [0x09...0x0D, 0x20...0x20],
+            "blank": [0x09...0x09, 0x20...0x20], "punct": [0x21...0x2F, 0x3A...0x40, 0x5B...0x60, 0x7B...0x7E],
+            "xdigit": [0x30...0x39, 0x41...0x46, 0x61...0x66],
+            "word": [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A],
+            "cntrl": [0x00...0x1F, 0x7F...0x7F], "print": [0x20...0x7E], "graph": [0x21...0x7E],
+        ]
+        guard let ranges = ascii[name] else {
+            throw RegexSubsetError(
+                "the class [:\(name):] at character \(start + 1) is not one of alpha, digit, alnum, upper, lower, space, blank, punct, xdigit, word, cntrl, print and graph"
+            )
+        }
+        i = end + 2
+        return ranges
     }
 
     mutating func readBraces() throws(RegexSubsetError) -> (Int, Int?) {
@@ -621,15 +798,22 @@ struct RegexParser {
             }
             return value
         }
-        guard let low = number() else {
+        // `{,n}` is `{0,n}`, as in Python.
+        let omitted = i < characters.count && characters[i] == ","
+        guard let low = omitted ? 0 : number() else {
             throw RegexSubsetError(
-                "the { at character \(start + 1) must start a quantifier {m}, {m,} or {m,n}; escape it as \\{"
+                "the { at character \(start + 1) must start a quantifier {m}, {m,}, {m,n} or {,n}; escape it as \\{ for a literal {"
             )
         }
         var high: Int? = low
         if i < characters.count, characters[i] == "," {
             i += 1
             high = number()
+            if omitted, high == nil {
+                throw RegexSubsetError(
+                    "the quantifier at character \(start + 1) gives no bound: write {0,} or *, or {,n} with a number"
+                )
+            }
         }
         guard i < characters.count, characters[i] == "}" else {
             throw RegexSubsetError("the quantifier at character \(start + 1) is never closed with }")

@@ -34,8 +34,15 @@ struct PatternGenerator {
 
     mutating func below(_ n: Int) -> Int { Int.random(in: 0..<n, using: &random) }
 
+    func padded(_ hex: String, _ width: Int) -> String { String(repeating: "0", count: width - hex.count) + hex }
+
     mutating func literal() -> String {
         let c = literals[below(literals.count)]
+        // One in four by its code, `\xHH` or `\uHHHH`, which Python's `re` reads too.
+        if below(4) == 0, let value = c.unicodeScalars.first?.value, value < 0x10000 {
+            let hex = String(value, radix: 16)
+            return value < 0x100 ? "\\x" + padded(hex, 2) : "\\u" + padded(hex, 4)
+        }
         return ".-[](){}*+?|^$\\".contains(c) ? "\\" + c : c
     }
 
@@ -431,8 +438,18 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         ),
         ("a{2,1001}", "the quantifier at character 2 repeats more than 1000 times, the largest bound allowed"),
         ("a{2,1}", "the quantifier at character 2 has its bounds backwards: {2,1} asks for at least 2 but at most 1"),
-        ("a{", "the { at character 2 must start a quantifier {m}, {m,} or {m,n}; escape it as \\{"),
-        ("a{,5}", "the { at character 2 must start a quantifier {m}, {m,} or {m,n}; escape it as \\{"),
+        (
+            "a{",
+            "the { at character 2 must start a quantifier {m}, {m,}, {m,n} or {,n}; escape it as \\{ for a literal {"
+        ),
+        (
+            "a{x}",
+            "the { at character 2 must start a quantifier {m}, {m,}, {m,n} or {,n}; escape it as \\{ for a literal {"
+        ),
+        (
+            "a{,5}",
+            "the pattern matches the empty string, so it would match every message; require at least one character"
+        ),
         ("a{1", "the quantifier at character 2 is never closed with }"),
         ("a{1,", "the quantifier at character 2 is never closed with }"),
         ("a{1,2x}", "the quantifier at character 2 is never closed with }"),
@@ -456,7 +473,7 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         ("\\b?x", "the quantifier ? at character 3 follows nothing it can repeat"),
         (
             "a\\\n",
-            "the escape \\U+000A at character 2 is not in the allowed subset (\\d \\w \\s, their capitals, \\b \\B, \\n \\r \\t, \\p{…} and escaped punctuation are)"
+            "the escape \\U+000A at character 2 is not in the allowed subset (\\d \\w \\s, their capitals, \\b \\B \\A \\z, \\n \\r \\t \\f \\v, \\xHH, \\x{H…}, \\uHHHH, \\UHHHHHHHH, \\p{…}, \\Q…\\E and escaped punctuation are)"
         ),
     ])
     func namesTheProblem(pattern: String, sentence: String) {
@@ -495,16 +512,16 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
 
     /// What needs backtracking is refused with a sentence naming the construct and why.
     @Test(arguments: [
-        ("(\\w+) \\1", "the backreference \\1 at character 7 is refused: matching what a group captured"),
-        ("(?P<n>a)(?P=n)", "the backreference (?P= at character 9 is refused: it needs a backtracking engine"),
-        ("(?<n>a)\\k<n>", "the backreference \\k at character 8 is refused"),
-        ("free(?=bet)", "the lookahead (?= at character 5 is refused: it needs a backtracking engine"),
-        ("free(?!bet)", "the lookahead (?! at character 5 is refused"),
-        ("(?<=won)\\d", "the lookbehind (?<= at character 1 is refused"),
-        ("(?<!won)\\d", "the lookbehind (?<! at character 1 is refused"),
-        ("(?>a+)b", "the atomic group (?> at character 1 is refused"),
-        ("(?m)^a", "the inline flag m at character 1 is refused: ^ and $ hold only at the ends of the text"),
-        ("(?x)a b", "the inline flag x at character 1 is refused"),
+        ("(\\w+) \\1", "the backreference \\1 at character 7 cannot be used: matching what a group captured"),
+        ("(?P<n>a)(?P=n)", "the backreference (?P= at character 9 cannot be used: it needs a backtracking engine"),
+        ("(?<n>a)\\k<n>", "the backreference \\k at character 8 cannot be used"),
+        ("free(?=bet)", "the lookahead (?= at character 5 cannot be used: it needs a backtracking engine"),
+        ("free(?!bet)", "the lookahead (?! at character 5 cannot be used"),
+        ("(?<=won)\\d", "the lookbehind (?<= at character 1 cannot be used"),
+        ("(?<!won)\\d", "the lookbehind (?<! at character 1 cannot be used"),
+        ("(?>a+)b", "the atomic group (?> at character 1 cannot be used"),
+        ("(?m)^a", "the inline flag m at character 1 cannot be used: ^ and $ hold only at the ends of the text"),
+        ("(?x)a b", "the inline flag x at character 1 cannot be used"),
         ("(?q)a", "the group at character 1 starts with (?q, which is no group or flag here"),
         ("(?i", "the group at character 1 is never closed with )"),
     ])
@@ -720,16 +737,16 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
     }
 
     @Test(arguments: [
-        ("\\p{Klingon}", "the \\p{Klingon} at character 1 is refused: it names no general category or script"),
-        ("\\p{scx=Hang}", "the \\p{scx=Hang} at character 1 is refused: Script_Extensions is not supported"),
-        ("a\\p{Emoji}", "the \\p{Emoji} at character 2 is refused"),
+        ("\\p{Klingon}", "the \\p{Klingon} at character 1 cannot be used: it names no general category or script"),
+        ("\\p{scx=Hang}", "the \\p{scx=Hang} at character 1 cannot be used: Script_Extensions is not supported"),
+        ("a\\p{Emoji}", "the \\p{Emoji} at character 2 cannot be used"),
         ("\\p{L", "the \\p{ at character 1 is never closed"),
         ("\\p", "the \\p at character 1 needs a property"),
         ("[a-\\p{L}]", "the range at character 2 has a class escape"),
         // A line break in a name is shown as its code point, so that the sentence stays on one
         // line (found by the regex fuzzer in .ci/run).
-        ("\\p{N\nd}", "the \\p{NU+000Ad} at character 1 is refused"),
-        ("(?P\n)", "the group (?PU+000A at character 1 is refused"),
+        ("\\p{N\nd}", "the \\p{NU+000Ad} at character 1 cannot be used"),
+        ("(?P\n)", "the group (?PU+000A at character 1 cannot be used"),
     ])
     func refusesWhatItCannotName(pattern: String, sentence: String) {
         do {
@@ -821,6 +838,54 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
         #expect(isValidUTF8(Array("대출 ß ✓ 👍🏽".utf8)))
         #expect(!isValidUTF8([0xED, 0xA0, 0x80]))  // a surrogate
         #expect(!isValidUTF8([0xC0, 0xAF]))  // an overlong "/"
+    }
+}
+
+/// The syntax people paste (found by the field test of issue 29): scalars by their code, `\A`,
+/// `\z`, `\Q…\E`, POSIX classes and `{,n}` are read; a possessive quantifier is named.
+@Suite struct PastedSyntaxTests {
+    @Test(arguments: [
+        ("\\x41B", "xABx", true), ("\\x{D55C}", "한", true), ("[^\\x00-\\x7F]+대출", "저금리대출", true),
+        ("[^\\x00-\\x7F]+대출", "a대출", false), ("[\\u3131-\\u318E\\uAC00-\\uD7A3]+ 대출", "급전 대출", true),
+        ("[\\u4e00-\\u9fff]{2,}", "中文", true), ("[\\u4e00-\\u9fff]{2,}", "中", false), ("\\U0001F600", "x😀", true),
+        ("\\Abit", "bit.ly", true), ("\\Abit", "a bit", false), ("ly\\z", "bit.ly", true), ("ly\\Z", "bit.lyx", false),
+        ("\\Qbit.ly\\E", "bit.ly", true), ("\\Qbit.ly\\E", "bitxly", false), ("\\Qa+\\E+", "a++", true),
+        ("\\Q(a|b)", "x(a|b)", true), ("[[:alpha:]]+[[:digit:]]{3}", "abc123", true),
+        ("[[:upper:]]{3}", "ABC", true), ("x[[:punct:]]", "x!", true), ("x[[:punct:]]", "xa", false),
+        ("ab{,3}c", "ac", true), ("ab{,3}c", "abbbc", true), ("ab{,3}c", "abbbbc", false),
+    ])
+    func readsWhatPeoplePaste(pattern: String, text: String, matches: Bool) throws {
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .regex, value: pattern, action: .junk, caseSensitive: true)
+        ])
+        #expect((classifier.classify(sender: "+1", body: text).rule == 0) == matches, "\(pattern) on \(text)")
+    }
+
+    @Test(arguments: [
+        ("a++b", "the possessive quantifier ++ at character 2 cannot be used"),
+        ("\\x4", "needs 2 hex digits"), ("\\x{}", "needs hex digits and a closing }"),
+        ("\\uD800", "names no Unicode scalar"), ("[[:alpha]]", "is never closed with :]"),
+        ("[[:letter:]]", "is not one of alpha"), ("a{,}", "gives no bound"), ("\\q", "\\xHH"),
+    ])
+    func namesWhatItCannotRead(pattern: String, expected: String) {
+        do {
+            _ = try RegexSubset.analyze(pattern, caseInsensitive: false)
+            Issue.record("accepted \(pattern)")
+        } catch {
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+
+    /// In a normalized rule, a fullwidth character named by its code folds as if written.
+    @Test func aFullwidthEscapeFoldsAsTheCharacter() throws {
+        #expect(RegexSubset.normalizedPattern("[\\uFF10-\\uFF19]{3}") == "[0-9]{3}")
+        #expect(RegexSubset.normalizedPattern("\\uFF08x\\uFF09") == "\\(x\\)")
+        #expect(RegexSubset.normalizedPattern("\\Q（a\\E（") == "\\Q(a\\E\\(")
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .regex, value: "[\\uFF10-\\uFF19]{3}원", action: .junk)
+        ])
+        #expect(classifier.classify(sender: "+1", body: "５００원").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "500원").rule == 0)
     }
 }
 
