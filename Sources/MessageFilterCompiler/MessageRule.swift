@@ -271,13 +271,19 @@ extension MessageRule: Codable {
         }
         if container.contains(.subAction) {
             let choices = DeferralResponse.subActions[action] ?? []
+            if choices.isEmpty {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .subAction,
+                    in: container,
+                    debugDescription:
+                        "\(action) has no sub-actions; only promotion and transaction rules name one, so leave it out"
+                )
+            }
             subAction = try Self.named(
                 container,
                 .subAction,
                 { choices.contains($0) ? $0 : nil },
-                choices.isEmpty
-                    ? "a sub-action of promotion or transaction; \(action) has none"
-                    : choices.joined(separator: ", ") + " (the sub-actions of \(action))"
+                choices.joined(separator: ", ") + " (the sub-actions of \(action))"
             )
         }
     }

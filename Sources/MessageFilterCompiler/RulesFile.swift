@@ -117,6 +117,13 @@ public struct RulesFile: Sendable {
             if rule.value.isEmpty {
                 throw fail(index, field("value"), "the value is empty; an empty keyword would match every message")
             }
+            if rule.match != .regex, rule.value.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+                throw fail(
+                    index,
+                    field("value"),
+                    "the value is only white space, which nearly every message holds; write the words around it"
+                )
+            }
             if rule.value.utf8.count > CompiledRulesFormat.maximumValueBytes {
                 throw fail(
                     index,

@@ -98,6 +98,10 @@ public struct TestMessage: Codable, Sendable {
                 let what: String
                 switch error {
                 case .keyNotFound(let key, _): what = "it has no \"\(key.stringValue)\" field"
+                case .typeMismatch(_, let context) where context.codingPath.isEmpty,
+                    .valueNotFound(_, let context) where context.codingPath.isEmpty:
+                    // The line itself is no object: an array, a string, a number or null.
+                    what = "the line should be a JSON object {\"sender\": …, \"body\": …}"
                 case .typeMismatch(_, let context), .valueNotFound(_, let context):
                     what = "the field \"\(context.codingPath.last?.stringValue ?? "?")\" is not a string"
                 default: what = "it is not a JSON object {\"sender\": …, \"body\": …}"

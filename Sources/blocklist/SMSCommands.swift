@@ -77,6 +77,12 @@ struct SMSCompile: ParsableCommand {
         let compiled = RulesCompiler.compile(file.rules)
         // Read back before it is written: what lands on disk is what an extension accepts.
         let check = try CompiledRules(bytes: compiled, name: rules)
+        guard output != "-" else {
+            throw MessageFilterError(
+                .invalidRules,
+                "--output names the directory the compiled file goes to; - (standard output) cannot hold it. Give a directory."
+            )
+        }
         let path = try CompiledRulesFile.write(compiled, toDirectory: output)
         printWarnings(file.warnings)
         if json {
@@ -107,7 +113,7 @@ struct SMSCompile: ParsableCommand {
         let forms = check.regexForms
         if forms.automata + forms.programs > 0 {
             print(
-                "  regexes: \(Terminal.grouped(Int64(forms.automata))) as DFAs, \(Terminal.grouped(Int64(forms.programs))) as programs (their DFA would pass \(RegexAutomaton.maximumStates) states or the file's budget)"
+                "  regexes: \(Terminal.grouped(Int64(forms.automata))) as DFAs, \(Terminal.grouped(Int64(forms.programs))) as programs (their DFA would pass \(Terminal.grouped(Int64(RegexAutomaton.maximumStates))) states or the file's budget)"
             )
         }
     }
@@ -260,14 +266,16 @@ struct SMSCheck: ParsableCommand {
             )
         }
         if json {
-            try printJSON(results)
+            // One object, as every command prints with --json.
+            try printJSON(["messages": results])
             return
         }
         for result in results {
             let decided =
                 result.rule.map { "rule \($0) \"\(result.ruleName!)\"" }
                 ?? "no rule matched; the extension would defer it"
-            let label = messages.count == 1 ? "" : "message \(result.message): "
+            // A file's messages are numbered however many it holds, so that scripts read one form.
+            let label = file == nil ? "" : "message \(result.message): "
             let action = result.action + (result.subAction.map { " (\($0))" } ?? "")
             print("\(label)\(pad(action, 12))\(action.count >= 12 ? " " : "")\(decided)")
         }

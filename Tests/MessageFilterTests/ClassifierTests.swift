@@ -254,7 +254,9 @@ struct SeededGenerator: RandomNumberGenerator {
                         using: &random
                     )!
                 }
-                if value.unicodeScalars.allSatisfy({ $0 == "\u{200B}" || $0 == "." }) { value = "a" }
+                if value.unicodeScalars.allSatisfy({ $0 == "\u{200B}" || $0 == "." || $0.properties.isWhitespace }) {
+                    value = "a"
+                }
                 let links = match == .domain
                 if links { value = ["ab.ca", "*.ca", "a.bc", "*.bc", "b.ab.ca"].randomElement(using: &random)! }
                 let normalize = links || Bool.random(using: &random)

@@ -195,7 +195,9 @@ final class RunningServer {
             in: directory.path
         )
         #expect(check.status == 0, "\(check.stderr)")
-        let decoded = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [[String: Any]]
+        // One JSON object (found by the field test of issue 29: it was an array).
+        let object = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any]
+        let decoded = object?["messages"] as? [[String: Any]]
         #expect(decoded?.map { $0["subAction"] as? String } == ["transactionalFinance", "promotionalCoupons", nil])
         let text = try runBlocklist(
             ["sms", "check", "--rules", "sub.json", "--sender", "+1", "--body", "a coupon"],
@@ -222,7 +224,36 @@ final class RunningServer {
             to: directory.file("bad-sub.json")
         )
         let bad = try runBlocklist(["sms", "compile", "bad-sub.json", "--output", "bad-out"], in: directory.path)
-        #expect(bad.status != 0 && bad.stderr.contains("junk has none"), "\(bad.stderr)")
+        #expect(bad.status != 0 && bad.stderr.contains("junk has no sub-actions"), "\(bad.stderr)")
+    }
+
+    /// Found by the field test of issue 29: a line that is no object, a keyword of white space,
+    /// `--output -`, and a one-message file, each as a user meets them.
+    @Test func namesWhatTheFieldTestTried() throws {
+        try writeBytes(Array("[{\"sender\":\"+1\",\"body\":\"x\"}]\n".utf8), to: directory.file("array.jsonl"))
+        let array = try runBlocklist(
+            ["sms", "check", "--rules", "rules.json", "--file", "array.jsonl"],
+            in: directory.path
+        )
+        #expect(
+            array.status != 0 && array.stderr.contains("line 1: the line should be a JSON object"),
+            "\(array.stderr)"
+        )
+        try writeBytes(
+            Array(#"[{"name":"a","target":"body","match":"contains","value":"   ","action":"junk"}]"#.utf8),
+            to: directory.file("spaces.json")
+        )
+        let spaces = try runBlocklist(["sms", "compile", "spaces.json", "--output", "spaces"], in: directory.path)
+        #expect(spaces.status != 0 && spaces.stderr.contains("only white space"), "\(spaces.stderr)")
+        let dash = try runBlocklist(["sms", "compile", "rules.json", "--output", "-"], in: directory.path)
+        #expect(dash.status != 0 && dash.stderr.contains("- (standard output) cannot hold it"), "\(dash.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("-")))
+        try writeBytes(Array("{\"sender\":\"+1\",\"body\":\"code 654321\"}\n".utf8), to: directory.file("one.jsonl"))
+        let one = try runBlocklist(
+            ["sms", "check", "--rules", "rules.json", "--file", "one.jsonl"],
+            in: directory.path
+        )
+        #expect(one.stdout.hasPrefix("message 1: transaction"), "\(one.stdout)")
     }
 
     @Test func simulateDefersToARealServerThatStopsCleanly() throws {
