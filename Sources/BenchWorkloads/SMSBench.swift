@@ -127,6 +127,42 @@ package struct SMSBench {
         )
     }
 
+    /// Writes `sms-compiled`'s rules and 10,000 messages into `directory/sms-corpus` for
+    /// Benchmarks/Hyperscan/hs-bench.c: `patterns.tsv` holds a line per rule (its precedence key,
+    /// `c` when it ignores case, its target `s`, `b` or `a`, and its pattern in Hyperscan's
+    /// syntax: a keyword escaped, anchored for prefix and suffix), `messages.tsv` a line per
+    /// message (sender, a tab, body).
+    package static func hyperscanCorpus(in directory: String) throws -> (path: String, messages: Int) {
+        let (rules, messages) = Workload.classificationCorpus(messages: 10_000)
+        var patterns = ""
+        for (index, rule) in rules.enumerated() {
+            var pattern = ""
+            if rule.match == .regex {
+                pattern = rule.value
+            } else {
+                for scalar in rule.value.unicodeScalars {
+                    let ascii = scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))
+                    pattern += ascii ? String(scalar) : "\\x{\(String(scalar.value, radix: 16))}"
+                }
+                if rule.match == .prefix { pattern = "^" + pattern }
+                if rule.match == .suffix { pattern += "$" }
+            }
+            let target = rule.target == .sender ? "s" : rule.target == .body ? "b" : "a"
+            let key = CompiledRulesFormat.key(action: rule.action, rule: index)
+            patterns += "\(key)\t\(rule.caseSensitive ? "" : "c")\t\(target)\t\(pattern)\n"
+        }
+        var lines = ""
+        for message in messages {
+            precondition(!(message.sender + message.body).contains(where: { $0 == "\t" || $0 == "\n" }))
+            lines += message.sender + "\t" + message.body + "\n"
+        }
+        let path = directory + "/sms-corpus"
+        _ = try FileSystem.makeDirectory(path)
+        try FileSystem.writeNewFile(path + "/patterns.tsv", Array(patterns.utf8), sync: false)
+        try FileSystem.writeNewFile(path + "/messages.tsv", Array(lines.utf8), sync: false)
+        return (path, messages.count)
+    }
+
     /// The 10,000 rules, compiled into `directory/sms-10k`, and messages that reach every kind;
     /// every tenth contains rule matches through confusables, so that the skeleton's tables and
     /// its fold of every message count.

@@ -74,6 +74,11 @@ package enum Workload {
             let worst = try HostileRegexes.worst(patterns: Int(count))
             return
                 "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body); folding the message: \(Int((worst.folding * 1e6).rounded())) µs at most (\(worst.foldingBody))\n"
+        case "sms-corpus":
+            // The corpus of `sms-compiled` for Benchmarks/Hyperscan: the same rules as patterns
+            // and the same messages, in files a C program reads.
+            let corpus = try SMSBench.hyperscanCorpus(in: directory)
+            return "entries \(corpus.messages)\nseconds 0\ndetail \(corpus.path)\n"
         case "sms-frames":
             // The extension's memory workload as query frames, for Scripts/update-hot-functions.sh.
             let (path, messages) = try SMSBench.extensionCorpus(in: directory, messages: Int(count))
@@ -103,10 +108,17 @@ package enum Workload {
 
     /// 1,000 contains and 50 regex rules, 160-byte bodies, one core: `count` classifications by
     /// the compiled rules or by today's linear scan. Only the classifying is timed.
-    static func classify(compiled: Bool, messages count: Int64) throws -> String {
+    /// The rules and messages of `sms-compiled` (and of Benchmarks/Hyperscan).
+    package static func classificationCorpus(messages count: Int) -> (
+        rules: [MessageRule], messages: [(sender: String, body: String)]
+    ) {
         var corpus = SyntheticCorpus(seed: 7)
         let rules = corpus.rules(contains: 1000, regex: 50)
-        let messages = corpus.messages(Int(min(count, 10_000)), rules: rules)
+        return (rules, corpus.messages(min(count, 10_000), rules: rules))
+    }
+
+    static func classify(compiled: Bool, messages count: Int64) throws -> String {
+        let (rules, messages) = classificationCorpus(messages: Int(count))
         let rounds = max(1, Int(count) / messages.count)
         let classify: (String, String) -> MessageAction
         if compiled {
