@@ -449,11 +449,11 @@ public final class MessageClassifier {
             return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses)
         case .program(let program):
             // The lazy DFA reads the whole text while its states stay in its cache; a text that
-            // makes it compute more transitions than the window's bytes (each costs up to one
-            // step per instruction) goes to the NFA simulation, which reads the window, unless
-            // the DFA already read past it.
+            // makes it compute more transitions than a quarter of the window's bytes (each costs
+            // up to one step per instruction) goes to the NFA simulation, which reads the window,
+            // unless the DFA already read past it: at most 1.25 × `RegexLimits.maximumSteps`.
             let dfa = programs.dfa(for: rule, program: program)
-            switch dfa.firstMatch(text, transitionBudget: RegexLimits.window(instructions: program.count)) {
+            switch dfa.firstMatch(text, transitionBudget: RegexLimits.window(instructions: program.count) / 4) {
             case .matched: return true
             case .noMatch: return false
             case .exhausted(let scanned):
