@@ -247,20 +247,20 @@ extension MessageRule: Codable {
         )
         self.init(name: name, target: .any, match: .contains, value: "", action: action)
         if container.contains(.all) || container.contains(.none) {
-            if let key = Self.conditionKeys.first(where: { container.contains($0) }) {
-                throw DecodingError.dataCorruptedError(
-                    forKey: key,
-                    in: container,
-                    debugDescription:
-                        "a rule with \"all\" matches through its conditions and has no \(key.rawValue) of its own; move it into a condition"
-                )
-            }
             guard container.contains(.all) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .none,
                     in: container,
                     debugDescription:
                         "\"none\" needs \"all\": a rule matches when all of its conditions hold and none of those in \"none\" does"
+                )
+            }
+            if let key = Self.conditionKeys.first(where: { container.contains($0) }) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key,
+                    in: container,
+                    debugDescription:
+                        "a rule with \"all\" matches through its conditions and has no \(key.rawValue) of its own; move it into a condition"
                 )
             }
             match = .all

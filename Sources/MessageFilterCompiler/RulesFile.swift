@@ -226,11 +226,18 @@ public struct RulesFile: Sendable {
                 for (number, condition) in rule.none.enumerated() {
                     try checkMatch(condition, index, place: "none[\(number + 1)]")
                 }
-                continue
+                // A condition both required and excluded: the rule never matches.
+                let required = rule.all.map(Self.matchKey)
+                if let clash = rule.none.firstIndex(where: { required.contains(Self.matchKey($0)) }) {
+                    let other = required.firstIndex(of: Self.matchKey(rule.none[clash]))!
+                    warnings.append(
+                        "\(source): rule \(index + 1) (\"\(rule.name)\") can never match: none[\(clash + 1)] is all[\(other + 1)] again, so the rule excludes what it requires."
+                    )
+                }
+            } else {
+                try checkMatch(rule, index, place: nil)
             }
-            try checkMatch(rule, index, place: nil)
-            let folded = rule.match == .regex ? Array(rule.pattern.utf8) : rule.view.fold(rule.value)
-            let key = "\(rule.target)|\(rule.match)|\(rule.view.index)|" + String(decoding: folded, as: UTF8.self)
+            let key = Self.matchKey(rule)
             if let first = firstByKey[key] {
                 let other = rules[first]
                 if other.action == rule.action {
@@ -239,8 +246,11 @@ public struct RulesFile: Sendable {
                     )
                 } else {
                     let winner = other.action.rank <= rule.action.rank ? other : rule
+                    let what =
+                        rule.match == .all
+                        ? "combine the same conditions" : "match the same \(rule.match) \"\(rule.value)\""
                     warnings.append(
-                        "\(source): rule \(index + 1) (\"\(rule.name)\", \(rule.action)) and rule \(first + 1) (\"\(other.name)\", \(other.action)) match the same \(rule.match) \"\(rule.value)\"; \(winner.action) wins by precedence."
+                        "\(source): rule \(index + 1) (\"\(rule.name)\", \(rule.action)) and rule \(first + 1) (\"\(other.name)\", \(other.action)) \(what); \(winner.action) wins by precedence."
                     )
                 }
             } else {
@@ -249,25 +259,49 @@ public struct RulesFile: Sendable {
         }
     }
 
+    /// What a rule or condition matches, as one string: target, match, view and folded value;
+    /// for a combined rule, its conditions' in any order.
+    static func matchKey(_ rule: MessageRule) -> String {
+        if rule.match == .all {
+            return "all|" + rule.all.map(matchKey).sorted().joined(separator: "&") + "|none|"
+                + rule.none.map(matchKey).sorted().joined(separator: "&")
+        }
+        let folded = rule.match == .regex ? Array(rule.pattern.utf8) : rule.view.fold(rule.value)
+        return "\(rule.target)|\(rule.match)|\(rule.view.index)|" + String(decoding: folded, as: UTF8.self)
+    }
+
     /// One sentence for a decoding error: the rule number and field, and what was wrong.
     static func sentence(for error: DecodingError, source: String, data: Data) -> String {
+        /// `rule 3`, then the field as MessageRule's checks name it: `field "all[2].value"`.
         func place(_ path: [any CodingKey]) -> String {
-            var parts: [String] = []
-            for key in path {
+            guard let first = path.first, let rule = first.intValue else {
+                return path.isEmpty ? "" : " field \"\(path.map(\.stringValue).joined(separator: "."))\""
+            }
+            var field = ""
+            for key in path.dropFirst() {
                 if let index = key.intValue {
-                    parts.append("rule \(index + 1)")
+                    field += "[\(index + 1)]"
                 } else {
-                    parts.append("field \"\(key.stringValue)\"")
+                    field += (field.isEmpty ? "" : ".") + key.stringValue
                 }
             }
-            return parts.isEmpty ? "" : " " + parts.joined(separator: ", ")
+            return " rule \(rule + 1)" + (field.isEmpty ? "" : ", field \"\(field)\"")
+        }
+        /// Whether the path is inside a condition of `all` or `none`.
+        func inCondition(_ path: [any CodingKey]) -> Bool {
+            path.contains { $0.stringValue == "all" || $0.stringValue == "none" }
         }
         /// A JSON word for what a Swift type reads, never the type's own name.
-        func json(_ type: Any.Type) -> String {
+        func json(_ type: Any.Type, _ path: [any CodingKey]) -> String {
+            let conditions = path.last.map { $0.stringValue == "all" || $0.stringValue == "none" } ?? false
+            if conditions { return "a JSON array of conditions ({\"target\": …, \"match\": …, \"value\": …})" }
             if type == [MessageRule].self || type == Array<Any>.self { return "a JSON array of rules" }
             if type == String.self { return "a string" }
             if type == Bool.self { return "a boolean (true or false)" }
             if type == Int.self || type == Int64.self || type == Double.self { return "a number" }
+            if inCondition(path) {
+                return "an object (a condition: {\"target\": …, \"match\": …, \"value\": …})"
+            }
             if type == MessageRule.self || "\(type)".hasPrefix("Dictionary") {
                 return "an object (a rule: {\"name\": …, \"target\": …})"
             }
@@ -275,11 +309,12 @@ public struct RulesFile: Sendable {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return "\(source):\(place(context.codingPath)) has no field \"\(key.stringValue)\", which every rule needs."
+            let which = inCondition(context.codingPath) ? "every condition" : "every rule"
+            return "\(source):\(place(context.codingPath)) has no field \"\(key.stringValue)\", which \(which) needs."
         case .typeMismatch(let type, let context):
-            return "\(source):\(place(context.codingPath)) should be \(json(type))."
+            return "\(source):\(place(context.codingPath)) should be \(json(type, context.codingPath))."
         case .valueNotFound(let type, let context):
-            return "\(source):\(place(context.codingPath)) is null; it should be \(json(type))."
+            return "\(source):\(place(context.codingPath)) is null; it should be \(json(type, context.codingPath))."
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 let underlying = context.underlyingError.map { "\($0)" }

@@ -2645,4 +2645,8 @@ enum UnicodeConfusables {
         0x9B12, 0x9C40, 0x9CFD, 0x4CCE, 0x4CED, 0x9D67, 0x2A0CE, 0x4CF8, 0x2A105, 0x2A20E,
         0x2A291, 0x9EBB, 0x4D56, 0x9EF9, 0x9EFE, 0x9F05, 0x9F0F, 0x9F16, 0x9F3B, 0x2A600,
     ]
+
+    /// The ASCII scalars that have a prototype, a bit each (scalars 0–63, then 64–127), so that
+    /// other ASCII needs no lookup.
+    static let asciiSources: (UInt64, UInt64) = (0x0003_0024_0000_0000, 0x1000_2001_0000_0200)
 }

@@ -10,10 +10,13 @@ struct SMS: ParsableCommand {
         abstract:
             "Compile and check SMS rules for a Message Filter extension, serve deferred queries, simulate Messages.",
         discussion: """
-            Rules (a JSON array) match a message's sender or body by prefix, suffix, contains or regex and give \
-            allow, junk, promotion or transaction. Precedence: allow, then junk, then transaction, then promotion; \
-            among rules with the same action the first in the file decides. No match gives none, which the \
-            extension may defer to a server.
+            Rules (a JSON array) match a message's sender or body by prefix, suffix, contains or regex, or the \
+            hosts it links to by domain, and give allow, junk, promotion or transaction (with an iOS 16 \
+            sub-action). A rule may instead combine conditions: all of "all" must hold and none of "none". \
+            Options: caseSensitive, normalize, and confusables (look-alike letters match, as UTS #39 has them). \
+            Precedence: allow, then junk, then transaction, then promotion; among rules with the same action the \
+            first in the file decides. No match gives none, which the extension may defer to a server. \
+            docs/MESSAGE-FILTER.md has every field with an example.
             """,
         subcommands: [SMSCompile.self, SMSVerify.self, SMSCheck.self, SMSServe.self, SMSSimulate.self]
     )
@@ -116,6 +119,16 @@ struct SMSCompile: ParsableCommand {
                 "  regexes: \(Terminal.grouped(Int64(forms.automata))) as DFAs, \(Terminal.grouped(Int64(forms.programs))) as programs (their DFA would pass \(Terminal.grouped(Int64(RegexAutomaton.maximumStates))) states or the file's budget)"
             )
         }
+        // Which ones, and what a crafted text can hide from them (docs/MESSAGE-FILTER.md).
+        let programs = check.programRegexes
+        for (rule, window) in programs.prefix(10) {
+            print(
+                "  rule \(rule + 1) (\"\(check.rule(rule).name)\"): a program; a text made to keep its lazy DFA building states is read on its first \(Terminal.grouped(Int64(window))) bytes"
+            )
+        }
+        if programs.count > 10 {
+            print("  and \(Terminal.grouped(Int64(programs.count - 10))) more regexes as programs")
+        }
     }
 }
 
@@ -184,7 +197,7 @@ struct SMSVerify: ParsableCommand {
             return
         }
         print(
-            "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rules, \(Terminal.grouped(Int64(compiled.stateCount))) states, "
+            "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rule\(compiled.rules.count == 1 ? "" : "s"), \(Terminal.grouped(Int64(compiled.stateCount))) states, "
                 + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(source.map { ", matches \($0)" } ?? "")"
         )
     }

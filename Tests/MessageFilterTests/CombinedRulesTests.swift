@@ -71,7 +71,25 @@ import Testing
             "is not one of prefix, suffix, contains, regex, domain"
         ),
         (#"{"name":"a","action":"junk","target":"body","match":"all","value":"x"}"#, "is not one of prefix"),
-        (#"{"name":"a","action":"junk","all":{"target":"body"}}"#, "should be"),
+        (
+            #"{"name":"a","action":"junk","all":{"target":"body"}}"#,
+            "field \"all\" should be a JSON array of conditions"
+        ),
+        // The second field test of issue 29: mistakes found while reading name the condition as
+        // the checks after reading do, and `none` beside a target asks for `all`.
+        (
+            #"{"name":"a","action":"junk","all":[{"target":"body","match":"contains","valeu":"x"}]}"#,
+            "rule 1, field \"all[1].valeu\": unknown field"
+        ),
+        (
+            #"{"name":"a","action":"junk","all":[{"target":"body","match":"contains","value":"x"},{"target":"body","value":"y"}]}"#,
+            "rule 1, field \"all[2]\" has no field \"match\", which every condition needs"
+        ),
+        (#"{"name":"a","action":"junk","all":["loan"]}"#, "field \"all[1]\" should be an object (a condition"),
+        (
+            #"{"name":"a","action":"junk","target":"body","match":"contains","value":"x","none":[{"target":"body","match":"contains","value":"y"}]}"#,
+            "\"none\" needs \"all\""
+        ),
     ])
     func refusesWithASentence(json: String, expected: String) {
         do {
@@ -80,6 +98,25 @@ import Testing
         } catch {
             #expect(error.message.contains(expected), "\(error.message)")
         }
+    }
+
+    /// Combined rules that repeat or contradict one another, whatever their conditions' order, and
+    /// one that excludes what it requires, are named in warnings, as plain rules are.
+    @Test func warnsAboutRepeatsContradictionsAndRulesThatCannotMatch() throws {
+        let json = """
+            [{"name":"A","action":"junk","all":[{"target":"body","match":"contains","value":"x"},{"target":"sender","match":"prefix","value":"+1"}]},
+             {"name":"B","action":"allow","all":[{"target":"sender","match":"prefix","value":"+1"},{"target":"body","match":"contains","value":"X"}]},
+             {"name":"C","action":"junk","all":[{"target":"body","match":"contains","value":"y"}],"none":[{"target":"body","match":"contains","value":"Y"}]},
+             {"name":"D","action":"junk","all":[{"target":"body","match":"contains","value":"y"}],"none":[{"target":"body","match":"contains","value":"z"}]}]
+            """
+        let file = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+        #expect(file.warnings.count == 2, "\(file.warnings)")
+        #expect(
+            file.warnings.contains {
+                $0.contains("rule 2 (\"B\", allow) and rule 1 (\"A\", junk) combine the same conditions")
+            }
+        )
+        #expect(file.warnings.contains { $0.contains("rule 3 (\"C\") can never match: none[1] is all[1] again") })
     }
 
     @Test func moreThanTheMostConditionsAreRefused() {

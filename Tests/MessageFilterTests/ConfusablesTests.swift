@@ -230,6 +230,24 @@ import Testing
         }
     }
 
+    /// Found by the second field test of issue 29: U+FDFA's prototype is 18 scalars, so 64 KiB of
+    /// it made a skeleton of 393,000 scalars (70 ms and 12 MiB a message in the extension). A
+    /// skeleton now holds at most `Skeleton.maximumScalars`; what comes first still matches.
+    @Test func aSkeletonIsCutAtItsLimit() throws {
+        let body = "\u{0441}laim " + String(repeating: "\u{FDFA}", count: 21_800)
+        #expect(body.utf8.count <= MessageClassifier.maximumBodyBytes)
+        for caseInsensitive in [false, true] {
+            let view = TextView(caseInsensitive: caseInsensitive, normalized: true, confusables: true)
+            let skeleton = view.fold(body)
+            #expect(String(decoding: skeleton, as: UTF8.self).unicodeScalars.count <= Skeleton.maximumScalars)
+            #expect(skeleton.starts(with: Array("clairn ".utf8)))
+        }
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .contains, value: "claim", action: .junk, confusables: true)
+        ])
+        #expect(classifier.classify(sender: "+1", body: body).rule == 0)
+    }
+
     /// The compiled file keeps the option: its flag, its automaton, and its reader's checks.
     @Test func theCompiledFileKeepsTheOption() throws {
         let rules = [

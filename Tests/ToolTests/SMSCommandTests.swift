@@ -254,6 +254,21 @@ final class RunningServer {
             in: directory.path
         )
         #expect(one.stdout.hasPrefix("message 1: transaction"), "\(one.stdout)")
+        // A regex shipped as a program is named with what a crafted text can hide from it.
+        try writeBytes(
+            Array(
+                #"[{"name":"Parcel","target":"body","match":"regex","value":"(usps|dhl|fedex|ups|royal ?mail).{0,40}(package|parcel|delivery)","action":"junk"}]"#
+                    .utf8
+            ),
+            to: directory.file("parcel.json")
+        )
+        let parcel = try runBlocklist(["sms", "compile", "parcel.json", "--output", "parcel"], in: directory.path)
+        #expect(
+            parcel.stdout.contains(
+                "rule 1 (\"Parcel\"): a program; a text made to keep its lazy DFA building states is read on its first"
+            ),
+            "\(parcel.stdout)"
+        )
     }
 
     @Test func simulateDefersToARealServerThatStopsCleanly() throws {
