@@ -374,7 +374,7 @@ let package = Package(
         /// responses over a pipe. No sockets, no Foundation, statically linked, to stay small.
         .executableTarget(
             name: "blocklist-message-filter",
-            dependencies: ["LibC", "MessageFilterCore", "MessageFilterHosting"],
+            dependencies: ["BlocklistCore", "LibC", "MessageFilterCore", "MessageFilterHosting"],
             exclude: ["hot-functions.order"],
             linkerSettings: staticExecutable + hotFunctionsFirst("blocklist-message-filter")
         ),

@@ -191,8 +191,9 @@ public func beginCommand() {
 
 /// A refusal of the first argument that is not valid UTF-8, or `nil` when all are. Swift reads
 /// such an argument with U+FFFD in place of the bad bytes, so a path would name another file and a
-/// sender would match what it does not hold; every command refuses it instead (exit 64).
-public func argumentNotUTF8() -> String? {
+/// sender would match what it does not hold; every command refuses it instead (exit 64), with the
+/// usage line every exit 64 has: `program`, and the subcommand when the first argument names one.
+public func argumentNotUTF8(program: String = "blocklist") -> String? {
     for index in 1..<max(Int(CommandLine.argc), 1) {
         guard let pointer = CommandLine.unsafeArgv[index] else { continue }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
@@ -206,7 +207,15 @@ public func argumentNotUTF8() -> String? {
                 shown += "\\x" + (hex.count == 1 ? "0" : "") + hex
             }
         }
-        return "Error: argument \(index), \"\(shown)\", is not valid UTF-8; blocklist takes paths and values as UTF-8."
+        var command = program
+        if index > 1, let first = CommandLine.unsafeArgv[1], first.pointee != UInt8(ascii: "-"),
+            let name = String(validatingCString: first)
+        {
+            command += " " + name
+        }
+        return
+            "Error: argument \(index), \"\(shown)\", is not valid UTF-8; blocklist takes paths and values as UTF-8.\n"
+            + "Usage: \(command) <arguments>\n  See '\(command) --help' for more information."
     }
     return nil
 }

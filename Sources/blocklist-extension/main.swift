@@ -27,6 +27,9 @@ func parse(_ arguments: ArraySlice<String>) -> Options {
     var rest = arguments
     while let argument = rest.popFirst() {
         switch argument {
+        case "--version":
+            print(blocklistVersion)
+            exit(0)
         case "--incremental": options.incremental = true
         case "--strategy":
             switch rest.popFirst() {

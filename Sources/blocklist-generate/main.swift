@@ -9,6 +9,6 @@ import CommandSupport
 // 20,000 `--pattern`s would cost 1 MiB of Strings before anything else ran. Once they are parsed,
 // their pages go back to the kernel.
 beginCommand()
-if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
+if let refusal = argumentNotUTF8(program: "blocklist generate") { StandardOutput.exit(64, message: refusal) }
 let arguments = (1..<Int(CommandLine.argc)).lazy.map { String(cString: CommandLine.unsafeArgv[$0]!) }
 GenerateCommand.main(arguments, beforeRun: releaseCommandLineArguments)

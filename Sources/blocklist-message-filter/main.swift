@@ -1,3 +1,4 @@
+import BlocklistCore
 internal import LibC
 import MessageFilterCore
 import MessageFilterHosting
@@ -23,6 +24,9 @@ var path: String?
 while let argument = arguments.popFirst() {
     switch argument {
     case "--no-defer": deferring = false
+    case "--version":
+        print(blocklistVersion)
+        exit(0)
     case "-h", "--help":
         print("Usage: blocklist-message-filter COMPILED-RULES [--no-defer]")
         exit(0)

@@ -16,7 +16,10 @@ struct SMSTool: AsyncParsableCommand {
     /// ended: help and errors included (as `blocklist` does).
     static func main() async {
         beginCommand()
-        if let refusal = argumentNotUTF8() { StandardOutput.exit(64, message: refusal) }
+        // `blocklist updates serve` comes here too.
+        let program =
+            CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "updates" ? "blocklist" : "blocklist sms"
+        if let refusal = argumentNotUTF8(program: program) { StandardOutput.exit(64, message: refusal) }
         // `blocklist updates serve`: the publication server shares this program's HTTP stack.
         if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "updates" {
             do {

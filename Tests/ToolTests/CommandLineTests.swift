@@ -368,6 +368,37 @@ import Testing
         #expect(generate.stdout == "0.1.0\n")
     }
 
+    /// Issue 30, item 7: `--version` on every executable, the extension hosts included.
+    @Test func everyExecutableHasVersion() throws {
+        for program in [
+            "blocklist", "blocklist-generate", "blocklist-sms", "blocklist-notification-service", "blocklist-extension",
+            "blocklist-message-filter",
+        ] {
+            let version = try RunningBlocklist(["--version"], executable: productsDirectory + "/" + program).wait()
+            #expect(
+                version.status == 0 && version.stdout == "0.1.0\n",
+                "\(program): \(version.stdout) \(version.stderr)"
+            )
+        }
+    }
+
+    /// Issue 30, item 7: an argument that is not UTF-8 exits 64 with the usage line every exit 64
+    /// has, naming the command it was given to. Python passes the raw bytes, which Swift cannot.
+    @Test func anArgumentThatIsNotUTF8GetsTheUsageLine() throws {
+        let script = """
+            import subprocess, sys
+            for argv, usage in [([b"generate", b"--pattern", b"\\xff"], "Usage: blocklist generate <arguments>"),
+                                ([b"list-file", b"check", b"\\xfe.json"], "Usage: blocklist list-file <arguments>"),
+                                ([b"\\xff"], "Usage: blocklist <arguments>")]:
+                done = subprocess.run([sys.argv[1].encode()] + argv, capture_output=True)
+                err = done.stderr.decode()
+                assert done.returncode == 64 and "is not valid UTF-8" in err and usage in err, (argv, done.returncode, err)
+            print("ok")
+            """
+        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, productsDirectory + "/blocklist"])
+        #expect(result.status == 0 && String(decoding: result.stdout, as: UTF8.self) == "ok\n")
+    }
+
     /// `list-file check` and `sms verify` report as JSON too, like every command that reports.
     @Test func listFileCheckAndSMSVerifyReportAsJSON() throws {
         let scratch = try TemporaryDirectory()
