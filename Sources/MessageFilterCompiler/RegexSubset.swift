@@ -1,3 +1,4 @@
+internal import ByteCodecs
 import MessageFilterCore
 
 /// The regular expressions a rule may use, checked and parsed before a pattern is compiled.
@@ -724,10 +725,10 @@ struct RegexParser {
             }
             var value: UInt32 = 0
             let fixed = e == "x" ? 2 : e == "u" ? 4 : 8
-            while i < characters.count, braced || digits < fixed,
-                characters[i].isASCII, let digit = UInt32(String(characters[i]), radix: 16)
+            while i < characters.count, braced || digits < fixed, characters[i].isASCII,
+                let digit = Hex.value(UInt8(characters[i].value))
             {
-                value = min(0x11_0000, value << 4 | digit)
+                value = min(0x11_0000, value << 4 | UInt32(digit))
                 digits += 1
                 i += 1
             }

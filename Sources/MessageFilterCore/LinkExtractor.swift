@@ -1,3 +1,5 @@
+internal import ByteCodecs
+
 /// The hosts a message's body links to, for rules whose target is `links`
 /// (docs/MESSAGE-FILTER.md, links). It reads the body's case-insensitive, normalized view, so
 /// hosts arrive lowercased, in NFC, with full-width dots and letters made ASCII.
@@ -91,8 +93,8 @@ public enum LinkExtractor {
         var index = range.lowerBound
         while index < range.upperBound {
             var (value, length) = RegexMatcher.decode(text, index)
-            if value == 0x25, index + 2 < range.upperBound, let high = hexValue(text[index + 1]),
-                let low = hexValue(text[index + 2]), high < 8
+            if value == 0x25, index + 2 < range.upperBound, let high = Hex.value(text[index + 1]),
+                let low = Hex.value(text[index + 2]), high < 8
             {
                 value = UInt32(high << 4 | low)
                 if value &- 0x41 < 26 { value |= 0x20 }
@@ -106,15 +108,6 @@ public enum LinkExtractor {
         }
         if output.count > start, output[output.count - 1] == UInt8(ascii: ".") { output.removeLast() }
         if output.count == start { output.removeLast(output.count - mark) }
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     static func isSchemeStart(_ value: UInt32) -> Bool { (value | 0x20) &- 0x61 < 26 }

@@ -288,17 +288,18 @@ public final class RegexDFA {
                 scalar = value
                 let key = UInt64(current) << 32 | UInt64(value)
                 let slot = Int((key &* 0x9E37_79B9_7F4A_7C15) >> 54) % Self.memoCapacity
-                if memoKeys[slot] != key { computed += 1 }
                 if memoKeys[slot] == key {
                     next = memoValues[slot]
-                } else if let made = transition(Int(current), value, code, classes) {
+                } else {
+                    computed += 1
+                    guard let made = transition(Int(current), value, code, classes) else {
+                        guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
+                        current = rebuilt
+                        continue
+                    }
                     memoKeys[slot] = key
                     memoValues[slot] = made
                     next = made
-                } else {
-                    guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
-                    current = rebuilt
-                    continue
                 }
                 index += length
             }

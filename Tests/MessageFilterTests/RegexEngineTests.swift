@@ -1,4 +1,5 @@
 import BenchWorkloads
+import ByteCodecs
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
@@ -34,14 +35,12 @@ struct PatternGenerator {
 
     mutating func below(_ n: Int) -> Int { Int.random(in: 0..<n, using: &random) }
 
-    func padded(_ hex: String, _ width: Int) -> String { String(repeating: "0", count: width - hex.count) + hex }
-
     mutating func literal() -> String {
         let c = literals[below(literals.count)]
         // One in four by its code, `\xHH` or `\uHHHH`, which Python's `re` reads too.
         if below(4) == 0, let value = c.unicodeScalars.first?.value, value < 0x10000 {
-            let hex = String(value, radix: 16)
-            return value < 0x100 ? "\\x" + padded(hex, 2) : "\\u" + padded(hex, 4)
+            return value < 0x100
+                ? "\\x" + Hex.padded(UInt64(value), width: 2) : "\\u" + Hex.padded(UInt64(value), width: 4)
         }
         return ".-[](){}*+?|^$\\".contains(c) ? "\\" + c : c
     }
