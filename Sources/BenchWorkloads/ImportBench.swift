@@ -14,10 +14,10 @@ package enum ImportBench {
         generate: String,
         progress: (String) -> Void
     ) throws(BlocklistError) -> [BenchRow] {
-        progress("writing \(Terminal.grouped(Int64(lines))) unsorted numbers…")
+        progress("writing \(Figures.grouped(Int64(lines))) unsorted numbers…")
         let list = directory + "/numbers.txt"
         let bytes = try writeUnsortedNumbers(lines, to: list)
-        progress("running import of \(Terminal.grouped(Int64(lines))) numbers…")
+        progress("running import of \(Figures.grouped(Int64(lines))) numbers…")
         let imported = try ChildProcess.run(
             generate,
             ["--numbers", list, "--no-sync", "--json", "-o", directory + "/import"],
@@ -34,7 +34,7 @@ package enum ImportBench {
                 ruMaxRSSKiB: run.ruMaxRSSKiB
             )
         }
-        var rows = [row("import \(Terminal.grouped(Int64(lines))) unsorted numbers", imported)]
+        var rows = [row("import \(Figures.grouped(Int64(lines))) unsorted numbers", imported)]
         if access("/usr/bin/sort", X_OK) == 0 {
             progress("running GNU sort of the same lines…")
             let sorted = try ChildProcess.run(

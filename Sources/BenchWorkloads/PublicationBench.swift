@@ -230,5 +230,5 @@ package struct PublicationBench {
 
 extension BinaryInteger {
     /// 1234567 as "1,234,567".
-    fileprivate var formatted: String { NotificationService.grouped(Int64(self)) }
+    fileprivate var formatted: String { Figures.grouped(Int64(self)) }
 }

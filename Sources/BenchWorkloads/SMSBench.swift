@@ -60,7 +60,7 @@ package struct SMSBench {
                 messagesPerSecond: linearRate,
                 peakResidentKiB: linear.peakKiB,
                 note:
-                    "compiled is \(Terminal.grouped(Int64((rows[0].messagesPerSecond / max(linearRate, 1e-9)).rounded())))× faster (target ≥ 20×)"
+                    "compiled is \(Figures.grouped(Int64((rows[0].messagesPerSecond / max(linearRate, 1e-9)).rounded())))× faster (target ≥ 20×)"
             )
         )
         progress("running hostile regexes on 64 KiB bodies…")
@@ -116,7 +116,7 @@ package struct SMSBench {
         let peak = child.peakResidentKiB()
         child.release()
         try child.wait()
-        func kib(_ value: Int?) -> String { value.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "unknown" }
+        func kib(_ value: Int?) -> String { value.map { "\(Figures.grouped(Int64($0))) KiB" } ?? "unknown" }
         return Row(
             workload: "sms: extension process, 10,000 rules",
             messages: Int64(messages.count),

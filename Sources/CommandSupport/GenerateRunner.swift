@@ -163,7 +163,7 @@ public enum GenerateRunner {
                         done: progress.entriesDone,
                         total: progress.totalEntries,
                         label:
-                            "\(progress.shardsDone)/\(progress.shardCount) shards, \(Terminal.grouped(progress.entriesDone)) entries"
+                            "\(progress.shardsDone)/\(progress.shardCount) shards, \(Figures.grouped(progress.entriesDone)) entries"
                     )
                 )
             }
@@ -197,12 +197,12 @@ public enum GenerateRunner {
         print(
             "Generated \(generated.shardCount) shard\(generated.shardCount == 1 ? "" : "s") in \(directory) (manifest: \(options.output)/\(Manifest.fileName))"
         )
-        print("  entries      \(Terminal.grouped(generated.totalEntries))")
-        print("  bytes        \(Terminal.grouped(generated.totalBytes)) (\(Terminal.bytes(generated.totalBytes)))")
-        print("  wall time    \(Terminal.fixed(elapsed * 1000, 1)) ms (\(Terminal.grouped(Int64(rate))) entries/s)")
+        print("  entries      \(Figures.grouped(generated.totalEntries))")
+        print("  bytes        \(Figures.grouped(generated.totalBytes)) (\(Terminal.bytes(generated.totalBytes)))")
+        print("  wall time    \(Terminal.fixed(elapsed * 1000, 1)) ms (\(Figures.grouped(Int64(rate))) entries/s)")
         if let resident = memory?.peakResident, let anonymous {
             print(
-                "  peak memory  \(Terminal.grouped(Int64(resident))) KiB resident, \(Terminal.grouped(Int64(anonymous))) KiB anonymous"
+                "  peak memory  \(Figures.grouped(Int64(resident))) KiB resident, \(Figures.grouped(Int64(anonymous))) KiB anonymous"
             )
         }
     }

@@ -17,17 +17,6 @@ public enum Terminal {
         }
     }
 
-    /// 98552781 → "98,552,781".
-    public static func grouped(_ value: Int64) -> String {
-        let digits = String(value.magnitude)
-        var result = ""
-        for (offset, character) in digits.enumerated() {
-            if offset > 0 && (digits.count - offset) % 3 == 0 { result.append(",") }
-            result.append(character)
-        }
-        return value < 0 ? "-" + result : result
-    }
-
     /// A decimal with `places` digits after the point.
     public static func fixed(_ value: Double, _ places: Int) -> String {
         guard value.isFinite else { return "-" }

@@ -23,13 +23,19 @@ public struct PublicationStatus: Sendable {
     public var entries: Int64
     /// Root, snapshot, timestamp.
     public var roles: [Role]
+    /// The generations the publication holds, oldest first, the current one last.
+    public var generations: [Generation]
 
     /// Reads `publication`'s roles (the publisher's own files; signatures are `publish`'s and
     /// `update`'s to check).
     ///
     /// - Throws: if it holds no publication, or its metadata cannot be read.
     public static func read(_ publication: String) throws -> PublicationStatus {
-        let directory = try DirectoryHandle(path: publication)
+        try read(DirectoryHandle(path: publication), name: publication)
+    }
+
+    /// Reads the publication in `directory`, named `publication` in sentences.
+    static func read(_ directory: DirectoryHandle, name publication: String) throws -> PublicationStatus {
         let (timestamp, snapshot) = try Publisher.current(directory)
         guard let root = try Publisher.publishedRoots(directory).last?.root else {
             throw UpdateError(
@@ -52,7 +58,8 @@ public struct PublicationStatus: Sendable {
                 ),
                 Role(name: "snapshot", version: snapshot.generation, expires: snapshot.expires, fix: publish),
                 Role(name: "timestamp", version: timestamp.generation, expires: timestamp.expires, fix: publish),
-            ]
+            ],
+            generations: try generations(directory)
         )
     }
 

@@ -36,6 +36,8 @@ public enum Publisher {
         public var resigned: [String]
         /// The generations that have an update file (`from-M.push`) to this one.
         public var updateFiles: [UInt64] = []
+        /// Why the publication's page (`index.html`) was not written; `nil` when it was.
+        public var pageProblem: String? = nil
     }
 
     public static let timestampName = "timestamp.json"
@@ -199,7 +201,8 @@ public enum Publisher {
                 bytesWritten: 0,
                 removedGenerations: [],
                 resigned: [],
-                updateFiles: updateFiles
+                updateFiles: updateFiles,
+                pageProblem: writePage(directory, publication, now: now)
             )
         }
         let generation = max(existing.last ?? 0, previous?.generation ?? 0, recorded) + 1
@@ -346,7 +349,8 @@ public enum Publisher {
             bytesWritten: written,
             removedGenerations: removed,
             resigned: reasons,
-            updateFiles: updateFiles
+            updateFiles: updateFiles,
+            pageProblem: writePage(directory, publication, now: now)
         )
     }
 
@@ -690,9 +694,9 @@ public enum Publisher {
         try directory.sync()
     }
 
-    /// Whether `path` (relative, `/`-separated) names a file publish writes for phones to read:
+    /// Whether `path` (relative, `/`-separated) names a file publish writes to be served:
     /// `timestamp.json`, `root.json`, `N.root.json`, `from-M.push`, `N/snapshot.json`, `N/shard-*.blk`,
-    /// `N/from-M/shard-*.delta`. A server serves these and nothing else, whatever else sits in
+    /// `N/from-M/shard-*.delta` for phones, and `index.html` for people. A server serves these and nothing else, whatever else sits in
     /// the directory (a key copied there by mistake, notes, a backup).
     public static func isPublishedFile(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -706,6 +710,7 @@ public enum Publisher {
         switch parts.count {
         case 1:
             return parts[0] == Substring(timestampName) || parts[0] == "root.json"
+                || parts[0] == Substring(PublicationPage.fileName)
                 || (parts[0].hasSuffix(".root.json") && isGeneration(parts[0].dropLast(".root.json".count)))
                 || isUpdateFile(String(parts[0]))
         case 2:
@@ -760,6 +765,13 @@ public enum Publisher {
         for name in try directory.entries() {
             let isDirectory = try directory.kind(of: name) == .directory
             if isOurs(name), !name.hasPrefix(".staging-") || isDirectory { continue }
+            // The page: publish's own, or, in a publication publish has committed, one put in
+            // its place by hand (left as it is, with a warning, by `writePage`).
+            if name == PublicationPage.fileName,
+                isOurPage(directory) || (try? directory.kind(of: timestampName)) == .file
+            {
+                continue
+            }
             throw UpdateError(
                 .malformed,
                 "\(publication) holds \(name), which blocklist publish did not write; give an empty or new directory (or move \(name) away)."
@@ -772,6 +784,40 @@ public enum Publisher {
         name == timestampName || name == lockName || name == "root.json" || name.hasSuffix(".root.json")
             || UInt64(name) != nil || name.hasPrefix(".staging-") || name == temporaryDirectoryName
             || (name.hasPrefix(".") && name.hasSuffix(".tmp")) || isUpdateFile(name)
+    }
+
+    /// Whether `directory`'s `index.html` is a page publish wrote (it starts with
+    /// `PublicationPage.signature`), never following a symlink.
+    static func isOurPage(_ directory: DirectoryHandle) -> Bool {
+        let signature = Array(PublicationPage.signature.utf8)
+        guard (try? directory.kind(of: PublicationPage.fileName)) == .file,
+            let head = try? directory.readFile(
+                PublicationPage.fileName,
+                limit: signature.count,
+                prefix: signature.count
+            )
+        else { return false }
+        return head == signature
+    }
+
+    /// Writes the publication's page, `index.html` (`PublicationPage`), from what `directory`
+    /// now holds. The publication is committed before: a page that cannot be written is a
+    /// warning, never a failed publish, and an `index.html` publish did not write stays.
+    ///
+    /// - Returns: why there is no new page, or `nil`.
+    static func writePage(_ directory: DirectoryHandle, _ publication: String, now: Int64) -> String? {
+        do {
+            if try directory.kind(of: PublicationPage.fileName) != .missing, !isOurPage(directory) {
+                return
+                    "\(publication)/\(PublicationPage.fileName) was not written by blocklist publish, so it was left as it is and the publication's page was not written; move it away to get the page"
+            }
+            let status = try PublicationStatus.read(directory, name: publication)
+            try writeAtomically(directory, PublicationPage.fileName, PublicationPage.render(status, now: now))
+            return nil
+        } catch {
+            return
+                "the publication's page \(publication)/\(PublicationPage.fileName) was not written (\(error)); the publication itself is complete"
+        }
     }
 
     /// Whether `name` in `directory` is a directory that holds publish's marker (never

@@ -88,7 +88,7 @@ public enum NotificationService {
                     return Delivery(
                         notification: rewrite(
                             "Block list up to date",
-                            "\(grouped(installed.totalEntries)) numbers blocked (generation \(installed.publication.generation))."
+                            "\(Figures.grouped(installed.totalEntries)) numbers blocked (generation \(installed.publication.generation))."
                         ),
                         result: "current",
                         outcome: nil,
@@ -129,7 +129,7 @@ public enum NotificationService {
                         return Delivery(
                             notification: rewrite(
                                 "Block list update waiting",
-                                "A block list update of \(grouped(size)) bytes waits for Wi-Fi."
+                                "A block list update of \(Figures.grouped(size)) bytes waits for Wi-Fi."
                             ),
                             result: "deferred",
                             outcome: nil,
@@ -148,7 +148,10 @@ public enum NotificationService {
             let done = outcome!
             if done.upToDate {
                 return Delivery(
-                    notification: rewrite("Block list up to date", "\(grouped(done.totalEntries)) numbers blocked."),
+                    notification: rewrite(
+                        "Block list up to date",
+                        "\(Figures.grouped(done.totalEntries)) numbers blocked."
+                    ),
                     result: "current",
                     outcome: done,
                     message: nil
@@ -158,8 +161,8 @@ public enum NotificationService {
                 notification: rewrite(
                     done.fromGeneration == 0 ? "Block list installed" : "Block list updated",
                     done.fromGeneration == 0
-                        ? "Block list installed: \(grouped(done.totalEntries)) numbers blocked"
-                        : "Block list updated: +\(grouped(done.added)) numbers, −\(grouped(done.removed)) (\(grouped(done.totalEntries)) blocked)"
+                        ? "Block list installed: \(Figures.grouped(done.totalEntries)) numbers blocked"
+                        : "Block list updated: +\(Figures.grouped(done.added)) numbers, −\(Figures.grouped(done.removed)) (\(Figures.grouped(done.totalEntries)) blocked)"
                 ),
                 result: "updated",
                 outcome: done,
@@ -191,14 +194,4 @@ public enum NotificationService {
         return .object(members)
     }
 
-    /// 1234567 as "1,234,567".
-    public static func grouped(_ value: Int64) -> String {
-        let digits = String(value.magnitude)
-        var out = ""
-        for (offset, character) in digits.enumerated() {
-            if offset > 0 && (digits.count - offset) % 3 == 0 { out.append(",") }
-            out.append(character)
-        }
-        return (value < 0 ? "-" : "") + out
-    }
 }

@@ -76,6 +76,10 @@ struct UpdatesServe: AsyncParsableCommand {
                 body: ResponseBody(byteBuffer: bundle)
             )
         }
+        // The publication's page for people at / (and /index.html); phones never read it.
+        router.get("/") { _, _ -> Response in
+            Response(status: .movedPermanently, headers: [.location: "/" + PublicationPage.fileName])
+        }
         router.get("**") { request, context -> Response in
             let path = context.parameters.getCatchAll().joined(separator: "/")
             // Only what publish writes for phones: never a key or anything else left in PUBDIR.
@@ -90,13 +94,16 @@ struct UpdatesServe: AsyncParsableCommand {
                 return Self.text(.notFound, "Not found.\n")
             }
             let cache =
-                path == Publisher.timestampName || path.hasSuffix("root.json")
+                path == Publisher.timestampName || path.hasSuffix("root.json") || path == PublicationPage.fileName
                 ? "no-cache" : "public, max-age=31536000, immutable"
             var headers: HTTPFields = [.eTag: file.etag, .cacheControl: cache, .acceptRanges: "bytes"]
             if let match = request.headers[.ifNoneMatch], Self.matches(match, file.etag) {
                 return Response(status: .notModified, headers: headers)
             }
-            headers[.contentType] = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
+            headers[.contentType] =
+                path.hasSuffix(".json")
+                ? "application/json"
+                : path == PublicationPage.fileName ? "text/html; charset=utf-8" : "application/octet-stream"
             let whole = file.length > 0 ? 0...(file.length - 1) : nil
             switch ByteRange(
                 range: request.headers[.range],

@@ -63,7 +63,7 @@ struct Bench: ParsableCommand {
             ("verify (50 shards)", ["verify", directory]),
             ("read + order check (50 shards)", ["read", directory]),
             (
-                "seed approach, \(Terminal.grouped(seedCandidates)) candidates",
+                "seed approach, \(Figures.grouped(seedCandidates)) candidates",
                 ["seed", directory, String(seedCandidates)]
             ),
             ("load \(shards) shard\(shards == 1 ? "" : "s") into a fresh store", ["load", directory, String(shards)]),
@@ -147,25 +147,25 @@ struct Bench: ParsableCommand {
         )
         for row in rows {
             print(
-                pad(row.workload, 42) + pad(Terminal.grouped(row.entries), 13, right: true)
+                pad(row.workload, 42) + pad(Figures.grouped(row.entries), 13, right: true)
                     + pad(Self.duration(row.seconds), 11, right: true)
-                    + pad(Terminal.grouped(Int64(row.entriesPerSecond)), 15, right: true)
+                    + pad(Figures.grouped(Int64(row.entriesPerSecond)), 15, right: true)
                     + pad(row.bytesOnDisk.map { Terminal.bytes($0) } ?? "-", 11, right: true)
                     + pad(
-                        row.extrapolated ? "-" : "\(Terminal.grouped(Int64(row.peakResidentKiB))) KiB",
+                        row.extrapolated ? "-" : "\(Figures.grouped(Int64(row.peakResidentKiB))) KiB",
                         12,
                         right: true
                     )
                     + pad(
                         row.extrapolated || row.peakAnonymousKiB == 0
-                            ? "-" : "\(Terminal.grouped(Int64(row.peakAnonymousKiB))) KiB",
+                            ? "-" : "\(Figures.grouped(Int64(row.peakAnonymousKiB))) KiB",
                         11,
                         right: true
                     )
             )
         }
         print(
-            "generate is \(Terminal.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)"
+            "generate is \(Figures.grouped(Int64(speedup.rounded())))× faster than the seed's approach (target: 1000×)"
         )
         if let importSpeedup {
             print(
@@ -179,10 +179,10 @@ struct Bench: ParsableCommand {
         )
         for row in sms {
             print(
-                pad(row.workload, 42) + pad(Terminal.grouped(row.messages), 13, right: true)
+                pad(row.workload, 42) + pad(Figures.grouped(row.messages), 13, right: true)
                     + pad(Self.duration(row.seconds), 11, right: true)
-                    + pad(Terminal.grouped(Int64(row.messagesPerSecond)), 15, right: true)
-                    + pad(row.peakResidentKiB.map { "\(Terminal.grouped(Int64($0))) KiB" } ?? "-", 12, right: true)
+                    + pad(Figures.grouped(Int64(row.messagesPerSecond)), 15, right: true)
+                    + pad(row.peakResidentKiB.map { "\(Figures.grouped(Int64($0))) KiB" } ?? "-", 12, right: true)
                     + "  " + (row.note ?? "")
             )
         }

@@ -117,8 +117,8 @@ struct Diff: ParsableCommand {
 
     /// "+25 −7 numbers, +0 −0 labeled".
     static func counts(_ counts: ShardChangeCounts) -> String {
-        "+\(Terminal.grouped(counts.added)) −\(Terminal.grouped(counts.removed)) numbers blocked, "
-            + "+\(Terminal.grouped(counts.labelsAdded)) −\(Terminal.grouped(counts.labelsRemoved)) identified"
+        "+\(Figures.grouped(counts.added)) −\(Figures.grouped(counts.removed)) numbers blocked, "
+            + "+\(Figures.grouped(counts.labelsAdded)) −\(Figures.grouped(counts.labelsRemoved)) identified"
     }
 
     /// One change's numbers, a line each.

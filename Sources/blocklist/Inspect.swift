@@ -67,16 +67,16 @@ struct Inspect: ParsableCommand {
             """
             \(file): shard format version \(report.version), verified
               shard index   \(report.shardIndex)
-              entries       \(Terminal.grouped(report.entries)) in \(Terminal.grouped(Int64(report.runs))) runs (longest \(Terminal.grouped(report.longestRun)), shortest \(Terminal.grouped(report.shortestRun)))
+              entries       \(Figures.grouped(report.entries)) in \(Figures.grouped(Int64(report.runs))) runs (longest \(Figures.grouped(report.longestRun)), shortest \(Figures.grouped(report.shortestRun)))
               first         \(report.first)
               last          \(report.last)
-              size          \(Terminal.grouped(report.bytes)) bytes (\(report.headerBytes) header + \(Terminal.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
+              size          \(Figures.grouped(report.bytes)) bytes (\(report.headerBytes) header + \(Figures.grouped(report.payloadBytes)) zlib payload), \(Terminal.fixed(report.bitsPerEntry, 4)) bits per entry
               checksum      \(report.checksum) (payload CRC-32 \(report.payloadCRC))
             """
         )
         if header.version >= 2 {
             print(
-                "  identified    \(Terminal.grouped(report.identificationEntries)) numbers with \(report.labels) distinct labels"
+                "  identified    \(Figures.grouped(report.identificationEntries)) numbers with \(report.labels) distinct labels"
             )
         }
     }

@@ -138,6 +138,8 @@ struct Publish: ParsableCommand {
                 var removedGenerations: [UInt64]
                 var resigned: [String]
                 var updateFiles: [UInt64]
+                var page: String?
+                var pageProblem: String?
             }
             try printJSON(
                 Report(
@@ -149,9 +151,12 @@ struct Publish: ParsableCommand {
                     bytesWritten: outcome.bytesWritten,
                     removedGenerations: outcome.removedGenerations,
                     resigned: outcome.resigned,
-                    updateFiles: outcome.updateFiles
+                    updateFiles: outcome.updateFiles,
+                    page: outcome.pageProblem == nil ? to + "/" + PublicationPage.fileName : nil,
+                    pageProblem: outcome.pageProblem
                 )
             )
+            if let problem = outcome.pageProblem { Terminal.error("warning: \(problem).\n") }
             return
         }
         if outcome.changedShards.isEmpty {
@@ -159,7 +164,7 @@ struct Publish: ParsableCommand {
         }
         if outcome.published {
             print(
-                "Published generation \(outcome.generation) to \(to): \(outcome.changedShards.count) shard\(outcome.changedShards.count == 1 ? "" : "s") changed, \(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s") from the previous generation (\(outcome.deltaBytes) bytes), \(outcome.bytesWritten) bytes written."
+                "Published generation \(outcome.generation) to \(to): \(Figures.counted(outcome.changedShards.count, "shard")) changed, \(Figures.counted(outcome.deltas, "delta")) from the previous generation (\(Figures.counted(outcome.deltaBytes, "byte"))), \(Figures.counted(outcome.bytesWritten, "byte")) written."
             )
         } else {
             print(
@@ -176,6 +181,11 @@ struct Publish: ParsableCommand {
             print(
                 "Removed generation\(outcome.removedGenerations.count == 1 ? "" : "s") \(outcome.removedGenerations.map(String.init).joined(separator: ", ")) (past --keep)."
             )
+        }
+        if let problem = outcome.pageProblem {
+            Terminal.error("warning: \(problem).\n")
+        } else {
+            print("The publication's page for people: \(to)/\(PublicationPage.fileName).")
         }
     }
 }
@@ -232,6 +242,22 @@ struct PublicationCommand: ParsableCommand {
                     var expiringSoon: Bool
                     var fix: String
                 }
+                struct Generation: Encodable {
+                    var generation: UInt64
+                    var shards: Int
+                    var numbers: Int64
+                    var labels: Int64
+                    var bytes: Int64
+                    var expires: Int64
+                    var previous: UInt64?
+                    var changedShards: [Int]
+                    var added: Int64
+                    var removed: Int64
+                    var labelsAdded: Int64
+                    var labelsRemoved: Int64
+                    var deltas: Int
+                    var deltaBytes: Int64
+                }
                 struct Report: Encodable {
                     var publication: String
                     var generation: UInt64
@@ -239,6 +265,7 @@ struct PublicationCommand: ParsableCommand {
                     var entries: Int64
                     var warnDays: Int
                     var roles: [Role]
+                    var generations: [Generation]
                 }
                 try printJSON(
                     Report(
@@ -257,12 +284,30 @@ struct PublicationCommand: ParsableCommand {
                                 expiringSoon: expiring.contains { $0.name == role.name },
                                 fix: role.fix
                             )
+                        },
+                        generations: status.generations.map { held in
+                            Generation(
+                                generation: held.generation,
+                                shards: held.shards,
+                                numbers: held.numbers,
+                                labels: held.labels,
+                                bytes: held.bytes,
+                                expires: held.expires,
+                                previous: held.previous,
+                                changedShards: held.changedShards,
+                                added: held.changes.added,
+                                removed: held.changes.removed,
+                                labelsAdded: held.changes.labelsAdded,
+                                labelsRemoved: held.changes.labelsRemoved,
+                                deltas: held.deltas,
+                                deltaBytes: held.deltaBytes
+                            )
                         }
                     )
                 )
             } else {
                 print(
-                    "Publication \(publication): generation \(status.generation), \(status.shards) shard\(status.shards == 1 ? "" : "s"), \(NotificationService.grouped(status.entries)) entries"
+                    "Publication \(publication): generation \(status.generation), \(Figures.counted(status.shards, "shard")), \(Figures.counted(status.entries, "entry", plural: "entries"))"
                 )
                 for role in status.roles {
                     let what = role.name == "root" ? "version \(role.version)" : "generation \(role.version)"
@@ -404,11 +449,11 @@ struct Update: ParsableCommand {
         }
         if outcome.upToDate {
             print(
-                "Up to date: generation \(outcome.generation), \(NotificationService.grouped(outcome.totalEntries)) entries (\(outcome.bytesDownloaded) bytes read)."
+                "Up to date: generation \(outcome.generation), \(Figures.grouped(outcome.totalEntries)) entries (\(Figures.counted(outcome.bytesDownloaded, "byte")) read)."
             )
             return
         }
-        let grouped = NotificationService.grouped
+        let grouped: (Int64) -> String = Figures.grouped
         let shards = outcome.changedShards.count == 1 ? "shard" : "shards"
         let changed =
             outcome.changedShards.isEmpty
@@ -420,7 +465,7 @@ struct Update: ParsableCommand {
             : "\(changed), +\(grouped(outcome.added)) −\(grouped(outcome.removed)) entries, \(grouped(outcome.totalEntries)) in all"
         let from = outcome.fromGeneration == 0 ? "" : " (from \(outcome.fromGeneration))"
         print(
-            "Installed generation \(outcome.generation)\(from) in \(appGroup): \(what); \(outcome.bytesDownloaded) bytes downloaded (\(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s"), \(outcome.fullShards) full shard\(outcome.fullShards == 1 ? "" : "s"))."
+            "Installed generation \(outcome.generation)\(from) in \(appGroup): \(what); \(Figures.counted(outcome.bytesDownloaded, "byte")) downloaded (\(outcome.deltas) delta\(outcome.deltas == 1 ? "" : "s"), \(outcome.fullShards) full shard\(outcome.fullShards == 1 ? "" : "s"))."
         )
     }
 }

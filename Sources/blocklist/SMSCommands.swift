@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlocklistCore
 import CommandSupport
 import MessageFilterCompiler
 import MessageFilterCore
@@ -105,29 +106,29 @@ struct SMSCompile: ParsableCommand {
         var kinds: [MatchKind: Int] = [:]
         for rule in file.rules { kinds[rule.match, default: 0] += 1 }
         let summary = MatchKind.allCases.compactMap { kind in
-            kinds[kind].map { "\(Terminal.grouped(Int64($0))) \(kind == .all ? "combined" : kind.description)" }
+            kinds[kind].map { "\(Figures.grouped(Int64($0))) \(kind == .all ? "combined" : kind.description)" }
         }
         print(
-            "Compiled \(Terminal.grouped(Int64(file.rules.count))) rule\(file.rules.count == 1 ? "" : "s")\(summary.isEmpty ? "" : " (\(summary.joined(separator: ", ")))") into \(path)"
+            "Compiled \(Figures.grouped(Int64(file.rules.count))) rule\(file.rules.count == 1 ? "" : "s")\(summary.isEmpty ? "" : " (\(summary.joined(separator: ", ")))") into \(path)"
         )
         print(
-            "  \(Terminal.grouped(Int64(compiled.count))) bytes, \(Terminal.grouped(Int64(check.stateCount))) automaton states"
+            "  \(Figures.grouped(Int64(compiled.count))) bytes, \(Figures.grouped(Int64(check.stateCount))) automaton states"
         )
         let forms = check.regexForms
         if forms.automata + forms.programs > 0 {
             print(
-                "  regexes: \(Terminal.grouped(Int64(forms.automata))) as DFAs, \(Terminal.grouped(Int64(forms.programs))) as programs (their DFA would pass \(Terminal.grouped(Int64(RegexAutomaton.maximumStates))) states or the file's budget)"
+                "  regexes: \(Figures.grouped(Int64(forms.automata))) as DFAs, \(Figures.grouped(Int64(forms.programs))) as programs (their DFA would pass \(Figures.grouped(Int64(RegexAutomaton.maximumStates))) states or the file's budget)"
             )
         }
         // Which ones, and what a crafted text can hide from them (docs/MESSAGE-FILTER.md).
         let programs = check.programRegexes
         for (rule, window) in programs.prefix(10) {
             print(
-                "  rule \(rule + 1) (\"\(check.rule(rule).name)\"): a program; a text made to keep its lazy DFA building states is read on its first \(Terminal.grouped(Int64(window))) bytes"
+                "  rule \(rule + 1) (\"\(check.rule(rule).name)\"): a program; a text made to keep its lazy DFA building states is read on its first \(Figures.grouped(Int64(window))) bytes"
             )
         }
         if programs.count > 10 {
-            print("  and \(Terminal.grouped(Int64(programs.count - 10))) more regexes as programs")
+            print("  and \(Figures.grouped(Int64(programs.count - 10))) more regexes as programs")
         }
     }
 }
@@ -197,8 +198,8 @@ struct SMSVerify: ParsableCommand {
             return
         }
         print(
-            "OK: \(path): \(Terminal.grouped(Int64(compiled.rules.count))) rule\(compiled.rules.count == 1 ? "" : "s"), \(Terminal.grouped(Int64(compiled.stateCount))) states, "
-                + "\(Terminal.grouped(Int64(compiled.byteCount))) bytes\(source.map { ", matches \($0)" } ?? "")"
+            "OK: \(path): \(Figures.grouped(Int64(compiled.rules.count))) rule\(compiled.rules.count == 1 ? "" : "s"), \(Figures.grouped(Int64(compiled.stateCount))) states, "
+                + "\(Figures.grouped(Int64(compiled.byteCount))) bytes\(source.map { ", matches \($0)" } ?? "")"
         )
     }
 }

@@ -167,7 +167,7 @@ struct Load: ParsableCommand {
             switch event {
             case .started(let identifier, let entries):
                 progress.started(identifier, entries: entries)
-                if !terminal { Terminal.error("\(identifier): loading \(Terminal.grouped(entries)) entries\n") }
+                if !terminal { Terminal.error("\(identifier): loading \(Figures.grouped(entries)) entries\n") }
             case .progress(let identifier, let calls):
                 guard terminal, let current = progress.current else { return }
                 let (done, percent) = progress.currentDone(calls: calls)
@@ -175,7 +175,7 @@ struct Load: ParsableCommand {
                 Terminal.error(
                     Terminal.progressLines([
                         Terminal.bar(done: all, total: progress.totalEntries, width: 30)
-                            + " all      \(Terminal.grouped(all)) of \(Terminal.grouped(progress.totalEntries))\(estimate(extra: done))",
+                            + " all      \(Figures.grouped(all)) of \(Figures.grouped(progress.totalEntries))\(estimate(extra: done))",
                         Terminal.bar(done: done, total: current.entries, width: 30) + " \(identifier) \(percent)%",
                     ])
                 )
@@ -209,7 +209,7 @@ struct Load: ParsableCommand {
             case .loaded(let result):
                 text =
                     pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
-                    + pad(Terminal.grouped(result.entries), 11, right: true)
+                    + pad(Figures.grouped(result.entries), 11, right: true)
                     + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
                     + pad(String(result.peakMemoryKiB), 11, right: true)
                     + pad(
@@ -221,7 +221,7 @@ struct Load: ParsableCommand {
             case .skippedDisabled: text = "skipped (disabled)"
             case .failed(let code, _): text = "failed: \(code)"
             case .removed(let entries):
-                text = "removed (not in this set; \(Terminal.grouped(entries)) entries cleared)"
+                text = "removed (not in this set; \(Figures.grouped(entries)) entries cleared)"
             }
             print(pad(identifier, 17) + text)
         }
@@ -230,8 +230,8 @@ struct Load: ParsableCommand {
         if summary.removed > 0 { line += ", \(summary.removed) removed" }
         if summary.loaded > 0 {
             line +=
-                "; \(Terminal.fixed(elapsed, 1)) s here (\(Terminal.grouped(Int64(rate))) entries/s);"
-                + " projected \(Terminal.fixed(summary.deviceSeconds, 0)) s on a device at \(Terminal.grouped(Int64(deviceRate.value))) entries/s"
+                "; \(Terminal.fixed(elapsed, 1)) s here (\(Figures.grouped(Int64(rate))) entries/s);"
+                + " projected \(Terminal.fixed(summary.deviceSeconds, 0)) s on a device at \(Figures.grouped(Int64(deviceRate.value))) entries/s"
         }
         print(line)
         if summary.failed > 0 { throw ExitCode.failure }
@@ -267,12 +267,12 @@ struct Load: ParsableCommand {
         switch outcome {
         case .removed(let entries):
             return
-                "removed: the set has no such extension any more; its \(Terminal.grouped(entries)) entries are cleared and it is unregistered"
+                "removed: the set has no such extension any more; its \(Figures.grouped(entries)) entries are cleared and it is unregistered"
         case .loaded(let result) where result.warning != nil:
-            return "loaded \(Terminal.grouped(result.entries)) entries; warning: \(result.warning!)"
+            return "loaded \(Figures.grouped(result.entries)) entries; warning: \(result.warning!)"
         case .loaded(let result):
             return
-                "loaded \(Terminal.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Terminal.grouped(result.added)) −\(Terminal.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
+                "loaded \(Figures.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Figures.grouped(result.added)) −\(Figures.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
         case .skippedUnchanged: return "skipped (unchanged)"
         case .skippedDisabled: return "skipped (disabled in Settings)"
         case .failed(let code, let message): return "failed with \(code): \(message)"
@@ -348,7 +348,7 @@ struct Status: ParsableCommand {
         for row in rows {
             print(
                 pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state.rawValue, 10)
-                    + pad(Terminal.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
+                    + pad(Figures.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
                     + pad(row.lastDurationMilliseconds.map { String($0) } ?? "-", 10, right: true)
                     + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? "")
             )

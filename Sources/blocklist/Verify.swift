@@ -62,8 +62,8 @@ struct Verify: ParsableCommand {
                 ? "; equal to what its \(result.inputsUnchanged) unchanged input\(result.inputsUnchanged == 1 ? " makes" : "s make")"
                 : ""
             print(
-                "OK: \(result.shardsVerified) shard\(result.shardsVerified == 1 ? "" : "s"), \(Terminal.grouped(result.entriesVerified)) entries, "
-                    + "\(Terminal.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms\(inputs)"
+                "OK: \(result.shardsVerified) shard\(result.shardsVerified == 1 ? "" : "s"), \(Figures.grouped(result.entriesVerified)) entries, "
+                    + "\(Figures.grouped(result.bytesVerified)) bytes verified in \(Terminal.fixed(elapsed * 1000, 1)) ms\(inputs)"
             )
         } else {
             for problem in result.problems { Terminal.error("Error: \(problem.message)\n") }

@@ -97,7 +97,7 @@ struct XcodeGen: ParsableCommand {
     func run() throws {
         let summary = try AppProject.write(set: set, options, to: output)
         print(
-            "Wrote \(output.hasSuffix("/") ? String(output.dropLast()) : output)/project.yml: the app, \(Terminal.grouped(Int64(summary.callDirectoryExtensions))) Call Directory \(summary.callDirectoryExtensions == 1 ? "extension" : "extensions"), the Message Filter extension\(trust == nil ? "" : " and the Notification Service Extension"); \(Terminal.grouped(Int64(summary.files))) files."
+            "Wrote \(output.hasSuffix("/") ? String(output.dropLast()) : output)/project.yml: the app, \(Figures.grouped(Int64(summary.callDirectoryExtensions))) Call Directory \(summary.callDirectoryExtensions == 1 ? "extension" : "extensions"), the Message Filter extension\(trust == nil ? "" : " and the Notification Service Extension"); \(Figures.grouped(Int64(summary.files))) files."
         )
         print("Next: cd \(output) && xcodegen generate")
     }
