@@ -34,14 +34,21 @@ public struct ReloadOptions: Sendable {
 public struct ReloadResult: Sendable, Codable, Equatable {
     public var identifier: String
     public var incremental: Bool
+    /// Blocking entries added.
     public var added: Int64
-    /// Entries removed, one by one or all at once.
+    /// Blocking entries removed, one by one or all at once.
     public var removed: Int64
+    /// Identification entries (numbers with a label) added and removed, counted apart from the
+    /// blocking ones.
+    public var identificationAdded: Int64
+    public var identificationRemoved: Int64
     /// The context calls that did the work: additions, removals and removeAll, each one call. A
     /// device's time goes with this, not with `removed` (removeAll is one call).
     public var calls: Int64
     /// Entries the extension holds afterwards, of both kinds (blocking and identification).
     public var entries: Int64
+    /// Of `entries`, the identification entries.
+    public var identificationEntries: Int64
     public var milliseconds: Int64
     public var peakMemoryKiB: Int
     /// Something that failed after the commit and so does not undo it: the App Group copy that
@@ -158,8 +165,11 @@ public final class CallDirectorySystem {
                 incremental: incremental,
                 added: request.added,
                 removed: request.removed,
+                identificationAdded: request.identificationAdded,
+                identificationRemoved: request.identificationRemoved,
                 calls: request.calls,
                 entries: request.count + request.identificationCount,
+                identificationEntries: request.identificationCount,
                 milliseconds: (clock.now - started).milliseconds,
                 peakMemoryKiB: peak,
                 warning: warning

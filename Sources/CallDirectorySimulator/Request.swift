@@ -31,7 +31,8 @@ struct Request {
     private static let batchSize = 512
     // Identification entries: their own order, count and capacity.
     private(set) var identificationCount: Int64
-    private var identificationAdded: Int64 = 0
+    private(set) var identificationAdded: Int64 = 0
+    private(set) var identificationRemoved: Int64 = 0
     private var lastIdentified: Int64?
     private var label: String?
     private var insertIdentification: SQLiteStatement?
@@ -363,6 +364,7 @@ struct Request {
         }
         calls += 1
         identificationCount -= 1
+        identificationRemoved += 1
     }
 
     private mutating func removeAllIdentification() throws(CallDirectoryError) {
@@ -380,6 +382,7 @@ struct Request {
             throw unknown(error)
         }
         calls += 1
+        identificationRemoved += identificationCount
         identificationCount = 0
         lastIdentified = nil
     }

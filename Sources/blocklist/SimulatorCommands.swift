@@ -1,6 +1,7 @@
 import ArgumentParser
 import ArgumentTypes
 import BlocklistCore
+import BlocklistSystem
 import CallDirectorySimulator
 import CommandSupport
 import JSONStream
@@ -9,15 +10,34 @@ import ListImport
 import SetReading
 import SetStorage
 
-/// The store, shared by the simulator's commands.
+/// The store, shared by the simulator's commands: one store is one simulated phone, which holds
+/// the extensions of every set loaded into it, so it stays where it is whatever set a command
+/// names, and every command names it.
 struct StoreOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The simulated CallKit store (SQLite).", valueName: "path"))
+    @Option(help: ArgumentHelp("The simulated CallKit store (SQLite): one phone.", valueName: "path"))
     var store = "Output/CallDirectory.sqlite"
 
     /// The system, for commands that start no extension host.
     func system() throws -> CallDirectorySystem {
-        CallDirectorySystem(store: try CallDirectoryStore(path: store), hostPath: HostOptions.defaultHost())
+        CallDirectorySystem(store: try Self.open(store), hostPath: HostOptions.defaultHost())
     }
+
+    /// Opens (or makes) the store at `path`; a directory that does not hold it is named, with
+    /// the option that points elsewhere, rather than SQLite's "unable to open database file".
+    static func open(_ path: String) throws -> CallDirectoryStore {
+        let parent = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if (try? FileSystem.kind(parent)) != .directory {
+            throw BlocklistError(
+                .io,
+                "The store \(path) cannot be made: its directory \(parent) does not exist. Run `blocklist generate` first (the default store lives in Output, beside the default set), or pass --store PATH."
+            )
+        }
+        return try CallDirectoryStore(path: path)
+    }
+
+    /// Refuses a set directory that holds no set before the store is opened or made, so that a
+    /// mistyped DIR is named as what is wrong.
+    static func requireSet(_ directory: String) throws { _ = try Manifest.load(from: directory) }
 }
 
 /// The extension host, for the command that starts it (`load`).
@@ -42,7 +62,7 @@ struct HostOptions: ParsableArguments {
             )
         }
         return CallDirectorySystem(
-            store: try CallDirectoryStore(path: store),
+            store: try StoreOptions.open(store),
             hostPath: extensionHost ?? Self.defaultHost()
         )
     }
@@ -116,9 +136,15 @@ struct Load: ParsableCommand {
         /// loaded, skipped-unchanged, skipped-disabled, failed or removed.
         var result: String
         var incremental: Bool?
+        /// Blocking and identification entries held afterwards.
         var entries: Int64?
+        /// Blocking entries added and removed.
         var added: Int64?
         var removed: Int64?
+        /// Identification entries held afterwards, added and removed.
+        var identificationEntries: Int64?
+        var identificationAdded: Int64?
+        var identificationRemoved: Int64?
         var seconds: Double?
         var peakResidentKiB: Int?
         var deviceSeconds: Double?
@@ -147,6 +173,7 @@ struct Load: ParsableCommand {
     }
 
     func run() throws {
+        try StoreOptions.requireSet(directory)
         let loader = try SetLoader(system: try hostOptions.system(store: storeOptions.store), directory: directory)
         var options = ReloadOptions()
         options.strategy = strategy
@@ -211,7 +238,7 @@ struct Load: ParsableCommand {
                     pad("loaded" + (result.incremental ? " (incremental)" : ""), 22)
                     + pad(Figures.grouped(result.entries), 11, right: true)
                     + pad(Terminal.fixed(Double(result.milliseconds) / 1000, 2), 12, right: true)
-                    + pad(String(result.peakMemoryKiB), 11, right: true)
+                    + pad(Figures.grouped(result.peakMemoryKiB), 11, right: true)
                     + pad(
                         Terminal.fixed(LoadSummary.deviceSeconds(result, deviceRate: deviceRate.value), 1),
                         18,
@@ -226,12 +253,13 @@ struct Load: ParsableCommand {
             print(pad(identifier, 17) + text)
         }
         var line =
-            "\(summary.extensions) extension\(summary.extensions == 1 ? "" : "s"): \(summary.loaded) loaded, \(summary.skipped) skipped, \(summary.failed) failed"
+            "\(Figures.counted(summary.extensions, "extension")): \(Figures.grouped(summary.loaded)) loaded, \(Figures.grouped(summary.skipped)) skipped, \(Figures.grouped(summary.failed)) failed"
         if summary.removed > 0 { line += ", \(summary.removed) removed" }
+        line += " in \(storeOptions.store)"
         if summary.loaded > 0 {
             line +=
                 "; \(Terminal.fixed(elapsed, 1)) s here (\(Figures.grouped(Int64(rate))) entries/s);"
-                + " projected \(Terminal.fixed(summary.deviceSeconds, 0)) s on a device at \(Figures.grouped(Int64(deviceRate.value))) entries/s"
+                + " projected \(Figures.grouped(Int64(summary.deviceSeconds.rounded()))) s on a device at \(Figures.grouped(Int64(deviceRate.value))) entries/s"
         }
         print(line)
         if summary.failed > 0 { throw ExitCode.failure }
@@ -246,6 +274,9 @@ struct Load: ParsableCommand {
             row.entries = result.entries
             row.added = result.added
             row.removed = result.removed
+            row.identificationEntries = result.identificationEntries
+            row.identificationAdded = result.identificationAdded
+            row.identificationRemoved = result.identificationRemoved
             row.seconds = Double(result.milliseconds) / 1000
             row.peakResidentKiB = result.peakMemoryKiB
             row.deviceSeconds = LoadSummary.deviceSeconds(result, deviceRate: deviceRate.value)
@@ -271,8 +302,22 @@ struct Load: ParsableCommand {
         case .loaded(let result) where result.warning != nil:
             return "loaded \(Figures.grouped(result.entries)) entries; warning: \(result.warning!)"
         case .loaded(let result):
+            let blocking = result.entries - result.identificationEntries
+            var held = Figures.counted(blocking, "blocking entry", plural: "blocking entries")
+            var changes = "+\(Figures.grouped(result.added)) −\(Figures.grouped(result.removed))"
+            if result.identificationEntries > 0 || result.identificationAdded > 0 || result.identificationRemoved > 0 {
+                held +=
+                    " and "
+                    + Figures.counted(
+                        result.identificationEntries,
+                        "identification entry",
+                        plural: "identification entries"
+                    )
+                changes +=
+                    "; identification +\(Figures.grouped(result.identificationAdded)) −\(Figures.grouped(result.identificationRemoved))"
+            }
             return
-                "loaded \(Figures.grouped(result.entries)) entries (\(result.incremental ? "incremental" : "full"), +\(Figures.grouped(result.added)) −\(Figures.grouped(result.removed))) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(result.peakMemoryKiB) KiB"
+                "loaded \(held) (\(result.incremental ? "incremental" : "full"), blocking \(changes)) in \(Terminal.fixed(Double(result.milliseconds) / 1000, 2)) s, peak \(Figures.grouped(result.peakMemoryKiB)) KiB"
         case .skippedUnchanged: return "skipped (unchanged)"
         case .skippedDisabled: return "skipped (disabled in Settings)"
         case .failed(let code, let message): return "failed with \(code): \(message)"
@@ -305,12 +350,13 @@ struct Switch: ParsableArguments {
     func validate() throws { _ = try parseShardList(extensions) }
 
     func apply(_ enabled: Bool) throws {
+        try StoreOptions.requireSet(directory)
         let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
         let identifiers = try loader.identifiers(only: try parseShardList(extensions)).map(\.identifier)
         try loader.system.store.setEnabled(enabled, identifiers: identifiers)
         if json { return try printJSON(Report(enabled: enabled, extensions: identifiers, store: storeOptions.store)) }
         print(
-            "\(enabled ? "Enabled" : "Disabled") \(identifiers.count) extension\(identifiers.count == 1 ? "" : "s") in \(storeOptions.store)"
+            "\(enabled ? "Enabled" : "Disabled") \(Figures.counted(identifiers.count, "extension")) of \(directory) in \(storeOptions.store)"
         )
     }
 }

@@ -87,6 +87,41 @@ import Testing
         #expect(refused.summary.failed == 4 && refused.extensions.prefix(4).allSatisfy { $0.error != nil })
     }
 
+    /// Issue 30: identification entries counted apart from blocking ones, the store named, and a
+    /// mistyped set directory or a store directory that does not exist named before anything is made.
+    @Test func countsApartAndEveryPathNamed() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("+82700000001\n+82700000002\n+82700000003\n".utf8), to: directory.file("numbers.txt"))
+        try writeBytes(Array("+82710000001,Caller A\n+82710000002,Caller B\n".utf8), to: directory.file("labels.csv"))
+        let missing = try runBlocklist(["load", "mistyped"], in: directory.path)
+        #expect(missing.status == 1 && missing.stderr.contains("mistyped does not exist"), "\(missing.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["labels.csv", "numbers.txt"])
+        let noStore = try runBlocklist(["status"], in: directory.path)
+        #expect(noStore.status == 1 && noStore.stderr.contains("no store at Output/CallDirectory.sqlite"), "\(noStore.stderr)")
+        let generate = try runBlocklist(
+            ["generate", "--numbers", "numbers.txt", "--labels", "labels.csv", "-o", "set", "--no-sync"],
+            in: directory.path
+        )
+        #expect(generate.status == 0, "\(generate.stderr)")
+        let nowhere = try runBlocklist(["enable", "all", "set", "--store", "nodir/store.sqlite"], in: directory.path)
+        #expect(nowhere.status == 1 && nowhere.stderr.contains("its directory nodir does not exist"), "\(nowhere.stderr)")
+        let enable = try runBlocklist(["enable", "all", "set", "--store", "set/store.sqlite"], in: directory.path)
+        #expect(enable.stdout == "Enabled 1 extension of set in set/store.sqlite\n", "\(enable.stdout)")
+        let load = try runBlocklist(["load", "set", "--store", "set/store.sqlite"], in: directory.path)
+        #expect(load.status == 0)
+        #expect(
+            load.stderr.contains(
+                "loaded 3 blocking entries and 2 identification entries (full, blocking +3 −0; identification +2 −0)"
+            ),
+            "\(load.stderr)"
+        )
+        #expect(load.stdout.contains("1 extension: 1 loaded, 0 skipped, 0 failed in set/store.sqlite;"), "\(load.stdout)")
+        let json = try runBlocklist(["load", "set", "--store", "set/store.sqlite", "--force", "--json"], in: directory.path)
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let row = (report?["extensions"] as? [[String: Any]])?.first
+        #expect(row?["identificationEntries"] as? Int == 2 && row?["entries"] as? Int == 5, "\(json.stdout)")
+    }
+
     @Test func enableLoadStatusLookupAndDisable() throws {
         let workspace = try Workspace()
         let enable = try workspace.blocklist("enable", "all", workspace.output)
@@ -94,7 +129,7 @@ import Testing
 
         let load = try workspace.blocklist("load", workspace.output)
         #expect(load.status == 0, "\(load.stderr)")
-        #expect(load.stdout.contains("5 extensions: 5 loaded, 0 skipped, 0 failed;"), "\(load.stdout)")
+        #expect(load.stdout.contains("5 extensions: 5 loaded, 0 skipped, 0 failed in "), "\(load.stdout)")
         #expect(load.stdout.split(separator: "\n").filter { $0.contains(" loaded ") }.count == 5, "\(load.stdout)")
         #expect(load.stderr.contains("extension-03: loading"), "plain progress lines when stderr is not a terminal")
         try workspace.expectStoreMatchesShards()
@@ -118,7 +153,7 @@ import Testing
         let rerun = try workspace.blocklist("load", workspace.output)
         #expect(rerun.status == 0)
         #expect(rerun.stdout.components(separatedBy: "skipped (unchanged)").count == 6, "\(rerun.stdout)")
-        #expect(rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed\n"))
+        #expect(rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed in \(workspace.store)\n"), "\(rerun.stdout)")
 
         #expect(try workspace.blocklist("disable", "2", workspace.output).status == 0)
         let skipped = try workspace.blocklist("load", workspace.output, "--only", "2")

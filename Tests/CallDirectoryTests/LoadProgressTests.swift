@@ -14,8 +14,11 @@ import Testing
                 incremental: false,
                 added: calls,
                 removed: 0,
+                identificationAdded: 0,
+                identificationRemoved: 0,
                 calls: calls,
                 entries: calls,
+                identificationEntries: 0,
                 milliseconds: 10,
                 peakMemoryKiB: 5_000
             )
