@@ -95,16 +95,26 @@ import Testing
         try writeBytes(Array("+82710000001,Caller A\n+82710000002,Caller B\n".utf8), to: directory.file("labels.csv"))
         let missing = try runBlocklist(["load", "mistyped"], in: directory.path)
         #expect(missing.status == 1 && missing.stderr.contains("mistyped does not exist"), "\(missing.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["labels.csv", "numbers.txt"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "labels.csv", "numbers.txt",
+            ]
+        )
         let noStore = try runBlocklist(["status"], in: directory.path)
-        #expect(noStore.status == 1 && noStore.stderr.contains("no store at Output/CallDirectory.sqlite"), "\(noStore.stderr)")
+        #expect(
+            noStore.status == 1 && noStore.stderr.contains("no store at Output/CallDirectory.sqlite"),
+            "\(noStore.stderr)"
+        )
         let generate = try runBlocklist(
             ["generate", "--numbers", "numbers.txt", "--labels", "labels.csv", "-o", "set", "--no-sync"],
             in: directory.path
         )
         #expect(generate.status == 0, "\(generate.stderr)")
         let nowhere = try runBlocklist(["enable", "all", "set", "--store", "nodir/store.sqlite"], in: directory.path)
-        #expect(nowhere.status == 1 && nowhere.stderr.contains("its directory nodir does not exist"), "\(nowhere.stderr)")
+        #expect(
+            nowhere.status == 1 && nowhere.stderr.contains("its directory nodir does not exist"),
+            "\(nowhere.stderr)"
+        )
         let enable = try runBlocklist(["enable", "all", "set", "--store", "set/store.sqlite"], in: directory.path)
         #expect(enable.stdout == "Enabled 1 extension of set in set/store.sqlite\n", "\(enable.stdout)")
         let load = try runBlocklist(["load", "set", "--store", "set/store.sqlite"], in: directory.path)
@@ -115,8 +125,14 @@ import Testing
             ),
             "\(load.stderr)"
         )
-        #expect(load.stdout.contains("1 extension: 1 loaded, 0 skipped, 0 failed in set/store.sqlite;"), "\(load.stdout)")
-        let json = try runBlocklist(["load", "set", "--store", "set/store.sqlite", "--force", "--json"], in: directory.path)
+        #expect(
+            load.stdout.contains("1 extension: 1 loaded, 0 skipped, 0 failed in set/store.sqlite;"),
+            "\(load.stdout)"
+        )
+        let json = try runBlocklist(
+            ["load", "set", "--store", "set/store.sqlite", "--force", "--json"],
+            in: directory.path
+        )
         let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         let row = (report?["extensions"] as? [[String: Any]])?.first
         #expect(row?["identificationEntries"] as? Int == 2 && row?["entries"] as? Int == 5, "\(json.stdout)")
@@ -153,7 +169,10 @@ import Testing
         let rerun = try workspace.blocklist("load", workspace.output)
         #expect(rerun.status == 0)
         #expect(rerun.stdout.components(separatedBy: "skipped (unchanged)").count == 6, "\(rerun.stdout)")
-        #expect(rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed in \(workspace.store)\n"), "\(rerun.stdout)")
+        #expect(
+            rerun.stdout.hasSuffix("5 extensions: 0 loaded, 5 skipped, 0 failed in \(workspace.store)\n"),
+            "\(rerun.stdout)"
+        )
 
         #expect(try workspace.blocklist("disable", "2", workspace.output).status == 0)
         let skipped = try workspace.blocklist("load", workspace.output, "--only", "2")
