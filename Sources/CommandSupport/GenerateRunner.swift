@@ -140,8 +140,34 @@ public enum GenerateRunner {
             list.defaultCountry = options.defaultCountry
             list.capacity = options.capacity
             packed = PackedProducer(list)
+            if showProgressFor(options) {
+                // A line per file, redrawn at most ten times a second.
+                let clock = ContinuousClock()
+                let runStarted = clock.now
+                var fileStarted = runStarted
+                var file = ""
+                var drawn = runStarted
+                packed!.onReading = { progress in
+                    let now = clock.now
+                    if progress.name != file {
+                        file = progress.name
+                        fileStarted = now
+                    }
+                    guard now - drawn >= .milliseconds(100) || progress.finished else { return }
+                    drawn = now
+                    Terminal.error(
+                        Terminal.progressLines([
+                            Terminal.readingLine(
+                                progress,
+                                fileSeconds: (now - fileStarted).seconds,
+                                runSeconds: (now - runStarted).seconds
+                            )
+                        ])
+                    )
+                }
+                Terminal.error("reading the lists…\r")
+            }
             producer = packed!
-            if showProgressFor(options) { Terminal.error("reading and sorting the lists…\r") }
         } else {
             producer = RangeProducer(try ShardPlan(spec!))
         }
@@ -170,6 +196,7 @@ public enum GenerateRunner {
         }
         let elapsed = (clock.now - started).seconds
         if showProgress { Terminal.error(Terminal.clearProgress) }
+        packed?.onReading = nil
         for note in (packed?.notes ?? []) + generated.notes { Terminal.error("note: \(note)\n") }
         if let packed, packed.keptBoundaries {
             Terminal.error(

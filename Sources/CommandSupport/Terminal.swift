@@ -1,5 +1,7 @@
 /// Human output helpers: stderr, TTY detection, number formatting.
+import BlocklistCore
 internal import LibC
+import ListImport
 
 public enum Terminal {
     public static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -36,6 +38,31 @@ public enum Terminal {
         if value < 1024 { return "\(value) B" }
         if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
         return fixed(Double(value) / 1_048_576, 1) + " MiB"
+    }
+
+    /// The line `generate` draws while it reads its lists: the file, its lines and the numbers
+    /// kept so far, the rate, and, for a regular file (whose size is known; not a pipe), a bar,
+    /// the share read and the time left at the rate so far.
+    ///
+    /// - Parameters:
+    ///   - fileSeconds: seconds since this file's first line.
+    ///   - runSeconds: seconds since the first file's first line.
+    package static func readingLine(_ progress: ReadingProgress, fileSeconds: Double, runSeconds: Double) -> String {
+        let rate = runSeconds > 0 ? Double(progress.totalLines) / runSeconds : 0
+        var text =
+            "reading \(progress.name): \(Figures.counted(progress.lines, "line")), "
+            + "\(Figures.counted(progress.kept, "number")) kept"
+        if rate > 0 { text += ", \(Figures.grouped(Int64(rate))) lines/s" }
+        guard let size = progress.size, size > 0 else { return text }
+        // Read ahead (gzip reads its input in blocks): the share is of bytes handed over, and a
+        // finished file is whole.
+        let done = progress.finished ? size : min(progress.bytesRead, size)
+        text += ", \(done * 100 / size)%"
+        if done > 0, done < size, fileSeconds > 0 {
+            let left = Double(size - done) / (Double(done) / fileSeconds)
+            text += ", ~\(Figures.grouped(Int64(left.rounded(.up)))) s left"
+        }
+        return bar(done: done, total: size, width: 20) + " " + text
     }
 
     /// A one-line progress bar, redrawn in place.

@@ -27,6 +27,9 @@ public final class InputLines {
     public private(set) var lineNumber = 0
     /// Bytes read from the file (compressed bytes for a gzip file).
     public private(set) var bytesRead: Int64 = 0
+    /// The file's size when it is a regular file (so that progress can tell how much is left);
+    /// `nil` for a pipe, a FIFO or standard input that is not a file.
+    public private(set) var size: Int64?
     /// The SHA-256 of the bytes read so far, as they are in the file.
     private var hasher = PortableSHA256()
 
@@ -64,6 +67,8 @@ public final class InputLines {
     public convenience init(path: String) throws(BlocklistError) {
         let (fd, name) = try Self.open(path)
         self.init(descriptor: fd, name: name, owned: path != "-")
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { size = Int64(info.st_size) }
     }
 
     /// Reads lines from an open descriptor, which it closes at the end if `owned`.

@@ -72,6 +72,12 @@ package final class PackedProducer: ShardProducer {
     private var listIdentify: [(pattern: BlockPattern, label: Int)] = []
     /// Whether the boundaries came from the previous generation.
     package private(set) var keptBoundaries = false
+    /// Called while the lists are read, every `ReadingProgress.interval` lines and at the end of
+    /// each file (`generate` draws its reading line from it on a terminal).
+    package var onReading: ((ReadingProgress) -> Void)?
+    /// Lines read and numbers kept so far, over every file of the run.
+    private var linesRead: Int64 = 0
+    private var numbersKept: Int64 = 0
 
     package init(_ list: ListSpec) { self.list = list }
 
@@ -233,8 +239,14 @@ package final class PackedProducer: ShardProducer {
                     invalid.append("\(lines.name):\(line): \(reason)")
                 }
             }
-            if let made { try sorter.add(made) }
+            if let made {
+                try sorter.add(made)
+                numbersKept += 1
+            }
+            linesRead += 1
+            if let onReading, linesRead % ReadingProgress.interval == 0 { onReading(progress(lines, kind: kind)) }
         }
+        onReading?(progress(lines, kind: kind, finished: true))
         if invalidCount > 0 {
             let more =
                 invalidCount > Int64(invalid.count) ? "\n  … and \(invalidCount - Int64(invalid.count)) more" : ""
@@ -258,6 +270,20 @@ package final class PackedProducer: ShardProducer {
                 skipped: invalidCount,
                 sha256: lines.sha256()
             )
+        )
+    }
+
+    /// Where the reading of `lines` stands.
+    private func progress(_ lines: InputLines, kind: String, finished: Bool = false) -> ReadingProgress {
+        ReadingProgress(
+            name: lines.name,
+            kind: kind,
+            lines: Int64(lines.lineNumber),
+            bytesRead: lines.bytesRead,
+            size: lines.size,
+            totalLines: linesRead,
+            kept: numbersKept,
+            finished: finished
         )
     }
 
@@ -493,5 +519,45 @@ extension ShardSet {
         )
         generated.notes = producer.notes + generated.notes
         return generated
+    }
+}
+
+/// Where reading the lists stands: the file being read, and the run so far.
+package struct ReadingProgress: Sendable, Equatable {
+    /// How often (in lines) a producer reports.
+    package static let interval: Int64 = 16_384
+    /// The file, as sentences name it.
+    package var name: String
+    /// numbers, allow or labels.
+    package var kind: String
+    /// This file's lines read, and its bytes (compressed bytes for gzip).
+    package var lines: Int64
+    package var bytesRead: Int64
+    /// The file's size when it is a regular file; `nil` for a pipe.
+    package var size: Int64?
+    /// Lines read, and numbers kept (valid, not a header), over every file so far.
+    package var totalLines: Int64
+    package var kept: Int64
+    /// Whether the file has been read to its end.
+    package var finished: Bool
+
+    package init(
+        name: String,
+        kind: String,
+        lines: Int64,
+        bytesRead: Int64,
+        size: Int64?,
+        totalLines: Int64,
+        kept: Int64,
+        finished: Bool = false
+    ) {
+        self.name = name
+        self.kind = kind
+        self.lines = lines
+        self.bytesRead = bytesRead
+        self.size = size
+        self.totalLines = totalLines
+        self.kept = kept
+        self.finished = finished
     }
 }
