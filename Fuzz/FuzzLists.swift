@@ -180,7 +180,15 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let cuts = rest.prefix(3).map { Int($0) * 997 }
         let text = Array(repeatElement(rest.dropFirst(3), count: 1 + Int(rest.last ?? 0) % 24).joined())
         write(gzip(text, cuts: cuts))
-        precondition(lines() == expectedLines(text), "gzip lines differ from the text's")
+        // What gzip holds is told as a file is: the first member with bytes gives the head.
+        let bounds = [0] + cuts.map { min($0, text.count) }.sorted() + [text.count]
+        let first = zip(bounds, bounds.dropFirst()).first { $0.0 < $0.1 }.map { text[$0.0..<$0.1] } ?? []
+        let inner = first.prefix(6).withUnsafeBytes { InputLines.unreadableFormat($0, name: "fuzz") } != nil
+        if inner {
+            precondition(lines() == nil, "a gzipped list in another format was read as lines")
+        } else {
+            precondition(lines() == expectedLines(text), "gzip lines differ from the text's")
+        }
     case 6:
         // manifest.json's reader: read or refused with an error; what it reads reads again the same
         // after a byte-for-byte copy with a trailing newline, and validates or is refused.

@@ -59,6 +59,9 @@ public final class InputLines {
     private var lineFeedMayFollow = false
     /// A gzip member ended; what follows is another member, or the end of the file.
     private var memberEnded = false
+    /// Whether the first bytes gzip gave have been told from another format (xz, UTF-16, …
+    /// inside gzip).
+    private var innerChecked = false
     /// Where the gzip member being read starts in the file.
     private var memberStart: Int64 = 0
 
@@ -332,6 +335,21 @@ public final class InputLines {
                 )
             }
         }
+        if !innerChecked, count > 0 {
+            innerChecked = true
+            // What gzip holds is told as a file is: an xz file or UTF-16 text gzipped is named,
+            // not read as lines of binary.
+            let head = UnsafeRawBufferPointer(rebasing: data[0..<min(count, 6)])
+            if let format = Self.unreadableFormat(head, name: name + ".out") {
+                var what = String(format.what.prefix { $0 != "(" }.trimmingSuffixSpaces)
+                if what.hasSuffix("-compressed") { what = what.dropLast("-compressed".count) + " data" }
+                let fix = format.fix.replacing(" first (", with: " (")
+                throw BlocklistError(
+                    .invalidInput,
+                    "\(name) is gzip-compressed \(what), and blocklist reads plain text (UTF-8), gzipped or not: decompress it (gzip -dc \(name) > \(name).out), then \(fix); nothing was read."
+                )
+            }
+        }
     }
 
     /// What a file that starts with `head` (its first 6 bytes, or all of a shorter file) is, when
@@ -424,4 +442,13 @@ private func _openForReading(_ path: UnsafePointer<CChar>, _ flags: Int32) -> In
 /// libc's `read`, which the class's own `read` hides.
 private func _read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
     read(descriptor, buffer.baseAddress, buffer.count)
+}
+
+extension Substring {
+    /// The text without the spaces it ends with.
+    fileprivate var trimmingSuffixSpaces: Substring {
+        var end = endIndex
+        while end > startIndex, self[index(before: end)] == " " { end = index(before: end) }
+        return self[startIndex..<end]
+    }
 }

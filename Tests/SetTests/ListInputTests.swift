@@ -212,6 +212,74 @@ import Testing
         #expect(zipped.status == 1 && zipped.stderr.contains("list.zip is a zip archive"), "\(zipped.stderr)")
     }
 
+    /// Seeded, against Python: random lists in every encoding and wrapping people export (UTF-8
+    /// with or without a BOM, UTF-16 and UTF-32 with a BOM, UTF-16LE/BE without one; plain, gzip,
+    /// zlib, bzip2 or xz, made by Python's `codecs`, `gzip`, `zlib`, `bz2` and `lzma`; line endings
+    /// LF, CRLF and lone CR mixed). Python says what each file is: a list generate reads (its
+    /// numbers are those of Python's universal-newline reading) or one it names (by the words of
+    /// its sentence). generate must agree on every file.
+    @Test(arguments: SeededRuns.long ? Array(1...4) : [1]) func everyEncodingAndEndingAgreesWithPython(seed: UInt64)
+        throws
+    {
+        let directory = try TemporaryDirectory()
+        let script = """
+            import bz2, codecs, gzip, io, json, lzma, random, sys, zlib
+            random.seed(int(sys.argv[2]))
+            out = sys.argv[1]
+            cases = []
+            for i in range(30):
+                numbers = [random.randrange(100_000_000, 1_000_000_000) for _ in range(random.randrange(1, 400))]
+                endings = [random.choice(["\\n", "\\r\\n", "\\r"]) for _ in numbers]
+                text = "".join(f"+33{n}{e}" for n, e in zip(numbers, endings))
+                encoding = random.choice(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+                data = text.encode(encoding)
+                wrap = random.choice(["none", "none", "gzip", "zlib", "bz2", "xz"])
+                data = {"none": lambda d: d, "gzip": gzip.compress, "zlib": zlib.compress,
+                        "bz2": bz2.compress, "xz": lzma.compress}[wrap](data)
+                name = f"list{i}" + random.choice([".txt", ".csv", ".gz", ""])
+                open(f"{out}/{name}", "wb").write(data)
+                if wrap in ("none", "gzip") and encoding.startswith("utf-8"):
+                    # Python's own reading: decompress, decode (a BOM dropped), universal newlines.
+                    raw = gzip.decompress(data) if wrap == "gzip" else data
+                    lines = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", newline=None).read().split("\\n")
+                    expected = sorted({int(l[1:]) for l in lines if l})
+                    cases.append({"name": name, "numbers": expected})
+                else:
+                    words = {"zlib": "a raw zlib stream", "bz2": "bzip2-compressed", "xz": "xz-compressed"}.get(wrap)
+                    if words is None:
+                        words = "UTF-16 or UTF-32 text" if encoding in ("utf-16", "utf-32") else "UTF-16 text"
+                    if wrap == "gzip":
+                        words = "gzip-compressed " + words.split(" (")[0]
+                    cases.append({"name": name, "words": words})
+            print(json.dumps(cases))
+            """
+        let made = try runProcess("/usr/bin/env", ["python3", "-c", script, directory.path, String(seed)])
+        try #require(made.status == 0)
+        let cases = try #require(try JSONSerialization.jsonObject(with: made.stdout) as? [[String: Any]])
+        #expect(cases.count == 30)
+        for (offset, item) in cases.enumerated() {
+            let name = try #require(item["name"] as? String)
+            let result = try runBlocklist(
+                ["generate", "--numbers", name, "--no-sync", "-o", "out\(offset)"],
+                in: directory.path
+            )
+            if let numbers = item["numbers"] as? [Int64] {
+                #expect(result.status == 0, "\(name): \(result.stderr)")
+                #expect(try blocked(directory.file("out\(offset)")) == numbers, "\(name)")
+            } else if let words = item["words"] as? String {
+                #expect(
+                    result.status == 1 && result.stderr.contains("\(name) is \(words)"),
+                    "\(name): \(result.stderr)"
+                )
+            } else {
+                Issue.record("\(name): Python gave neither numbers nor words")
+            }
+            if item["numbers"] == nil {
+                #expect(!FileManager.default.fileExists(atPath: directory.file("out\(offset)/manifest.json")))
+            }
+        }
+    }
+
     /// Nothing is committed from nothing: lists that give no number (an empty file, every line
     /// skipped) are refused and the set stays, unless --allow-empty asks for an empty set.
     @Test func listsGivingNoNumberAreRefusedUnlessAnEmptySetIsAskedFor() throws {
