@@ -22,7 +22,8 @@ func hotFunctionsFirst(_ target: String) -> [LinkerSetting] {
                 "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/\(target)/hot-functions.order",
                 "-Xlinker", "--no-warn-symbol-ordering",
             ],
-            .when(platforms: [.linux]))
+            .when(platforms: [.linux])
+        )
     ]
 }
 
@@ -70,48 +71,55 @@ func toolsProduct(_ name: String, _ package: String) -> Target.Dependency {
 /// The publication's modules and the Notification Service Extension's host, together: what lists
 /// need to reach a phone.
 let publicationTargets: [Target] = [
-        /// The update's portable core: what an app's Notification Service Extension links to
-        /// verify signed publication metadata, open inline pushes and apply shard deltas.
-        /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
-        .target(
-            name: "UpdateCore",
-            dependencies: [
-                "LibC", "ByteCodecs", "BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
+    /// The update's portable core: what an app's Notification Service Extension links to
+    /// verify signed publication metadata, open inline pushes and apply shard deltas.
+    /// Standard library, zlib (through BlocklistCore) and Crypto; no Foundation.
+    .target(
+        name: "UpdateCore",
+        dependencies: [
+            "LibC", "ByteCodecs", "BlocklistCore", "JSONStream", .product(name: "Crypto", package: "swift-crypto"),
+        ]
+    ),
 
-        /// The update step around UpdateCore: reads a publication (a directory or a server),
-        /// verifies it, and installs its newest generation into an App Group through SetStorage's
-        /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
-        .target(
-            name: "UpdateInstall",
-            dependencies: ["LibC", 
-                "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: optimizedInDebug
-        ),
+    /// The update step around UpdateCore: reads a publication (a directory or a server),
+    /// verifies it, and installs its newest generation into an App Group through SetStorage's
+    /// atomic commit; applies inline pushes. No Foundation: the NSE host links it.
+    .target(
+        name: "UpdateInstall",
+        dependencies: [
+            "LibC",
+            "UpdateCore", "BlocklistCore", "SetStorage", "BlocklistSystem", "HTTPFetch",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ],
+        swiftSettings: optimizedInDebug
+    ),
 
-        /// The publisher's side: key files, `publish` (the set verified through SetReading, the
-        /// key checked against the published roots, signed metadata, shards, deltas, atomic
-        /// commit), `publication status` and the push payload. No Foundation of its own.
-        .target(
-            name: "Publication",
-            dependencies: ["LibC", "UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: optimizedInDebug
-        ),
-        /// Plays an app's Notification Service Extension: opens or fetches the update a push
-        /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
-        /// No Foundation, no argument parser, statically linked, to stay small.
-        .executableTarget(
-            name: "blocklist-notification-service",
-            dependencies: ["LibC", "UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem", .product(name: "Crypto", package: "swift-crypto")],
-            // Top-level code hands its state to the update thread and reads C's stdout and
-            // stderr; Swift 5 mode lets that through, as in CommandSupport.
-            exclude: ["hot-functions.order"],
-            swiftSettings: [.swiftLanguageMode(.v5)],
-            linkerSettings: notificationServiceLinking
-        ),
+    /// The publisher's side: key files, `publish` (the set verified through SetReading, the
+    /// key checked against the published roots, signed metadata, shards, deltas, atomic
+    /// commit), `publication status` and the push payload. No Foundation of its own.
+    .target(
+        name: "Publication",
+        dependencies: [
+            "LibC", "UpdateCore", "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ],
+        swiftSettings: optimizedInDebug
+    ),
+    /// Plays an app's Notification Service Extension: opens or fetches the update a push
+    /// announces, installs it in the App Group, rewrites the alert; a deadline as iOS gives.
+    /// No Foundation, no argument parser, statically linked, to stay small.
+    .executableTarget(
+        name: "blocklist-notification-service",
+        dependencies: [
+            "LibC", "UpdateCore", "UpdateInstall", "BlocklistCore", "BlocklistSystem",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ],
+        // Top-level code hands its state to the update thread and reads C's stdout and
+        // stderr; Swift 5 mode lets that through, as in CommandSupport.
+        exclude: ["hot-functions.order"],
+        swiftSettings: [.swiftLanguageMode(.v5)],
+        linkerSettings: notificationServiceLinking
+    ),
 ]
 
 // MARK: - The app's project: `blocklist xcodegen`, its handler sources, and the iOS SDK's stand-ins
@@ -147,7 +155,11 @@ let appProjectTargets: [Target] = [
         .target(name: "AppGroupContainers", path: "Tests/SDKStandIns/AppGroupContainers"),
         .target(name: "CallKit", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/CallKit"),
         .target(name: "IdentityLookup", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/IdentityLookup"),
-        .target(name: "UserNotifications", dependencies: ["AppGroupContainers"], path: "Tests/SDKStandIns/UserNotifications"),
+        .target(
+            name: "UserNotifications",
+            dependencies: ["AppGroupContainers"],
+            path: "Tests/SDKStandIns/UserNotifications"
+        ),
         /// The handler sources, compiled as an app's extension compiles them (Swift 5 mode, as
         /// the project's SWIFT_VERSION), against the stand-ins.
         .target(
@@ -244,7 +256,8 @@ let package = Package(
         /// error codes, enforced on requests streamed from an extension-host process.
         .target(
             name: "CallDirectorySimulator",
-            dependencies: ["LibC", 
+            dependencies: [
+                "LibC",
                 "BlocklistCore", "SetStorage", "SetReading", "BlocklistSystem", "CallDirectoryHosting", "CSQLite",
             ],
             swiftSettings: optimizedInDebug
@@ -298,7 +311,9 @@ let package = Package(
         /// Rules files (JSON, through Codable) and the compiler that turns them into compiled rules.
         .target(
             name: "MessageFilterCompiler",
-            dependencies: ["LibC", "ByteCodecs", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream"],
+            dependencies: [
+                "LibC", "ByteCodecs", "MessageFilterCore", "BlocklistCore", "BlocklistSystem", "JSONStream",
+            ],
             swiftSettings: optimizedInDebug
         ),
         /// The deferral request the system posts to a Message Filter extension's server, checked
@@ -345,7 +360,8 @@ let package = Package(
         /// bench`, the Benchmarks package and the tests; the programs it starts come from its caller.
         .target(
             name: "BenchWorkloads",
-            dependencies: ["LibC", 
+            dependencies: [
+                "LibC",
                 "BlocklistCore", "BlocklistSystem", "CallDirectorySimulator", "CommandSupport", "MessageFilterCompiler",
                 "MessageFilterCore", "MessageFilterHosting", "SetReading", "SetStorage", "Publication", "UpdateCore",
                 "UpdateInstall",
@@ -383,7 +399,9 @@ let package = Package(
         /// of `blocklist` and `blocklist-generate`.
         .executableTarget(
             name: "blocklist-sms",
-            dependencies: ["LibC", 
+            dependencies: [
+                "LibC",
+                "BlocklistCore",  // Figures
                 "MessageFilterCore",
                 "MessageFilterCompiler",
                 "MessageFilterHosting",
@@ -407,7 +425,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "blocklist",
-            dependencies: ["LibC", 
+            dependencies: [
+                "LibC",
                 "BlocklistCore",
                 "SetStorage",
                 "SetReading",
@@ -452,7 +471,8 @@ let package = Package(
         .testTarget(
             name: "SetTests",
             dependencies: [
-                "TestSupport", "ByteCodecs", "BlocklistCore", "BlocklistSystem", "JSONStream", "ListImport", "SetStorage",
+                "TestSupport", "ByteCodecs", "BlocklistCore", "BlocklistSystem", "JSONStream", "ListImport",
+                "SetStorage",
                 "SetReading", "CommandSupport", "CallDirectorySimulator", "UpdateCore", "BenchWorkloads",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

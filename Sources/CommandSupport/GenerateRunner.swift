@@ -121,7 +121,7 @@ public enum GenerateRunner {
             Terminal.error(
                 options.patternsWithoutPlus == 1
                     ? "note: pattern \(first) has no +; it is read as +\(first), country code first.\n"
-                    : "note: \(options.patternsWithoutPlus) patterns have no +, such as \(first); each is read as + then its digits, country code first.\n"
+                    : "note: \(Figures.grouped(options.patternsWithoutPlus)) patterns have no +, such as \(first); each is read as + then its digits, country code first.\n"
             )
         }
         for warning in spec?.warnings ?? [] { Terminal.error("note: \(warning)\n") }

@@ -19,7 +19,7 @@ public enum Terminal {
         }
     }
 
-    /// A decimal with `places` digits after the point.
+    /// A decimal with `places` digits after the point, its whole part grouped: 1,840.1.
     public static func fixed(_ value: Double, _ places: Int) -> String {
         guard value.isFinite else { return "-" }
         var scale = 1.0
@@ -27,9 +27,9 @@ public enum Terminal {
         let scaled = (value * scale).rounded()
         let whole = Int64(scaled / scale)
         let fraction = Int64((abs(scaled) - Double(abs(whole)) * scale).rounded())
-        guard places > 0 else { return String(whole) }
+        guard places > 0 else { return Figures.grouped(whole) }
         let text = String(fraction)
-        return (value < 0 && whole == 0 ? "-" : "") + String(whole) + "."
+        return (value < 0 && whole == 0 ? "-" : "") + Figures.grouped(whole) + "."
             + String(repeating: "0", count: places - text.count) + text
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ArgumentTypes
+import BlocklistCore
 import CommandSupport
 import DeferralProtocol
 import Foundation
@@ -88,7 +89,9 @@ struct Serve: AsyncParsableCommand {
         let maxBody = self.maxBodyBytes.value
         let tooLarge = Self.json(
             .contentTooLarge,
-            Self.errorJSON("The request body is over \(maxBody) bytes; a deferred query is much smaller.")
+            Self.errorJSON(
+                "The request body is over \(Figures.grouped(maxBody)) bytes; a deferred query is much smaller."
+            )
         )
         router.post(RouterPath(path)) { request, context -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBody { return tooLarge }

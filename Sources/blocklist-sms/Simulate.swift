@@ -1,5 +1,6 @@
 import ArgumentParser
 import ArgumentTypes
+import BlocklistCore
 import BlocklistSystem
 import CommandSupport
 import DeferralProtocol
@@ -280,7 +281,7 @@ struct Simulate: AsyncParsableCommand {
         }
         let counts = ["allow", "junk", "promotion", "transaction", "none"].map { "\($0) \(actions[$0] ?? 0)" }
         print(
-            "\(finished.count) messages in \(String(format: "%.3f", elapsed)) s (\(String(format: "%.0f", summary.messagesPerSecond)) messages/s): \(counts.joined(separator: ", "))"
+            "\(Figures.counted(finished.count, "message")) in \(String(format: "%.3f", elapsed)) s (\(Figures.grouped(Int64(summary.messagesPerSecond.rounded()))) messages/s): \(counts.joined(separator: ", "))"
         )
         print(
             "offline:  \(offline.count) answered, p50 \(micro(summary.offlineP50Microseconds)), p99 \(micro(summary.offlineP99Microseconds))"
@@ -288,7 +289,7 @@ struct Simulate: AsyncParsableCommand {
         print(
             "deferred: \(summary.deferred) deferred, p50 \(micro(summary.deferredP50Microseconds)), p99 \(micro(summary.deferredP99Microseconds))"
         )
-        print("extension peak RSS: \(peak.map { "\($0) KiB" } ?? "unknown")")
+        print("extension peak RSS: \(peak.map { "\(Figures.grouped($0)) KiB" } ?? "unknown")")
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ArgumentTypes
+import BlocklistCore
 import CommandSupport
 import Foundation
 import Hummingbird
@@ -67,7 +68,7 @@ struct UpdatesServe: AsyncParsableCommand {
             guard let bundle = try await bundles.bundle(from: from) else {
                 return Self.text(
                     .notFound,
-                    "The update from generation \(from) is over \(UpdateBundle.maximumServedBytes) bytes; fetch its files one by one.\n"
+                    "The update from generation \(from) is over \(Figures.grouped(UpdateBundle.maximumServedBytes)) bytes; fetch its files one by one.\n"
                 )
             }
             return Response(
@@ -127,7 +128,7 @@ struct UpdatesServe: AsyncParsableCommand {
             case .unsatisfiable:
                 var answer = Self.text(
                     .rangeNotSatisfiable,
-                    "The range asked for starts past the end of \(path), which is \(file.length) bytes.\n"
+                    "The range asked for starts past the end of \(path), which is \(Figures.counted(file.length, "byte")).\n"
                 )
                 answer.headers[.contentRange] = "bytes */\(file.length)"
                 answer.headers[.acceptRanges] = "bytes"

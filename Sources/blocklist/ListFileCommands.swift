@@ -58,7 +58,7 @@ struct ListFileCommand: ParsableCommand {
                 separator: ", "
             )
             print(
-                "\(file)\(title.isEmpty ? "" : " (\(title))"): \(list.entries.count) patterns: \(counts.joined(separator: ", "))."
+                "\(file)\(title.isEmpty ? "" : " (\(title))"): \(Figures.counted(list.entries.count, "pattern")): \(counts.joined(separator: ", "))."
             )
         }
     }

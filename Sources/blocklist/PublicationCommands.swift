@@ -517,7 +517,7 @@ struct Push: ParsableCommand {
             )
             print(String(decoding: made.json, as: UTF8.self))
             Terminal.error(
-                "generation \(made.generation): \(made.json.count) bytes, \(made.inline ? "update inline" : "URL")\(made.note.map { " (\($0))" } ?? "")\n"
+                "generation \(made.generation): \(Figures.counted(made.json.count, "byte")), \(made.inline ? "update inline" : "URL")\(made.note.map { " (\($0))" } ?? "")\n"
             )
         }
     }
@@ -583,7 +583,9 @@ struct Push: ParsableCommand {
             )
             print(String(decoding: run.output, as: UTF8.self).trimmingSuffixNewline)
             // A host that ends within the first 5 ms is gone before its memory is sampled.
-            let memory = run.peakKiB >= 64 ? "peak memory \(run.peakKiB) KiB" : "ended before its memory was sampled"
+            let memory =
+                run.peakKiB >= 64
+                ? "peak memory \(Figures.grouped(run.peakKiB)) KiB" : "ended before its memory was sampled"
             Terminal.error("blocklist-notification-service: exit \(run.exitStatus), \(memory)\n")
             if run.exitStatus != 0 { throw ExitCode(run.exitStatus) }
         }
@@ -673,16 +675,16 @@ extension Push {
             }
             let ms = { (value: Double) in String(Int(value.rounded())) }
             print(
-                "generation \(report.generation): +\(report.change) numbers into \(report.numbers); shards changed: \(report.changedShards.map(String.init).joined(separator: ", "))"
+                "generation \(report.generation): +\(Figures.counted(report.change, "number")) into \(Figures.grouped(report.numbers)); shards changed: \(report.changedShards.map(String.init).joined(separator: ", "))"
             )
             print(
-                "push: \(report.pushBytes) bytes (\(report.inline ? "update inline" : "URL")); downloaded by the extension: \(report.bytesDownloaded) bytes; on the wire: \(report.bytesOnTheWire) bytes"
+                "push: \(Figures.counted(report.pushBytes, "byte")) (\(report.inline ? "update inline" : "URL")); downloaded by the extension: \(Figures.counted(report.bytesDownloaded, "byte")); on the wire: \(Figures.counted(report.bytesOnTheWire, "byte"))"
             )
             print(
                 "publish \(ms(report.publishMilliseconds)) ms, deliver \(ms(report.deliverMilliseconds)) ms, reload \(ms(report.reloadMilliseconds)) ms; publication to reloaded: \(ms(report.publicationToReloadedMilliseconds)) ms"
             )
             print(
-                "peak memory: notification service \(report.notificationServicePeakKiB) KiB, update server \(report.serverPeakKiB) KiB, extension host \(report.extensionHostPeakKiB) KiB"
+                "peak memory: notification service \(Figures.grouped(report.notificationServicePeakKiB)) KiB, update server \(Figures.grouped(report.serverPeakKiB)) KiB, extension host \(Figures.grouped(report.extensionHostPeakKiB)) KiB"
             )
             print("notification: \(report.notification)")
         }

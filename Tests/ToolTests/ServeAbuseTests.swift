@@ -155,7 +155,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         )
         let answer = client.read(seconds: 5, until: "}")
         #expect(answer.text.hasPrefix("HTTP/1.1 413"), "\(answer.text)")
-        #expect(answer.text.contains(#"{"error":"#) && answer.text.contains("1024 bytes"), "\(answer.text)")
+        #expect(answer.text.contains(#"{"error":"#) && answer.text.contains("1,024 bytes"), "\(answer.text)")
         // Exactly at the limit is fine.
         let fits = #"{"_version":1,"app":{"version":"1"},"query":{"sender":"+1","message":{"text":"see you"}}}"#
         let padded = fits + String(repeating: " ", count: 1024 - fits.utf8.count)

@@ -81,7 +81,7 @@ import Testing
         let answer = try Self.get(served.url, [("Range", range)])
         #expect(answer.head.status == 416, "\(range) answered \(answer.head.status)")
         #expect(answer.head.value(of: "Content-Range") == "bytes */10000")
-        #expect(String(decoding: answer.body, as: UTF8.self).contains("shard-01.blk, which is 10000 bytes"))
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("shard-01.blk, which is 10,000 bytes"))
     }
 
     @Test func ifRangeServesThePartOnlyForTheSameEntityTag() throws {
