@@ -287,12 +287,14 @@ import Testing
         try writeBytes(Array("+33162123456\n".utf8), to: directory.file("numbers.txt"))
         try writeBytes([], to: directory.file("empty.txt"))
         try writeBytes(Array("not a number\nnor this\n".utf8), to: directory.file("junk.txt"))
+        try writeBytes(Array(#"{"name": "Empty", "patterns": []}"#.utf8), to: directory.file("empty.json"))
         #expect(
             try runBlocklist(["generate", "--numbers", "numbers.txt", "--no-sync", "-o", "set"], in: directory.path)
                 .status == 0
         )
         for arguments in [
             ["--numbers", "empty.txt"], ["--numbers", "junk.txt", "--skip-invalid"], ["--labels", "empty.txt"],
+            ["--list", "empty.json"],
         ] {
             let result = try runBlocklist(["generate"] + arguments + ["--no-sync", "-o", "set"], in: directory.path)
             #expect(
