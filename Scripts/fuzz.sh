@@ -10,6 +10,8 @@
 # replay one with .build/fuzz-TARGET/TARGET FILE):
 #   shard-reader  the shard reader and verifier (Fuzz/FuzzShardReader.swift; seeds Fuzz/corpus)
 #   rules         compiled rules, the classifier, deferral responses and requests (Fuzz/FuzzCompiledRules.swift)
+#   rules-json    the rules file people write, sms compile's JSON: loaded, compiled, read back, classifying
+#                 (Fuzz/FuzzRulesFile.swift; seeds Fuzz/corpus-rules-json)
 #   lists         every parser of list input: JSON, list files, CSV records, number lines, gzip (Fuzz/FuzzLists.swift)
 #   regex         the regex front end and both matchers against a naive reference (Fuzz/FuzzRegex.swift)
 #   update        what a phone reads of a publication: deltas, metadata, pushes, bundles (Fuzz/FuzzUpdate.swift),
@@ -18,7 +20,7 @@
 #   http          HTTPFetch's response parser, whole and in random splits (Fuzz/FuzzHTTPResponse.swift)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="shard-reader rules lists regex update http"
+targets="shard-reader rules rules-json lists regex update http"
 usage() { echo "usage: Scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]; TARGET is one of: $targets" >&2; exit 64; }
 [[ $# -ge 1 ]] || usage
 target=$1
@@ -64,6 +66,14 @@ regex)
         Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile,Property}.swift \
         Sources/MessageFilterCompiler/UnicodeScripts.swift Fuzz/FuzzRegex.swift "${link[@]}" -o "$out/$target"
     seeds=Fuzz/corpus-regex max_len=512 ;;
+rules-json)
+    library BlocklistCore "${core[@]}"
+    mapfile -t sources < <(find Sources/BlocklistSystem -name '*.swift' | sort)
+    library BlocklistSystem "${sources[@]}"
+    library MessageFilterCore Sources/MessageFilterCore/*.swift
+    swiftc "${flags[@]}" -module-name MessageFilterCompiler Sources/MessageFilterCompiler/*.swift Fuzz/FuzzRulesFile.swift \
+        -L "$out/modules" -lMessageFilterCore -lBlocklistSystem -lBlocklistCore -lz "${link[@]}" -o "$out/$target"
+    seeds=Fuzz/corpus-rules-json max_len=8192 ;;
 lists)
     libraries=()
     for module in BlocklistCore BlocklistSystem SetStorage ListImport; do
