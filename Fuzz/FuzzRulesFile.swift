@@ -31,7 +31,8 @@ public func fuzzRulesFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let classifier = MessageClassifier(rules: rules, regexCacheSize: 2)
     for (sender, body) in [
         ("+15550100", "You have WON! http://bit.ly/x1 code 123456"), ("BANK", "Ｗin\u{200B} big\u{202E} STOP"),
-        ("x", ""), ("\u{0421}LAIM", "\u{0441}laim \u{1D41C}\u{1D425}a\u{0456}m"), ("", String(repeating: "a", count: 300)),
+        ("x", ""), ("\u{0421}LAIM", "\u{0441}laim \u{1D41C}\u{1D425}a\u{0456}m"),
+        ("", String(repeating: "a", count: 300)),
     ] {
         let decision = classifier.classify(sender: sender, body: body)
         if let rule = decision.rule {
