@@ -32,6 +32,10 @@ struct PatternGenerator {
     let literals: [String]
     /// Whether groups may carry inline flags, `(?i:…)` and `(?-i:…)`.
     var inlineFlags = false
+    /// Whether to write the syntax issue 29 added too: `\Q…\E`, ASCII POSIX classes in brackets,
+    /// and `{,n}`, each given to Python in a form its `re` reads (`re.escape`, the ASCII ranges,
+    /// `{0,n}`).
+    var quotedPOSIXAndOpenCounts = false
 
     mutating func below(_ n: Int) -> Int { Int.random(in: 0..<n, using: &random) }
 
@@ -45,7 +49,42 @@ struct PatternGenerator {
         return ".-[](){}*+?|^$\\".contains(c) ? "\\" + c : c
     }
 
+    /// POSIX classes and the ASCII members Python's `re` reads for each.
+    static let posix: [(String, String)] = [
+        ("[:alpha:]", "A-Za-z"), ("[:digit:]", "0-9"), ("[:alnum:]", "0-9A-Za-z"), ("[:upper:]", "A-Z"),
+        ("[:lower:]", "a-z"), ("[:space:]", "\\t-\\r "), ("[:xdigit:]", "0-9A-Fa-f"), ("[:word:]", "0-9A-Z_a-z"),
+        ("[:punct:]", "!-/:-@\\[-`{-~"),
+    ]
+
     mutating func atom(_ depth: Int) -> (String, String) {
+        if quotedPOSIXAndOpenCounts, below(6) == 0 {
+            if below(2) == 0 {
+                // A quoted run of literals, specials included.
+                let run = (0..<(1 + below(3))).map { _ in literals[below(literals.count)] }.joined()
+                let quoted = below(2) == 0 ? run + ".*(" : run
+                return (
+                    "\\Q" + quoted + "\\E",
+                    quoted.unicodeScalars.map { scalar in
+                        let c = String(scalar)
+                        return ".-[](){}*+?|^$\\ ".contains(c) ? "\\" + c : c
+                    }.joined()
+                )
+            }
+            var ours = below(3) == 0 ? "[^" : "["
+            var python = ours
+            for _ in 0..<(1 + below(2)) {
+                if below(3) == 0 {
+                    let l = literal()
+                    ours += l
+                    python += l
+                } else {
+                    let (name, ranges) = Self.posix[below(Self.posix.count)]
+                    ours += name
+                    python += ranges
+                }
+            }
+            return (ours + "]", python + "]")
+        }
         switch below(depth > 2 ? 7 : 9) {
         case 0, 1, 2:
             let l = literal()
@@ -79,8 +118,17 @@ struct PatternGenerator {
         if a.0.hasPrefix("^") || a.0 == "$" || a.0.hasPrefix("\\b") || a.0.hasPrefix("\\B") { return a }
         guard below(3) == 0 else { return a }
         var q = ["*", "+", "?", "{2}", "{1,3}", "{0,2}", "{2,}"][below(7)]
-        if below(4) == 0 { q += "?" }
-        return (a.0 + q, a.1 + q)
+        var python = q
+        if quotedPOSIXAndOpenCounts, below(5) == 0 {
+            let most = below(3)
+            q = "{,\(most)}"
+            python = "{0,\(most)}"
+        }
+        if below(4) == 0 {
+            q += "?"
+            python += "?"
+        }
+        return (a.0 + q, a.1 + python)
     }
 
     mutating func concatenation(_ depth: Int) -> (String, String) {
@@ -257,11 +305,12 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
     /// (a letter for both), and the scalars that fold to ASCII or across scripts' blocks (`K`
     /// Kelvin, `İ`, `ſ`, `ẞ`); no line breaks, where `.` and `$` differ, and no `ı` or `ς`, which
     /// Python's `re` takes for `i` and `σ` and simple lowercase mappings do not.
-    @Test func agreesWithPythonOnRandomPatterns() throws {
+    @Test(arguments: [false, true]) func agreesWithPythonOnRandomPatterns(quotedPOSIXAndOpenCounts: Bool) throws {
         var generator = PatternGenerator(
-            random: SeededGenerator(state: 17),
+            random: SeededGenerator(state: quotedPOSIXAndOpenCounts ? 31 : 17),
             literals: ["a", "b", "A", "1", " ", "-", ".", "가", "k", "\u{212A}", "s", "\u{17F}", "\u{130}", "ß", "ẞ"],
-            inlineFlags: true
+            inlineFlags: true,
+            quotedPOSIXAndOpenCounts: quotedPOSIXAndOpenCounts
         )
         var textRandom = SeededGenerator(state: 18)
         let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ")
