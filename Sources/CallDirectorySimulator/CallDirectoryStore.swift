@@ -63,7 +63,7 @@ public final class CallDirectoryStore {
             if readOnly {
                 throw BlocklistError(
                     .io,
-                    "There is no store at \(path); `blocklist enable all --store \(path)` makes one (and `blocklist load` fills it)."
+                    "There is no store at \(path); `blocklist enable all DIR` makes one beside the set in DIR (`--store \(path)` here), and `blocklist load DIR` fills it."
                 )
             }
         default:

@@ -81,7 +81,7 @@ struct UpdatesServe: AsyncParsableCommand {
         router.get("/") { _, _ -> Response in
             Response(status: .movedPermanently, headers: [.location: "/" + PublicationPage.fileName])
         }
-        router.get("**") { request, context -> Response in
+        let serveFile: @Sendable (Request, ConnectionRequestContext) async throws -> Response = { request, context in
             let path = context.parameters.getCatchAll().joined(separator: "/")
             // Only what publish writes for phones: never a key or anything else left in PUBDIR.
             guard FileInfo.isSafe(path), Publisher.isPublishedFile(path) else {
@@ -134,6 +134,19 @@ struct UpdatesServe: AsyncParsableCommand {
                 answer.headers[.acceptRanges] = "bytes"
                 return answer
             }
+        }
+        router.get("**", use: serveFile)
+        // HEAD: the same status and headers, the length of the body it would send, no body (a
+        // CDN's origin check, `curl -I`).
+        router.head("**") { request, context -> Response in
+            var response = try await serveFile(request, context)
+            let length = response.body.contentLength
+            response.body = ResponseBody()
+            if let length { response.headers[.contentLength] = String(length) }
+            return response
+        }
+        router.head("/") { _, _ -> Response in
+            Response(status: .movedPermanently, headers: [.location: "/" + PublicationPage.fileName])
         }
         try await server.run(router: router, path: "/", serverName: "blocklist-updates")
     }

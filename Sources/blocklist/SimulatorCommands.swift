@@ -10,16 +10,29 @@ import ListImport
 import SetReading
 import SetStorage
 
-/// The store, shared by the simulator's commands: one store is one simulated phone, which holds
-/// the extensions of every set loaded into it, so it stays where it is whatever set a command
-/// names, and every command names it.
+/// The store, shared by the simulator's commands: one simulated phone's CallKit, which holds the
+/// extensions of one app. It lives beside the set it loads (`DIR/CallDirectory.sqlite`), so that
+/// loading another set never replaces the extensions of the first; `--store` names another.
 struct StoreOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The simulated CallKit store (SQLite): one phone.", valueName: "path"))
-    var store = "Output/CallDirectory.sqlite"
+    @Option(
+        help: ArgumentHelp(
+            "The simulated CallKit store (SQLite). (default: DIR/CallDirectory.sqlite, beside the set)",
+            valueName: "path"
+        )
+    )
+    var store: String?
+
+    /// The store of the set in `directory`: `--store`, or the one beside the set.
+    func path(for directory: String) -> String {
+        if let store { return store }
+        var directory = directory
+        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
+        return directory == "/" ? "/CallDirectory.sqlite" : directory + "/CallDirectory.sqlite"
+    }
 
     /// The system, for commands that start no extension host.
-    func system() throws -> CallDirectorySystem {
-        CallDirectorySystem(store: try Self.open(store), hostPath: HostOptions.defaultHost())
+    func system(for directory: String) throws -> CallDirectorySystem {
+        CallDirectorySystem(store: try Self.open(path(for: directory)), hostPath: HostOptions.defaultHost())
     }
 
     /// Opens (or makes) the store at `path`; a directory that does not hold it is named, with
@@ -29,7 +42,7 @@ struct StoreOptions: ParsableArguments {
         if (try? FileSystem.kind(parent)) != .directory {
             throw BlocklistError(
                 .io,
-                "The store \(path) cannot be made: its directory \(parent) does not exist. Run `blocklist generate` first (the default store lives in Output, beside the default set), or pass --store PATH."
+                "The store \(path) cannot be made: its directory \(parent) does not exist; give --store a path in a directory that does, or leave it out to keep the store beside the set."
             )
         }
         return try CallDirectoryStore(path: path)
@@ -37,7 +50,7 @@ struct StoreOptions: ParsableArguments {
 
     /// Refuses a set directory that holds no set before the store is opened or made, so that a
     /// mistyped DIR is named as what is wrong.
-    static func requireSet(_ directory: String) throws { _ = try Manifest.load(from: directory) }
+    static func requireSet(_ directory: String) throws(BlocklistError) { _ = try Manifest.load(from: directory) }
 }
 
 /// The extension host, for the command that starts it (`load`).
@@ -174,7 +187,8 @@ struct Load: ParsableCommand {
 
     func run() throws {
         try StoreOptions.requireSet(directory)
-        let loader = try SetLoader(system: try hostOptions.system(store: storeOptions.store), directory: directory)
+        let store = storeOptions.path(for: directory)
+        let loader = try SetLoader(system: try hostOptions.system(store: store), directory: directory)
         var options = ReloadOptions()
         options.strategy = strategy
         options.memoryBudgetKiB = try MemorySize(parsing: memoryBudget).kib
@@ -255,7 +269,7 @@ struct Load: ParsableCommand {
         var line =
             "\(Figures.counted(summary.extensions, "extension")): \(Figures.grouped(summary.loaded)) loaded, \(Figures.grouped(summary.skipped)) skipped, \(Figures.grouped(summary.failed)) failed"
         if summary.removed > 0 { line += ", \(summary.removed) removed" }
-        line += " in \(storeOptions.store)"
+        line += " in \(store)"
         if summary.loaded > 0 {
             line +=
                 "; \(Terminal.fixed(elapsed, 1)) s here (\(Figures.grouped(Int64(rate))) entries/s);"
@@ -351,12 +365,13 @@ struct Switch: ParsableArguments {
 
     func apply(_ enabled: Bool) throws {
         try StoreOptions.requireSet(directory)
-        let loader = try SetLoader(system: try storeOptions.system(), directory: directory)
+        let store = storeOptions.path(for: directory)
+        let loader = try SetLoader(system: try storeOptions.system(for: directory), directory: directory)
         let identifiers = try loader.identifiers(only: try parseShardList(extensions)).map(\.identifier)
         try loader.system.store.setEnabled(enabled, identifiers: identifiers)
-        if json { return try printJSON(Report(enabled: enabled, extensions: identifiers, store: storeOptions.store)) }
+        if json { return try printJSON(Report(enabled: enabled, extensions: identifiers, store: store)) }
         print(
-            "\(enabled ? "Enabled" : "Disabled") \(Figures.counted(identifiers.count, "extension")) of \(directory) in \(storeOptions.store)"
+            "\(enabled ? "Enabled" : "Disabled") \(Figures.counted(identifiers.count, "extension")) of \(directory) in \(store)"
         )
     }
 }
@@ -381,13 +396,17 @@ struct Status: ParsableCommand {
         abstract: "Show the extensions in the store: switch, state, entries, last load."
     )
 
+    @Argument(help: ArgumentHelp("The set directory whose store to show.", valueName: "dir"))
+    var directory = "Output"
+
     @OptionGroup var storeOptions: StoreOptions
 
     @Flag(help: "Print the extensions as JSON. Reads only: a missing store is an error, never created.")
     var json = false
 
     func run() throws {
-        let store = try CallDirectoryStore(path: storeOptions.store, readOnly: true)
+        if storeOptions.store == nil { try StoreOptions.requireSet(directory) }
+        let store = try CallDirectoryStore(path: storeOptions.path(for: directory), readOnly: true)
         let rows = try store.extensions()
         if json { return try printJSON(rows) }
         print("extension        enabled  state       entries    checksum   last (ms)  peak KiB  last error")
@@ -416,6 +435,9 @@ struct Lookup: ParsableCommand {
         )
     )
     var number: String
+
+    @Argument(help: ArgumentHelp("The set directory whose store to ask.", valueName: "dir"))
+    var directory = "Output"
 
     @Option(
         help: ArgumentHelp("The country code a national number (one leading 0) gets, as generate's.", valueName: "code")
@@ -457,7 +479,8 @@ struct Lookup: ParsableCommand {
         let blockers: [String]
         let identifiers: [(identifier: String, label: String)]
         do {
-            let store = try CallDirectoryStore(path: storeOptions.store, readOnly: true)
+            if storeOptions.store == nil { try StoreOptions.requireSet(directory) }
+            let store = try CallDirectoryStore(path: storeOptions.path(for: directory), readOnly: true)
             blockers = try store.lookup(value)
             identifiers = try store.identify(value)
         } catch {

@@ -100,11 +100,8 @@ import Testing
                 "labels.csv", "numbers.txt",
             ]
         )
-        let noStore = try runBlocklist(["status"], in: directory.path)
-        #expect(
-            noStore.status == 1 && noStore.stderr.contains("no store at Output/CallDirectory.sqlite"),
-            "\(noStore.stderr)"
-        )
+        let noSet = try runBlocklist(["status"], in: directory.path)
+        #expect(noSet.status == 1 && noSet.stderr.contains("Output does not exist"), "\(noSet.stderr)")
         let generate = try runBlocklist(
             ["generate", "--numbers", "numbers.txt", "--labels", "labels.csv", "-o", "set", "--no-sync"],
             in: directory.path
@@ -115,6 +112,32 @@ import Testing
             nowhere.status == 1 && nowhere.stderr.contains("its directory nodir does not exist"),
             "\(nowhere.stderr)"
         )
+        let noStore = try runBlocklist(["status", "set"], in: directory.path)
+        #expect(
+            noStore.status == 1 && noStore.stderr.contains("There is no store at set/CallDirectory.sqlite"),
+            "\(noStore.stderr)"
+        )
+        // Each set's store is beside it: loading a second set leaves the first one's extensions.
+        try writeBytes(Array("+82700000009\n".utf8), to: directory.file("other.txt"))
+        #expect(
+            try runBlocklist(["generate", "--numbers", "other.txt", "-o", "other", "--no-sync"], in: directory.path)
+                .status == 0
+        )
+        for set in ["set", "other"] {
+            let enabled = try runBlocklist(["enable", "all", set], in: directory.path)
+            #expect(
+                enabled.stdout == "Enabled 1 extension of \(set) in \(set)/CallDirectory.sqlite\n",
+                "\(enabled.stdout)"
+            )
+            let loaded = try runBlocklist(["load", set], in: directory.path)
+            #expect(loaded.stdout.contains("0 failed in \(set)/CallDirectory.sqlite;"), "\(loaded.stdout)")
+        }
+        let first = try runBlocklist(["lookup", "+82700000001", "set"], in: directory.path)
+        #expect(first.status == 0 && first.stdout == "82700000001 is blocked by extension-01\n", "\(first.stdout)")
+        let second = try runBlocklist(["lookup", "+82700000001", "other"], in: directory.path)
+        #expect(second.status == 1, "\(second.stdout)")
+        #expect(try runBlocklist(["status", "set"], in: directory.path).stdout.contains("integrity: ok"))
+
         let enable = try runBlocklist(["enable", "all", "set", "--store", "set/store.sqlite"], in: directory.path)
         #expect(enable.stdout == "Enabled 1 extension of set in set/store.sqlite\n", "\(enable.stdout)")
         let load = try runBlocklist(["load", "set", "--store", "set/store.sqlite"], in: directory.path)

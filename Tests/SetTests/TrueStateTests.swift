@@ -108,7 +108,7 @@ import Testing
         let lookup = try runBlocklist(["lookup", "82701001", "--store", typo])
         #expect(lookup.status == 2)
         #expect(
-            lookup.stderr.contains("There is no store at \(typo); `blocklist enable all --store \(typo)` makes one"),
+            lookup.stderr.contains("There is no store at \(typo); `blocklist enable all DIR` makes one beside the set"),
             "\(lookup.stderr)"
         )
         let status = try runBlocklist(["status", "--store", typo])

@@ -75,6 +75,22 @@ import Testing
         #expect(answer.head.value(of: "Content-Range") == contentRange, "\(range)")
     }
 
+    /// HEAD (a CDN's origin check, `curl -I`): the status and headers a GET gets, its length, no
+    /// body; a file that is not served is 404 as with GET. Before, every HEAD was answered 404.
+    @Test func headAnswersAsGetWithoutTheBody() throws {
+        let served = try Served()
+        for (path, status) in [("9/shard-01.blk", "200"), ("timestamp.json", "200"), ("nope.txt", "404")] {
+            let get = try Self.get(served.server.url + path)
+            let head = try runProcess("/usr/bin/env", ["curl", "-sS", "-I", served.server.url + path])
+            let text = String(decoding: head.stdout, as: UTF8.self).lowercased()
+            #expect(head.status == 0 && text.hasPrefix("http/1.1 \(status)"), "\(path): \(text)")
+            #expect(text.contains("content-length: \(get.body.count)\r\n"), "\(path): \(text)")
+            if let etag = get.head.value(of: "ETag") { #expect(text.contains("etag: \(etag.lowercased())")) }
+        }
+        let root = try runProcess("/usr/bin/env", ["curl", "-sS", "-I", served.server.url])
+        #expect(String(decoding: root.stdout, as: UTF8.self).lowercased().contains("location: /index.html"))
+    }
+
     @Test(arguments: ["bytes=10000-", "bytes=10000-10005", "bytes=-0", "bytes=99999999999999999999-"])
     func aRangePastTheEndIsAnswered416WithTheLength(range: String) throws {
         let served = try Served()
