@@ -73,6 +73,23 @@ public enum GenerateCommand {
         }
     }
 
+    /// Every name an option of generate answers to, for shell completion (generate's arguments
+    /// are parsed here, not by swift-argument-parser, which writes the completion scripts).
+    public static var optionNames: [String] {
+        options.flatMap { option in ["--" + option.long] + (option.short.map { ["-\($0)"] } ?? []) }
+            + ["--version", "--help", "-h"]
+    }
+
+    /// Whether option `name` (`--numbers`, `-o`) takes a path: a list file, or the output directory.
+    public static func takesPath(_ name: String) -> Bool {
+        options.contains { option in
+            guard name == "--" + option.long || option.short.map({ name == "-\($0)" }) == true,
+                case .value(_, let dashValues, _) = option.kind
+            else { return false }
+            return dashValues == .standardInput || option.long == "output"
+        }
+    }
+
     static let options: [Option] = [
         Option(
             long: "pattern",
