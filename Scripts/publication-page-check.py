@@ -77,6 +77,20 @@ def grouped(n):
     return f"{n:,}"
 
 
+def runs(shards):
+    """Shard numbers as the page writes them: "none", "3", "1–4, 7"."""
+    if not shards:
+        return "none"
+    out, start, last = [], shards[0], shards[0]
+    for s in shards[1:] + [None]:
+        if s is not None and s == last + 1:
+            last = s
+            continue
+        out.append(str(start) if start == last else f"{start}–{last}")
+        start = last = s
+    return ", ".join(out)
+
+
 def main():
     page = Page()
     with open(sys.argv[1], encoding="utf-8") as f:
@@ -124,7 +138,7 @@ def main():
                 expect("generation", g["generation"], "tr", field, g[field], sign + grouped(g[field]))
                 checked += 1
             shards = ", ".join(str(s) for s in g["changedShards"])
-            expect("generation", g["generation"], "tr", "changedShards", shards, shards or "none")
+            expect("generation", g["generation"], "tr", "changedShards", shards, runs(g["changedShards"]))
             expect("generation", g["generation"], "tr", "deltaBytes", g["deltaBytes"], grouped(g["deltaBytes"]))
             checked += 2
         elif ("generation", str(g["generation"]), "tr", "previous") in found:

@@ -106,7 +106,7 @@ public func missingHelper(_ name: String) -> String? {
     guard problems.allSatisfy({ $0.problem != nil }) else { return nil }
     let places = problems.map { "\($0.path) \($0.problem!)" }.joined(separator: ", and ")
     return "blocklist needs its helper \(name), and cannot run it: \(places). blocklist's programs work together: "
-        + "install them with Scripts/install.sh --prefix DIR, or run them from .build/release after swift build -c release."
+        + "copy \(name) beside blocklist (as in .build/release after swift build -c release), or install them all with Scripts/install.sh --prefix DIR."
 }
 
 /// Replaces this process with `path` run with `arguments` (argv[0] first). Returns only if exec

@@ -35,7 +35,7 @@ public enum Terminal {
 
     /// 7340032 → "7.0 MiB".
     public static func bytes(_ value: Int64) -> String {
-        if value < 1024 { return "\(value) B" }
+        if value < 1024 { return "\(Figures.grouped(value)) B" }
         if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
         return fixed(Double(value) / 1_048_576, 1) + " MiB"
     }

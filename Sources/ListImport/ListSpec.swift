@@ -78,6 +78,8 @@ package final class PackedProducer: ShardProducer {
     /// Lines read and numbers kept so far, over every file of the run.
     private var linesRead: Int64 = 0
     private var numbersKept: Int64 = 0
+    /// Numbers read to block, and to label, before the allow list.
+    private var kept: (blocking: Int64, labels: Int64) = (0, 0)
 
     package init(_ list: ListSpec) { self.list = list }
 
@@ -162,6 +164,16 @@ package final class PackedProducer: ShardProducer {
         let total = expected.reduce(0) { $0 + $1.blocking + $1.identified }
         guard total > 0 || list.allowEmpty else {
             let files = list.numbers + list.labels + list.lists
+            // Numbers were read, and the allow list took them all: say so, naming it.
+            let allowing = list.allow + listAllow.map(\.description)
+            let read =
+                kept.blocking + kept.labels > 0 || !listBlock.isEmpty || !listIdentify.isEmpty || list.spec != nil
+            if read, !allowing.isEmpty {
+                throw BlocklistError(
+                    .invalidInput,
+                    "The allow list (\(allowing.prefix(3).joined(separator: ", "))\(allowing.count > 3 ? ", …" : "")) removes every number \(files.isEmpty ? "the patterns give" : files.count == 1 ? files[0] + " gives" : files.joined(separator: ", ") + " give"), so the new set would be empty; nothing was written. Check the allow list, or pass --allow-empty to make an empty set on purpose."
+                )
+            }
             throw BlocklistError(
                 .invalidInput,
                 "\(files.isEmpty ? "The inputs give" : files.count == 1 ? files[0] + " gives" : files.joined(separator: ", ") + " give") no number to block or identify, so the new set would be empty; nothing was written. Check the files (is every line skipped as invalid?), or pass --allow-empty to make an empty set on purpose."
@@ -242,6 +254,7 @@ package final class PackedProducer: ShardProducer {
             if let made {
                 try sorter.add(made)
                 numbersKept += 1
+                if kind == "numbers" { kept.blocking += 1 } else if kind == "labels" { kept.labels += 1 }
             }
             linesRead += 1
             if let onReading, linesRead % ReadingProgress.interval == 0 { onReading(progress(lines, kind: kind)) }

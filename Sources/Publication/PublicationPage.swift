@@ -59,7 +59,7 @@ public enum PublicationPage {
         html += chart(status.generations)
         html += generationTable(status.generations)
         html += """
-            <p class="muted">A phone reads <code>timestamp.json</code>, then the snapshot it names, then the shards or the deltas that snapshot lists, each checked against its signed length and SHA-256. A phone holding an earlier generation the publication still holds downloads only the deltas.</p>
+            <p class="muted">A phone reads <code>timestamp.json</code>, then the snapshot it names, then for each shard that changed since the generation it holds either the delta from that generation, when the publication has one, or the whole shard; each file is checked against its signed length and SHA-256.</p>
             </body>
             </html>
 
@@ -181,7 +181,7 @@ public enum PublicationPage {
                 html += " / " + signed("labelsRemoved", generation.changes.labelsRemoved, "−") + "</td>"
                 let shards = generation.changedShards.map(String.init).joined(separator: ", ")
                 html +=
-                    "<td data-field=\"changedShards\" data-value=\"\(shards)\">\(shards.isEmpty ? "none" : shards)</td>"
+                    "<td data-field=\"changedShards\" data-value=\"\(shards)\">\(Self.ranges(generation.changedShards))</td>"
                 html += cell("deltaBytes", generation.deltaBytes)
             } else {
                 html += "<td class=\"muted\" colspan=\"5\">the oldest generation held</td>"
@@ -190,6 +190,22 @@ public enum PublicationPage {
                 "<td data-field=\"expires\" data-value=\"\(generation.expires)\">\(PublicationStatus.formatTime(generation.expires))</td></tr>\n"
         }
         return html + "</table>\n"
+    }
+
+    /// Shard numbers as runs: "none", "3", "1–4, 7".
+    static func ranges(_ shards: [Int]) -> String {
+        guard var start = shards.first else { return "none" }
+        var runs: [String] = []
+        var last = start
+        for shard in shards.dropFirst() + [Int.min] {
+            if shard == last + 1 {
+                last = shard
+                continue
+            }
+            runs.append(start == last ? "\(start)" : "\(start)–\(last)")
+            (start, last) = (shard, shard)
+        }
+        return runs.joined(separator: ", ")
     }
 
     private static func signed(_ field: String, _ value: Int64, _ sign: String) -> String {

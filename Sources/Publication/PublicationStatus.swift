@@ -72,18 +72,19 @@ public struct PublicationStatus: Sendable {
     /// `seconds` since 1970 as `2026-11-26 08:53 UTC`.
     public static func formatTime(_ seconds: Int64) -> String { TextEncodings.utcTime(seconds) }
 
-    /// A duration as people say it: "29 days", "5 hours", "expired 2 days ago".
+    /// A duration as people say it, to the nearest unit: "30 days", "5 hours", "1 minute",
+    /// "expired 2 days ago" (a publish's 30 days read seconds later stay 30 days).
     public static func formatDuration(_ seconds: Int64) -> String {
         let magnitude = seconds.magnitude
         let text: String
         if magnitude >= 2 * 86_400 {
-            text = "\(magnitude / 86_400) days"
+            text = Figures.counted((magnitude + 43_200) / 86_400, "day")
         } else if magnitude >= 2 * 3_600 {
-            text = "\(magnitude / 3_600) hours"
+            text = Figures.counted((magnitude + 1_800) / 3_600, "hour")
         } else if magnitude >= 60 {
-            text = "\(magnitude / 60) minutes"
+            text = Figures.counted((magnitude + 30) / 60, "minute")
         } else {
-            text = "\(magnitude) seconds"
+            text = Figures.counted(magnitude, "second")
         }
         return seconds <= 0 ? "expired \(text) ago" : "in \(text)"
     }

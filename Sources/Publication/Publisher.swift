@@ -38,6 +38,8 @@ public enum Publisher {
         public var updateFiles: [UInt64] = []
         /// Why the publication's page (`index.html`) was not written; `nil` when it was.
         public var pageProblem: String? = nil
+        /// Whether this is the publication's first generation (nothing before it to change from).
+        public var first = false
     }
 
     public static let timestampName = "timestamp.json"
@@ -350,7 +352,8 @@ public enum Publisher {
             removedGenerations: removed,
             resigned: reasons,
             updateFiles: updateFiles,
-            pageProblem: writePage(directory, publication, now: now)
+            pageProblem: writePage(directory, publication, now: now),
+            first: previous == nil
         )
     }
 
@@ -762,6 +765,19 @@ public enum Publisher {
 
     /// Refuses a directory that holds anything publish did not write (a key directory, a set).
     static func refuseForeign(_ directory: DirectoryHandle, _ publication: String) throws {
+        // The two directories people give by mistake, named as what they are.
+        if (try? directory.kind(of: Manifest.fileName)) == .file {
+            throw UpdateError(
+                .malformed,
+                "\(publication) is a shard set (it holds \(Manifest.fileName)), the SETDIR publish reads: give --to a directory of its own for the publication, such as pub; nothing was written."
+            )
+        }
+        if (try? directory.kind(of: "signing.key")) == .file {
+            throw UpdateError(
+                .malformed,
+                "\(publication) is a key directory (it holds signing.key), which must stay private: give --to a directory of its own for the publication, such as pub; nothing was written."
+            )
+        }
         for name in try directory.entries() {
             let isDirectory = try directory.kind(of: name) == .directory
             if isOurs(name), !name.hasPrefix(".staging-") || isDirectory { continue }

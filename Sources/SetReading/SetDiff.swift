@@ -35,6 +35,17 @@ package struct SetDiff {
         /// Holds a set's generation until the comparison ends.
         private let holding: ReadingSet?
 
+        /// The generations a publication directory holds (directories named by a number), or
+        /// `nil` if `directory` is not a publication (no `timestamp.json`).
+        static func heldGenerations(_ directory: String) -> [UInt64]? {
+            guard (try? FileSystem.kind(directory + "/timestamp.json")) == .file,
+                let handle = try? DirectoryHandle(path: directory), let names = try? handle.entries()
+            else { return nil }
+            return names.compactMap { name in
+                UInt64(name).flatMap { (try? handle.kind(of: name)) == .directory ? $0 : nil }
+            }.sorted()
+        }
+
         /// Reads `directory`: a set (it has `manifest.json`), or a directory of shard files.
         package init(_ directory: String) throws(BlocklistError) {
             name = directory
@@ -43,7 +54,20 @@ package struct SetDiff {
             }
             switch try FileSystem.kind(directory) {
             case .directory: break
-            case .missing: throw BlocklistError(.io, "\(directory) does not exist.")
+            case .missing:
+                // PUBDIR/N of a generation the publication no longer holds: name those it holds.
+                var parent = directory
+                while parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
+                let last = parent.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+                parent = String(parent.dropLast(last.count))
+                if parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
+                if UInt64(last) != nil, let held = Self.heldGenerations(parent.isEmpty ? "." : parent) {
+                    throw BlocklistError(
+                        .io,
+                        "\(directory) does not exist: the publication \(parent.isEmpty ? "." : parent) holds \(held.isEmpty ? "no generation" : "generation\(held.count == 1 ? "" : "s") " + held.map(String.init).joined(separator: ", ")) (publish removes generations past --keep)."
+                    )
+                }
+                throw BlocklistError(.io, "\(directory) does not exist.")
             default:
                 throw BlocklistError(
                     .invalidInput,

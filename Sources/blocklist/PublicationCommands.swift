@@ -162,7 +162,11 @@ struct Publish: ParsableCommand {
         if outcome.changedShards.isEmpty {
             for reason in outcome.resigned { print("Writing a new generation with the same list: \(reason).") }
         }
-        if outcome.published {
+        if outcome.published, outcome.first {
+            print(
+                "Published generation \(outcome.generation) to \(to), its first: \(Figures.counted(outcome.changedShards.count, "shard")), \(Figures.counted(outcome.bytesWritten, "byte")) written."
+            )
+        } else if outcome.published {
             print(
                 "Published generation \(outcome.generation) to \(to): \(Figures.counted(outcome.changedShards.count, "shard")) changed, \(Figures.counted(outcome.deltas, "delta")) from the previous generation (\(Figures.counted(outcome.deltaBytes, "byte"))), \(Figures.counted(outcome.bytesWritten, "byte")) written."
             )
@@ -376,7 +380,15 @@ struct Update: ParsableCommand {
     }
 
     func run() throws {
-        let trustBytes = try FileSystem.readFile(trust, limit: 4 << 20)
+        let trustBytes: [UInt8]
+        do {
+            trustBytes = try FileSystem.readFile(trust, limit: 4 << 20)
+        } catch {
+            throw BlocklistError(
+                error.code,
+                "The trust root (--trust) cannot be read: \(error.message) Give the root.json that blocklist keys create wrote, as the app ships it."
+            )
+        }
         let reader = try publicationReader(
             from,
             deadline: deadline.map { HTTPFetch.now() + UInt64($0.value) * 1_000_000_000 } ?? .max,

@@ -264,7 +264,9 @@ struct Load: ParsableCommand {
             case .removed(let entries):
                 text = "removed (not in this set; \(Figures.grouped(entries)) entries cleared)"
             }
-            print(pad(identifier, 17) + text)
+            var line = pad(identifier, 17) + text
+            while line.last == " " { line.removeLast() }
+            print(line)
         }
         var line =
             "\(Figures.counted(summary.extensions, "extension")): \(Figures.grouped(summary.loaded)) loaded, \(Figures.grouped(summary.skipped)) skipped, \(Figures.grouped(summary.failed)) failed"
@@ -414,8 +416,9 @@ struct Status: ParsableCommand {
             print(
                 pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state.rawValue, 10)
                     + pad(Figures.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
-                    + pad(row.lastDurationMilliseconds.map { String($0) } ?? "-", 10, right: true)
-                    + pad(row.peakMemoryKiB.map { String($0) } ?? "-", 9, right: true) + " " + (row.lastError ?? "")
+                    + pad(row.lastDurationMilliseconds.map { Figures.grouped($0) } ?? "-", 10, right: true)
+                    + pad(row.peakMemoryKiB.map { Figures.grouped($0) } ?? "-", 9, right: true) + " "
+                    + (row.lastError ?? "")
             )
         }
         print("integrity: \(try store.integrityCheck())")

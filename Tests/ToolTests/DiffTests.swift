@@ -183,8 +183,14 @@ import Testing
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.file("empty"), withIntermediateDirectories: true)
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file("file")))
+        // A publication that holds generations 3 and 4 (publish removed the others).
+        for held in ["pub/3", "pub/4"] {
+            try FileManager.default.createDirectory(atPath: dir.file(held), withIntermediateDirectories: true)
+        }
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("pub/timestamp.json")))
         for (arguments, fault) in [
             (["diff", "missing", "empty"], "missing does not exist"),
+            (["diff", "pub/1", "pub/4"], "pub/1 does not exist: the publication pub holds generations 3, 4"),
             (["diff", "empty", "empty"], "no manifest.json and no shard files"),
             (["diff", "file", "empty"], "file is not a directory"),
         ] {

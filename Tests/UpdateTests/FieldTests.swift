@@ -658,7 +658,7 @@ import Testing
         #expect(String(decoding: try readBytes(record), as: UTF8.self) == "3\n")
 
         // Someone else's directory: refused, and no lock file left in it.
-        Self.expectRefusal(["which blocklist publish did not write"]) { _ = try publish(listA, to: fixture.keys) }
+        Self.expectRefusal(["is a key directory (it holds signing.key)"]) { _ = try publish(listA, to: fixture.keys) }
         #expect(!FileManager.default.fileExists(atPath: fixture.keys + "/" + Publisher.lockName))
         // A stray .staging-N file is named, not "File exists".
         try writeBytes([1], to: fixture.publication + "/.staging-9")

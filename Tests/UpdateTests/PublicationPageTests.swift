@@ -113,6 +113,33 @@ import Testing
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 20_000, "\(png.count) bytes")
     }
 
+    @Test func shardRunsAndDurationsReadAsPeopleSayThem() {
+        #expect(PublicationPage.ranges([]) == "none")
+        #expect(PublicationPage.ranges([4]) == "4")
+        #expect(PublicationPage.ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8")
+        #expect(PublicationPage.ranges(Array(1...50)) == "1–50")
+        #expect(PublicationStatus.formatDuration(30 * 86_400 - 9) == "in 30 days")
+        #expect(PublicationStatus.formatDuration(86_391) == "in 24 hours")
+        #expect(PublicationStatus.formatDuration(60) == "in 1 minute")
+        #expect(PublicationStatus.formatDuration(-61) == "expired 1 minute ago")
+        #expect(PublicationStatus.formatDuration(1) == "in 1 second")
+    }
+
+    /// The places people point --to by mistake are named as what they are, and nothing is written.
+    @Test func aSetOrAKeyDirectoryIsNotAPublication() throws {
+        let directory = try TemporaryDirectory()
+        try Self.publishGenerations(in: directory)
+        for (target, words) in [("set", "set is a shard set"), ("keys", "keys is a key directory")] {
+            let before = try FileManager.default.contentsOfDirectory(atPath: directory.file(target)).sorted()
+            let result = try runBlocklist(
+                ["publish", "set", "--key", "keys/signing.key", "--to", target],
+                in: directory.path
+            )
+            #expect(result.status == 1 && result.stderr.contains(words), "\(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(target)).sorted() == before)
+        }
+    }
+
     @Test func aPageSomeoneElseWroteIsLeftAndNamed() throws {
         let directory = try TemporaryDirectory()
         try Self.publishGenerations(in: directory)
