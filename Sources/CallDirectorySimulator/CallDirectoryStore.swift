@@ -37,11 +37,14 @@ public final class CallDirectoryStore {
         /// Whether the next request must be non-incremental (first load, re-enabled, after a failure).
         public var needsFullReload: Bool
         public var loadedChecksum: String?
+        /// Blocking entries held.
         public var loadedCount: Int64
         public var lastLoadAt: Int64?
         public var lastDurationMilliseconds: Int64?
         public var peakMemoryKiB: Int64?
         public var lastError: String?
+        /// Identification entries held (numbers with a label), counted apart.
+        public var identificationCount: Int64 = 0
     }
 
     public let path: String
@@ -255,8 +258,9 @@ public final class CallDirectoryStore {
         let query = try database.prepare(
             """
             SELECT identifier, shard_index, enabled, state, needs_full_reload, loaded_checksum, loaded_count,
-                   last_load_at, last_duration_ms, peak_memory_kib, last_error
-            FROM extensions ORDER BY shard_index, identifier
+                   last_load_at, last_duration_ms, peak_memory_kib, last_error,
+                   (SELECT COUNT(*) FROM identification_entries AS i WHERE i.extension_id = e.id)
+            FROM extensions AS e ORDER BY shard_index, identifier
             """
         )
         var result: [Extension] = []
@@ -301,7 +305,8 @@ public final class CallDirectoryStore {
                     lastLoadAt: try whole(7, "last_load_at", counts, optional: true),
                     lastDurationMilliseconds: try whole(8, "last_duration_ms", counts, optional: true),
                     peakMemoryKiB: try whole(9, "peak_memory_kib", counts, optional: true),
-                    lastError: query.text(10)
+                    lastError: query.text(10),
+                    identificationCount: query.integer(11)
                 )
             )
         }

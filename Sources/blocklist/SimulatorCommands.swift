@@ -411,15 +411,18 @@ struct Status: ParsableCommand {
         let store = try CallDirectoryStore(path: storeOptions.path(for: directory), readOnly: true)
         let rows = try store.extensions()
         if json { return try printJSON(rows) }
-        print("extension        enabled  state       entries    checksum   last (ms)  peak KiB  last error")
+        print("extension        enabled  state       blocking  identified  checksum   last (ms)  peak KiB  last error")
         for row in rows {
-            print(
+            var line =
                 pad(row.identifier, 17) + pad(row.enabled ? "yes" : "no", 9) + pad(row.state.rawValue, 10)
-                    + pad(Figures.grouped(row.loadedCount), 10, right: true) + " " + pad(row.loadedChecksum ?? "-", 10)
-                    + pad(row.lastDurationMilliseconds.map { Figures.grouped($0) } ?? "-", 10, right: true)
-                    + pad(row.peakMemoryKiB.map { Figures.grouped($0) } ?? "-", 9, right: true) + " "
-                    + (row.lastError ?? "")
-            )
+                + pad(Figures.grouped(row.loadedCount), 9, right: true)
+                + pad(Figures.grouped(row.identificationCount), 11, right: true) + " "
+                + pad(row.loadedChecksum ?? "-", 10)
+                + pad(row.lastDurationMilliseconds.map { Figures.grouped($0) } ?? "-", 10, right: true)
+                + pad(row.peakMemoryKiB.map { Figures.grouped($0) } ?? "-", 9, right: true) + " "
+                + (row.lastError ?? "")
+            while line.last == " " { line.removeLast() }
+            print(line)
         }
         print("integrity: \(try store.integrityCheck())")
     }

@@ -152,6 +152,15 @@ import Testing
             load.stdout.contains("1 extension: 1 loaded, 0 skipped, 0 failed in set/store.sqlite;"),
             "\(load.stdout)"
         )
+        let status = try runBlocklist(["status", "set", "--store", "set/store.sqlite", "--json"], in: directory.path)
+        let rows = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [[String: Any]]
+        #expect(
+            rows?.first?["loadedCount"] as? Int == 3 && rows?.first?["identificationCount"] as? Int == 2,
+            "\(status.stdout)"
+        )
+        let table = try runBlocklist(["status", "set", "--store", "set/store.sqlite"], in: directory.path)
+        #expect(table.stdout.contains("blocking  identified"), "\(table.stdout)")
+        #expect(!table.stdout.contains(" \n"), "no row ends with a space")
         let json = try runBlocklist(
             ["load", "set", "--store", "set/store.sqlite", "--force", "--json"],
             in: directory.path
