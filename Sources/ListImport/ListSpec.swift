@@ -143,7 +143,10 @@ package final class PackedProducer: ShardProducer {
         if !LabelledUnion.inOrder(listBlock) { listBlock.sort { $0.lowest < $1.lowest } }
         listIdentify.sort { $0.pattern.lowest < $1.pattern.lowest }
         let labelFiles = list.labels + list.lists.filter { _ in !listIdentify.isEmpty }
-        labelOrigin = labelFiles.count == 1 ? "in \(labelFiles[0])" : "in the labels and list files"
+        labelOrigin =
+            labelFiles.count == 1
+            ? "in \(labelFiles[0])"
+            : "in " + labelFiles.prefix(4).joined(separator: ", ") + (labelFiles.count > 4 ? ", …" : "")
 
         // Pass 1: count, and cut boundaries.
         if let previous = previousLowerBounds(), case let counts = try count(bounds: previous),
@@ -236,6 +239,16 @@ package final class PackedProducer: ShardProducer {
                     if lines.lineNumber == 1, Self.isHeader(line) {
                         notes.append("\(lines.name):1 has no digits and a separator; read as a CSV header and skipped.")
                         continue
+                    }
+                    // An export with the name first (Name;Phone): say where the number is read from.
+                    if kind != "labels", error.openQuotedField == nil, let fields = try? ListLine.fields(line),
+                        let second = fields.second,
+                        (try? parser.number(UnsafeRawBufferPointer(rebasing: line[second]))) != nil
+                    {
+                        throw ListLineError(
+                            error.reason
+                                + "; the number is read from the first field, and this line's second field holds one: put the phone column first"
+                        )
                     }
                     throw error
                 }

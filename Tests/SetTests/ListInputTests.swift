@@ -280,6 +280,34 @@ import Testing
         }
     }
 
+    /// What the field test of issue 30 pasted: an Excel export with the name first, and one
+    /// number labelled differently in two files, each named for what it is.
+    @Test func aNameFirstExportAndALabelConflictAcrossFilesAreNamed() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(
+            [0xEF, 0xBB, 0xBF] + Array("Name;Phone\r\nAlice;+33 1 62 12 34 56\r\n".utf8),
+            to: directory.file("contacts.csv")
+        )
+        let nameFirst = try runBlocklist(
+            ["generate", "--numbers", "contacts.csv", "--no-sync", "-o", "a"],
+            in: directory.path
+        )
+        #expect(nameFirst.status == 1, "\(nameFirst.stderr)")
+        #expect(
+            nameFirst.stderr.contains(
+                "contacts.csv:2: \"Alice\" is not a phone number: 'A' at column 1; the number is read from the first field, and this line's second field holds one: put the phone column first"
+            ),
+            "\(nameFirst.stderr)"
+        )
+        try writeBytes(Array("+33611111111,Spam\n".utf8), to: directory.file("one.csv"))
+        try writeBytes(Array("+33611111111,Other\n".utf8), to: directory.file("two.csv"))
+        let conflict = try runBlocklist(
+            ["generate", "--labels", "one.csv", "--labels", "two.csv", "--no-sync", "-o", "b"],
+            in: directory.path
+        )
+        #expect(conflict.status != 0 && conflict.stderr.contains("(in one.csv, two.csv)"), "\(conflict.stderr)")
+    }
+
     /// Nothing is committed from nothing: lists that give no number (an empty file, every line
     /// skipped) are refused and the set stays, unless --allow-empty asks for an empty set.
     @Test func listsGivingNoNumberAreRefusedUnlessAnEmptySetIsAskedFor() throws {
