@@ -47,7 +47,7 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
             } else {
                 throw BlocklistError(
                     .invalidSpec,
-                    "Pattern \"\(text)\" has \"\(character)\" at digit \(offset + 1); only digits 0-9 and # (any digit) are allowed after the +."
+                    "Pattern \"\(text)\" has \"\(character)\" at character \(offset + 1 + text.count - body.count); only digits 0-9 and # (any digit) are allowed after the +."
                 )
             }
         }

@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["generate", "--pattern", "+82x0###"], "has \"x\" at digit 3"),
+        (["generate", "--pattern", "+82x0###"], "has \"x\" at character 4"),
         (["generate", "--pattern", "+0###"], "must start with the country code"),
         (["generate", "--pattern", "+1234567890123456"], "has 16 digits"),
         (["generate", "--exclude", ""], "An exclusion is empty"),
@@ -85,7 +85,7 @@ import Testing
         (["generate", "--pattern", "+1###############"], "digits"),
         (["generate", "--pattern", "+8270########", "--range-size", "1000"], "at most 10000 are allowed"),
         (["generate", "--no-exclusions", "--exclude", "0"], "contradict"),
-        (["generate", "--allow-pattern", "abc"], "Pattern \"abc\" has \"a\" at digit 1"),
+        (["generate", "--allow-pattern", "abc"], "Pattern \"abc\" has \"a\" at character 1"),
         (["generate", "--numbers", "-", "--labels", "-"], "Standard input (-) can be read once"),
         (["generate", "--allow-pattern", "+999#######"], "or the new set would be empty"),
         (["generate", "--allow", "a.txt"], "or the new set would be empty"),
