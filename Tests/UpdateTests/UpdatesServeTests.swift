@@ -244,7 +244,7 @@ import Testing
         let server = try Server(fixture.publication)
         let answer = try Self.get(server.url + "v1/update?from=0")
         #expect(answer.head.status == 404)
-        #expect(String(decoding: answer.body, as: UTF8.self).contains("over 1048576 bytes"))
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("over 1,048,576 bytes"))
         let reader = try HTTPPublication(server.url, deadline: HTTPFetch.now() + 30_000_000_000)
         let outcome = try fixture.update(from: reader)
         #expect(outcome.generation == 1 && reader.requests > 1)
