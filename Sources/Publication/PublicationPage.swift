@@ -51,7 +51,11 @@ public enum PublicationPage {
             html += "<div class=\"summary\" data-generation=\"\(current.generation)\">\n"
             html += summaryFigure("numbers blocked", "numbers", current.numbers)
             html += summaryFigure("numbers labelled", "labels", current.labels)
-            html += summaryFigure("shards (extensions)", "shards", Int64(current.shards))
+            html += summaryFigure(
+                current.shards == 1 ? "shard (extension)" : "shards (extensions)",
+                "shards",
+                Int64(current.shards)
+            )
             html += summaryFigure("bytes of shards", "bytes", current.bytes)
             html += "</div>\n"
         }
@@ -128,7 +132,7 @@ public enum PublicationPage {
             <line x1="\(left)" y1="\(top + plotHeight)" x2="\(left + plotWidth)" y2="\(top + plotHeight)" stroke="#999"/>
             <text x="\(left - 6)" y="\(top + 4)" text-anchor="end">\(Figures.grouped(maxEntries))</text>
             <text x="\(left - 6)" y="\(top + plotHeight)" text-anchor="end">0</text>
-            <text x="\(left)" y="\(height - 6)">\(anyDelta ? "entries (line) · delta bytes (bars)" : "entries (line) · no deltas: every change was published as whole shards")</text>
+            <text x="\(left)" y="\(height - 6)">\(anyDelta ? "entries (line) · delta bytes (bars)" : generations.count == 1 ? "entries (line) · one generation so far" : "entries (line) · no deltas: every change was published as whole shards")</text>
 
             """
         if anyDelta {

@@ -61,10 +61,12 @@ package struct SetDiff {
                 let last = parent.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
                 parent = String(parent.dropLast(last.count))
                 if parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
-                if UInt64(last) != nil, let held = Self.heldGenerations(parent.isEmpty ? "." : parent) {
+                if let asked = UInt64(last), let held = Self.heldGenerations(parent.isEmpty ? "." : parent) {
+                    let newest = held.last ?? 0
+                    let why = asked > newest ? "it was never published" : "publish removes generations past --keep"
                     throw BlocklistError(
                         .io,
-                        "\(directory) does not exist: the publication \(parent.isEmpty ? "." : parent) holds \(held.isEmpty ? "no generation" : "generation\(held.count == 1 ? "" : "s") " + held.map(String.init).joined(separator: ", ")) (publish removes generations past --keep)."
+                        "\(directory) does not exist: the publication \(parent.isEmpty ? "." : parent) holds \(held.isEmpty ? "no generation" : "generation\(held.count == 1 ? "" : "s") " + held.map(String.init).joined(separator: ", ")) (\(why))."
                     )
                 }
                 throw BlocklistError(.io, "\(directory) does not exist.")

@@ -37,7 +37,7 @@ struct UpdatesServe: AsyncParsableCommand {
         version: blocklistVersion
     )
 
-    @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+    @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"), completion: .directory)
     var publication: String
 
     @OptionGroup var server: ServerOptions
@@ -61,7 +61,7 @@ struct UpdatesServe: AsyncParsableCommand {
         free(resolved)
         let router = Router(context: ConnectionRequestContext.self)
         let bundles = BundleCache(publication: root)
-        router.get("v1/update") { request, _ -> Response in
+        let serveBundle: @Sendable (Request, ConnectionRequestContext) async throws -> Response = { request, _ in
             guard let text = request.uri.queryParameters.get("from"), let from = UInt64(text) else {
                 return Self.text(.badRequest, "Give the installed generation: /v1/update?from=N (0 for none).\n")
             }
@@ -134,6 +134,14 @@ struct UpdatesServe: AsyncParsableCommand {
                 answer.headers[.acceptRanges] = "bytes"
                 return answer
             }
+        }
+        router.get("v1/update", use: serveBundle)
+        router.head("v1/update") { request, context -> Response in
+            var response = try await serveBundle(request, context)
+            let length = response.body.contentLength
+            response.body = ResponseBody()
+            if let length { response.headers[.contentLength] = String(length) }
+            return response
         }
         router.get("**", use: serveFile)
         // HEAD: the same status and headers, the length of the body it would send, no body (a

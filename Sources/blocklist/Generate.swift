@@ -23,6 +23,7 @@ struct Generate: ParsableCommand {
     /// directories that start with the word; otherwise generate's options.
     static func complete(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         let previous = index > 0 && index - 1 < words.count ? words[index - 1] : ""
+        if previous == "--layout" { return ["range", "packed"].filter { $0.hasPrefix(prefix) } }
         guard !prefix.hasPrefix("-"), GenerateCommand.takesPath(previous) else {
             return GenerateCommand.optionNames.filter { $0.hasPrefix(prefix) }
         }

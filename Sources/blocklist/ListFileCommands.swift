@@ -20,7 +20,7 @@ struct ListFileCommand: ParsableCommand {
             abstract: "Read a list file and say what it holds, or what is wrong with it."
         )
 
-        @Argument(help: ArgumentHelp("The list file.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The list file.", valueName: "file"), completion: .file())
         var file: String
 
         @Flag(help: "Print what it holds as JSON.")

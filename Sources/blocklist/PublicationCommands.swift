@@ -26,10 +26,13 @@ struct KeysCommand: ParsableCommand {
                 "NEW/root.json lists a new signing key and is signed by the old key and the new one, so an app that ships the old root follows it. NEW/push.key is the old one (the app holds it). The next publish with NEW/signing.key puts the new root in the publication; updates then refuse anything the old key signs."
         )
 
-        @Argument(help: ArgumentHelp("The current key directory.", valueName: "old"))
+        @Argument(help: ArgumentHelp("The current key directory.", valueName: "old"), completion: .directory)
         var old: String
 
-        @Argument(help: ArgumentHelp("The new key directory (created if missing).", valueName: "new"))
+        @Argument(
+            help: ArgumentHelp("The new key directory (created if missing).", valueName: "new"),
+            completion: .directory
+        )
         var new: String
 
         func run() throws {
@@ -51,7 +54,10 @@ struct KeysCommand: ParsableCommand {
                 "DIR/signing.key and DIR/push.key are written with mode 0600; DIR/root.json is the trust root the app ships (it lists the public key and expires in a year)."
         )
 
-        @Argument(help: ArgumentHelp("The key directory (created if missing).", valueName: "dir"))
+        @Argument(
+            help: ArgumentHelp("The key directory (created if missing).", valueName: "dir"),
+            completion: .directory
+        )
         var directory: String
 
         func run() throws {
@@ -74,13 +80,16 @@ struct Publish: ParsableCommand {
             "Any static HTTP server or CDN can serve PUBDIR (docs/USAGE.md, Publishing). The set is verified first, and the key checked against the roots PUBDIR publishes; a refusal writes nothing. Publishing again with an unchanged set re-signs timestamp.json (valid for --timestamp-lifetime), and writes a new generation with the same shards once the snapshot has less than half of --snapshot-lifetime left, or if the current generation no longer verifies. Run it daily (docs/USAGE.md has the cron line) and an unchanged list stays installable."
     )
 
-    @Argument(help: ArgumentHelp("The set's output directory (holding manifest.json).", valueName: "setdir"))
+    @Argument(
+        help: ArgumentHelp("The set's output directory (holding manifest.json).", valueName: "setdir"),
+        completion: .directory
+    )
     var setDirectory = "Output"
 
-    @Option(help: ArgumentHelp("The signing key (keys create's signing.key).", valueName: "file"))
+    @Option(help: ArgumentHelp("The signing key (keys create's signing.key).", valueName: "file"), completion: .file())
     var key: String
 
-    @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+    @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"), completion: .directory)
     var to: String
 
     @Option(help: ArgumentHelp("Earlier generations to make deltas from, and keep published.", valueName: "N"))
@@ -209,7 +218,7 @@ struct PublicationCommand: ParsableCommand {
                 "Exits 0 when neither the root nor the snapshot expires within --warn-days and the timestamp (which every publish renews) not within --warn-hours; 3 when one does, or has (phones then refuse the publication); 1 on an error. For a cron job or a monitor; docs/USAGE.md has the daily cron line."
         )
 
-        @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+        @Argument(help: ArgumentHelp("The publication directory.", valueName: "pubdir"), completion: .directory)
         var publication: String
 
         @Option(
@@ -346,13 +355,22 @@ struct Update: ParsableCommand {
             "Refuses, with nothing written, a rollback, an expired timestamp, a file that does not match the signed snapshot, a wrong key, a truncated or tampered file. Then `load --strategy delta` reloads only the changed extensions."
     )
 
-    @Option(help: ArgumentHelp("The publication: a directory (or an http:// URL).", valueName: "url|pubdir"))
+    @Option(
+        help: ArgumentHelp("The publication: a directory (or an http:// URL).", valueName: "url|pubdir"),
+        completion: .directory
+    )
     var from: String
 
-    @Option(help: ArgumentHelp("The trust root the app ships (keys create's root.json).", valueName: "root.json"))
+    @Option(
+        help: ArgumentHelp("The trust root the app ships (keys create's root.json).", valueName: "root.json"),
+        completion: .file()
+    )
     var trust: String
 
-    @Option(help: ArgumentHelp("The App Group directory holding the installed set.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp("The App Group directory holding the installed set.", valueName: "dir"),
+        completion: .directory
+    )
     var appGroup: String
 
     @Option(
@@ -387,6 +405,15 @@ struct Update: ParsableCommand {
             throw BlocklistError(
                 error.code,
                 "The trust root (--trust) cannot be read: \(error.message) Give the root.json that blocklist keys create wrote, as the app ships it."
+            )
+        }
+        // Checked here too, so that a wrong file (a key, a snapshot) is named as the option it came from.
+        do throws(UpdateError) {
+            _ = try Root.trusted(trustBytes, what: "the trust root \(trust) (--trust)")
+        } catch {
+            throw UpdateError(
+                error.code,
+                "\(error.message.dropLast(error.message.hasSuffix(".") ? 1 : 0)); give the root.json that blocklist keys create wrote, as the app ships it."
             )
         }
         let reader = try publicationReader(
@@ -495,7 +522,7 @@ struct Push: ParsableCommand {
                 "Print the APNs payload for a publication's newest generation: the update inline when it fits 4 KB, else a URL."
         )
 
-        @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"))
+        @Option(help: ArgumentHelp("The publication directory.", valueName: "pubdir"), completion: .directory)
         var from: String
 
         @Option(
@@ -542,16 +569,22 @@ struct Push: ParsableCommand {
                 "Runs the extension host as `load` runs the Call Directory host, and samples its peak memory. Prints its result: the notification shown, entries added and removed, bytes downloaded."
         )
 
-        @Argument(help: ArgumentHelp("The APNs payload (push payload's output).", valueName: "payload.json"))
+        @Argument(
+            help: ArgumentHelp("The APNs payload (push payload's output).", valueName: "payload.json"),
+            completion: .file()
+        )
         var payload: String
 
-        @Option(help: ArgumentHelp("The App Group directory.", valueName: "dir"))
+        @Option(help: ArgumentHelp("The App Group directory.", valueName: "dir"), completion: .directory)
         var appGroup: String
 
-        @Option(help: ArgumentHelp("The trust root the app ships.", valueName: "root.json"))
+        @Option(help: ArgumentHelp("The trust root the app ships.", valueName: "root.json"), completion: .file())
         var trust: String
 
-        @Option(help: ArgumentHelp("The push key (default: push.key beside root.json).", valueName: "file"))
+        @Option(
+            help: ArgumentHelp("The push key (default: push.key beside root.json).", valueName: "file"),
+            completion: .file()
+        )
         var pushKey: String?
 
         @Option(help: ArgumentHelp("Seconds before serviceExtensionTimeWillExpire.", valueName: "seconds"))
@@ -565,7 +598,7 @@ struct Push: ParsableCommand {
         )
         var network = "wifi"
 
-        @Option(help: ArgumentHelp("The extension host to run.", valueName: "path"))
+        @Option(help: ArgumentHelp("The extension host to run.", valueName: "path"), completion: .file())
         var host: String?
 
         func validate() throws {

@@ -38,12 +38,16 @@ struct SMSCompile: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The rules file (JSON), or - for standard input.", valueName: "rules.json"))
+    @Argument(
+        help: ArgumentHelp("The rules file (JSON), or - for standard input.", valueName: "rules.json"),
+        completion: .file()
+    )
     var rules: String
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("The directory to write \(CompiledRulesFile.name) into.", valueName: "dir")
+        help: ArgumentHelp("The directory to write \(CompiledRulesFile.name) into.", valueName: "dir"),
+        completion: .directory
     )
     var output: String
 
@@ -143,13 +147,20 @@ struct SMSVerify: ParsableCommand {
     )
 
     @Argument(
-        help: ArgumentHelp("The compiled rules, or the directory holding \(CompiledRulesFile.name).", valueName: "file")
+        help: ArgumentHelp(
+            "The compiled rules, or the directory holding \(CompiledRulesFile.name).",
+            valueName: "file"
+        ),
+        completion: .file()
     )
     var file: String
 
     /// Named `--source`, not `--rules`: elsewhere `--rules` names the rules a command works with,
     /// and here that is the compiled file, the argument.
-    @Option(help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"))
+    @Option(
+        help: ArgumentHelp("The rules file (JSON) it should have been compiled from.", valueName: "rules.json"),
+        completion: .file()
+    )
     var source: String?
 
     @Flag(help: "Print the result as JSON.")
@@ -216,7 +227,8 @@ struct SMSCheck: ParsableCommand {
     )
 
     @Option(
-        help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path")
+        help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"),
+        completion: .file()
     )
     var rules: String
 
@@ -226,7 +238,10 @@ struct SMSCheck: ParsableCommand {
     @Option(help: "The body of one message.")
     var body: String?
 
-    @Option(help: ArgumentHelp("A JSON Lines file of messages, or - for standard input.", valueName: "messages.jsonl"))
+    @Option(
+        help: ArgumentHelp("A JSON Lines file of messages, or - for standard input.", valueName: "messages.jsonl"),
+        completion: .file()
+    )
     var file: String?
 
     @Flag(help: "Print the results as JSON.")

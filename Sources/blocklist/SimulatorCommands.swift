@@ -101,7 +101,10 @@ struct Load: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"))
+    @Argument(
+        help: ArgumentHelp("The output directory holding manifest.json.", valueName: "dir"),
+        completion: .directory
+    )
     var directory = "Output"
 
     @OptionGroup var storeOptions: StoreOptions
@@ -349,7 +352,10 @@ struct Switch: ParsableArguments {
     @Argument(help: ArgumentHelp("Extensions: 3, 1,4-6 or all.", valueName: "list"))
     var extensions: String
 
-    @Argument(help: ArgumentHelp("The output directory whose manifest lists the extensions.", valueName: "dir"))
+    @Argument(
+        help: ArgumentHelp("The output directory whose manifest lists the extensions.", valueName: "dir"),
+        completion: .directory
+    )
     var directory = "Output"
 
     @OptionGroup var storeOptions: StoreOptions
@@ -398,7 +404,7 @@ struct Status: ParsableCommand {
         abstract: "Show the extensions in the store: switch, state, entries, last load."
     )
 
-    @Argument(help: ArgumentHelp("The set directory whose store to show.", valueName: "dir"))
+    @Argument(help: ArgumentHelp("The set directory whose store to show.", valueName: "dir"), completion: .directory)
     var directory = "Output"
 
     @OptionGroup var storeOptions: StoreOptions
@@ -442,7 +448,7 @@ struct Lookup: ParsableCommand {
     )
     var number: String
 
-    @Argument(help: ArgumentHelp("The set directory whose store to ask.", valueName: "dir"))
+    @Argument(help: ArgumentHelp("The set directory whose store to ask.", valueName: "dir"), completion: .directory)
     var directory = "Output"
 
     @Option(

@@ -40,5 +40,6 @@ import Testing
             ]
         )
         #expect(try Self.bashOffers(["blocklist", "generate", "-o", "lists/"], in: directory.path) == [])
+        #expect(try Self.bashOffers(["blocklist", "generate", "--layout", "p"], in: directory.path) == ["packed"])
     }
 }
