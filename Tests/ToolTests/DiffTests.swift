@@ -190,7 +190,14 @@ import Testing
         try Data("{}".utf8).write(to: URL(fileURLWithPath: dir.file("pub/timestamp.json")))
         for (arguments, fault) in [
             (["diff", "missing", "empty"], "missing does not exist"),
-            (["diff", "pub/1", "pub/4"], "pub/1 does not exist: the publication pub holds generations 3, 4"),
+            (
+                ["diff", "pub/1", "pub/4"],
+                "pub/1 does not exist: the publication pub holds generations 3, 4 (publish removes"
+            ),
+            (
+                ["diff", "pub/9", "pub/4"],
+                "pub/9 does not exist: the publication pub holds generations 3, 4 (it was never published)"
+            ),
             (["diff", "empty", "empty"], "no manifest.json and no shard files"),
             (["diff", "file", "empty"], "file is not a directory"),
         ] {

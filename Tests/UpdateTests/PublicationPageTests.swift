@@ -140,6 +140,24 @@ import Testing
         }
     }
 
+    /// update's trust root comes from --trust: a file that cannot be read, or is not a root (a
+    /// key given by mistake), is named with the option.
+    @Test func aWrongTrustRootIsNamedWithItsOption() throws {
+        let directory = try TemporaryDirectory()
+        try Self.publishGenerations(in: directory)
+        for (trust, words) in [
+            ("nosuch", "The trust root (--trust) cannot be read"),
+            ("keys/signing.key", "the trust root keys/signing.key (--trust)"),
+        ] {
+            let result = try runBlocklist(
+                ["update", "--from", "pub", "--trust", trust, "--app-group", "app"],
+                in: directory.path
+            )
+            #expect(result.status != 0 && result.stderr.contains(words), "\(trust): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("app")))
+        }
+    }
+
     @Test func aPageSomeoneElseWroteIsLeftAndNamed() throws {
         let directory = try TemporaryDirectory()
         try Self.publishGenerations(in: directory)

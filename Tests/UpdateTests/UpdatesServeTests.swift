@@ -79,7 +79,9 @@ import Testing
     /// body; a file that is not served is 404 as with GET. Before, every HEAD was answered 404.
     @Test func headAnswersAsGetWithoutTheBody() throws {
         let served = try Served()
-        for (path, status) in [("9/shard-01.blk", "200"), ("timestamp.json", "200"), ("nope.txt", "404")] {
+        for (path, status) in [
+            ("9/shard-01.blk", "200"), ("timestamp.json", "200"), ("nope.txt", "404"), ("v1/update?from=0", "200"),
+        ] {
             let get = try Self.get(served.server.url + path)
             let head = try runProcess("/usr/bin/env", ["curl", "-sS", "-I", served.server.url + path])
             let text = String(decoding: head.stdout, as: UTF8.self).lowercased()
