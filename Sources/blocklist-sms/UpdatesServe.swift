@@ -77,10 +77,6 @@ struct UpdatesServe: AsyncParsableCommand {
                 body: ResponseBody(byteBuffer: bundle)
             )
         }
-        // The publication's page for people at / (and /index.html); phones never read it.
-        router.get("/") { _, _ -> Response in
-            Response(status: .movedPermanently, headers: [.location: "/" + PublicationPage.fileName])
-        }
         let serveFile: @Sendable (Request, ConnectionRequestContext) async throws -> Response = { request, context in
             let path = context.parameters.getCatchAll().joined(separator: "/")
             // Only what publish writes for phones: never a key or anything else left in PUBDIR.
@@ -135,26 +131,21 @@ struct UpdatesServe: AsyncParsableCommand {
                 return answer
             }
         }
-        router.get("v1/update", use: serveBundle)
-        router.head("v1/update") { request, context -> Response in
-            var response = try await serveBundle(request, context)
-            let length = response.body.contentLength
-            response.body = ResponseBody()
-            if let length { response.headers[.contentLength] = String(length) }
-            return response
-        }
-        router.get("**", use: serveFile)
-        // HEAD: the same status and headers, the length of the body it would send, no body (a
-        // CDN's origin check, `curl -I`).
-        router.head("**") { request, context -> Response in
-            var response = try await serveFile(request, context)
-            let length = response.body.contentLength
-            response.body = ResponseBody()
-            if let length { response.headers[.contentLength] = String(length) }
-            return response
-        }
-        router.head("/") { _, _ -> Response in
+        // The publication's page for people at / (and /index.html); phones never read it.
+        let redirect: @Sendable (Request, ConnectionRequestContext) async throws -> Response = { _, _ in
             Response(status: .movedPermanently, headers: [.location: "/" + PublicationPage.fileName])
+        }
+        // Each path answers GET, and HEAD as GET would: the same status and headers, the length
+        // of the body it would send, no body (a CDN's origin check, `curl -I`).
+        for (path, handler) in [("/", redirect), ("v1/update", serveBundle), ("**", serveFile)] {
+            router.get(RouterPath(path), use: handler)
+            router.head(RouterPath(path)) { request, context -> Response in
+                var response = try await handler(request, context)
+                let length = response.body.contentLength
+                response.body = ResponseBody()
+                if let length { response.headers[.contentLength] = String(length) }
+                return response
+            }
         }
         try await server.run(router: router, path: "/", serverName: "blocklist-updates")
     }
