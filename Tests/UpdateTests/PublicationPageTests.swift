@@ -73,6 +73,25 @@ import Testing
         )
         #expect(generations.dropFirst().contains { ($0["deltaBytes"] as? Int ?? 0) > 0 }, "no delta to chart")
 
+        // What each generation changed, against `diff` (SetDiff streams both generations
+        // whole; the status reads only the shards whose digests differ).
+        for generation in generations.dropFirst() {
+            let number = generation["generation"] as? Int ?? 0
+            let previous = generation["previous"] as? Int ?? 0
+            let diff = try runBlocklist(["diff", "pub/\(previous)", "pub/\(number)", "--json"], in: directory.path)
+            let totals = try JSONSerialization.jsonObject(with: Data(diff.stdout.utf8)) as? [String: Any]
+            for field in ["added", "removed", "labelsAdded", "labelsRemoved"] {
+                #expect(
+                    totals?[field] as? Int == generation[field] as? Int,
+                    "generation \(number) \(field): diff \(totals?[field] ?? "none"), status \(generation[field] ?? "none")"
+                )
+            }
+            let changed = (totals?["shards"] as? [[String: Any]] ?? []).filter { shard in
+                ["added", "removed", "labelsAdded", "labelsRemoved"].contains { (shard[$0] as? Int ?? 0) > 0 }
+            }.compactMap { $0["index"] as? Int }
+            #expect(changed == generation["changedShards"] as? [Int], "generation \(number)")
+        }
+
         let page = directory.file("pub/index.html")
         let fromFile = try Self.check(page, against: directory.file("status.json"))
         #expect(fromFile.passed, "\(fromFile.output)")
