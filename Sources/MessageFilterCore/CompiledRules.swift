@@ -81,7 +81,7 @@ public final class CompiledRules: @unchecked Sendable {
     private let info: [UInt32]
     private let ruleTable: Int
     private let stringTable: Int
-    private(set) var automata: [Automaton]
+    let automata: [Automaton]
     /// Regex rules that every message must be checked against.
     let unfilteredRegexes: [UInt32]
     /// Every regex rule, compiled.

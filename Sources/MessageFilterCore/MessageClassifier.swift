@@ -37,11 +37,24 @@ public final class MessageClassifier {
     /// The rules' bytes, which `rules` keeps: read through this, a walk retains nothing.
     private let file: UnsafeRawBufferPointer
     private var folded: [[UInt8]]
-    private var candidates: [UInt32] = []
+    /// The regex rules and conditions the automata triggered for this message, each once; room
+    /// for every entry, allocated once. This, `seen` and `candidateCount` are read and written
+    /// through pointers, which no run-time exclusivity check guards: each message touches them
+    /// hundreds of times.
+    private let candidateStorage: UnsafeMutablePointer<UInt32>
+    private let candidateCount: UnsafeMutablePointer<Int>
+    private var candidates: UnsafeBufferPointer<UInt32> {
+        UnsafeBufferPointer(start: candidateStorage, count: candidateCount.pointee)
+    }
     private var keys: [UInt32] = []
+    /// Copies of the rules' automata and unfiltered regexes, read through pointers so that a
+    /// message retains no array.
+    private let automata: UnsafeMutableBufferPointer<CompiledRules.Automaton>
+    private let unfilteredRegexes: UnsafeMutableBufferPointer<UInt32>
+    private let hasCombined: Bool
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
-    private var seen: [UInt64]
+    private let seen: UnsafeMutablePointer<UInt64>
     /// The combined rules already weighed for this message, a bit each and listed, to clear.
     private var evaluatedBits: [UInt64]
     private var evaluated: [UInt32] = []
@@ -71,11 +84,27 @@ public final class MessageClassifier {
         file = UnsafeRawBufferPointer(rules.bytes)
         folded = Array(repeating: [], count: 8)
         for index in 0..<4 { folded[index].reserveCapacity(1024) }
-        candidates.reserveCapacity(64)
-        seen = Array(repeating: 0, count: (rules.entryCount + 63) / 64)
+        automata = .allocate(capacity: rules.automata.count)
+        _ = automata.initialize(from: rules.automata)
+        unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
+        _ = unfilteredRegexes.initialize(from: rules.unfilteredRegexes)
+        hasCombined = !rules.combined.records.isEmpty
+        candidateStorage = .allocate(capacity: max(1, rules.entryCount))
+        candidateCount = .allocate(capacity: 1)
+        candidateCount.initialize(to: 0)
+        seen = .allocate(capacity: max(1, (rules.entryCount + 63) / 64))
+        seen.initialize(repeating: 0, count: max(1, (rules.entryCount + 63) / 64))
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
+    }
+
+    deinit {
+        automata.deinitialize().deallocate()
+        unfilteredRegexes.deallocate()
+        candidateStorage.deallocate()
+        candidateCount.deallocate()
+        seen.deallocate()
     }
 
     /// Checks a message against the filter's limits.
@@ -143,36 +172,34 @@ public final class MessageClassifier {
         -> Decision
     {
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
-        candidates.removeAll(keepingCapacity: true)
+        candidateCount.pointee = 0
         var best = CompiledRulesFormat.noRule
         // Each automaton is lent in place through a pointer: a copy (which a subscript makes)
         // retains every array it holds, for each automaton of each message.
-        rules.automata.withUnsafeBufferPointer { automata in
-            for index in automata.indices {
-                let automaton = automata.baseAddress! + index
-                if automaton.pointee.target == .links {
-                    automaton.pointee.view.fold(body, into: &linkSource)
-                    linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &links) }
-                    best = links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
-                    continue
-                }
-                let text = automaton.pointee.target == .sender ? sender : body
-                let view = automaton.pointee.view
-                if view.index == 0 || (!view.confusables && !automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
-                    // The dense table's byte classes fold ASCII capitals; NFC and the normalized
-                    // forms leave ASCII as it is (but skeletons do not: `m` is `rn`).
-                    best = min(best, run(automaton, over: text))
-                } else {
-                    view.fold(text, into: &folded[view.index])
-                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
-                }
+        for index in automata.indices {
+            let automaton = UnsafePointer(automata.baseAddress! + index)
+            if automaton.pointee.target == .links {
+                automaton.pointee.view.fold(body, into: &linkSource)
+                linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &links) }
+                best = links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                continue
+            }
+            let text = automaton.pointee.target == .sender ? sender : body
+            let view = automaton.pointee.view
+            if view.index == 0 || (!view.confusables && !automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
+                // The dense table's byte classes fold ASCII capitals; NFC and the normalized
+                // forms leave ASCII as it is (but skeletons do not: `m` is `rn`).
+                best = min(best, run(automaton, over: text))
+            } else {
+                view.fold(text, into: &folded[view.index])
+                best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
             }
         }
-        for rule in rules.unfilteredRegexes { addCandidate(rule) }
-        if !candidates.isEmpty {
+        for rule in unfilteredRegexes { addCandidate(rule) }
+        if candidateCount.pointee != 0 {
             normalizedState[0] = .unknown
             normalizedState[1] = .unknown
-            if !rules.combined.records.isEmpty { best = weighCombined(best: best, sender: sender, body: body) }
+            if hasCombined { best = weighCombined(best: best, sender: sender, body: body) }
             best = runRegexes(best: best, sender: sender, body: body)
         }
         guard best != CompiledRulesFormat.noRule else { return .noMatch }
@@ -332,7 +359,8 @@ public final class MessageClassifier {
         let bit: UInt64 = 1 << (UInt64(rule) & 63)
         if seen[Int(rule) >> 6] & bit == 0 {
             seen[Int(rule) >> 6] |= bit
-            candidates.append(rule)
+            candidateStorage[candidateCount.pointee] = rule
+            candidateCount.pointee += 1
         }
     }
 
