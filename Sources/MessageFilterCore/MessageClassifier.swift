@@ -279,24 +279,37 @@ public final class MessageClassifier {
     /// part after the first starts at the root `depth` bytes before its own start, where it has
     /// caught up with the state the whole text's walk would be in, and every keyword it sees on
     /// the way really occurs (one reported twice changes nothing).
+    ///
+    /// The parts go in stretches of `stretch` steps whose loop makes no call, so that their rows
+    /// stay in registers: it only ors together the transitions it takes, and a stretch that met a
+    /// state with outputs is walked again from the same rows, visiting them.
     private func runDense(_ automaton: UnsafePointer<CompiledRules.Automaton>, over text: UnsafeBufferPointer<UInt8>)
         -> UInt32
     {
         let count = automaton.pointee.classCount
         let depth = automaton.pointee.depth
         let table = automaton.pointee.outputTable
+        let stretch = 16
         var best = CompiledRulesFormat.noRule
+        let flag = CompiledRules.denseOutputFlag
         // Buffers the rules own: reading them retains nothing.
         let (dense, classes) = (
             UnsafeBufferPointer(automaton.pointee.dense), UnsafeBufferPointer(automaton.pointee.classes)
         )
-        @inline(__always) func step(_ byte: UInt8, _ row: inout Int) {
+        /// A step that notes, in `met`, whether the state it enters has outputs.
+        @inline(__always) func step(_ byte: UInt8, _ row: inout Int, _ met: inout UInt32) {
             let next = dense[row &+ Int(classes[Int(byte)])]
-            row = Int(next & ~CompiledRules.denseOutputFlag)
-            if next & CompiledRules.denseOutputFlag != 0 { visit(table, row / count, best: &best) }
+            met |= next
+            row = Int(next & ~flag)
+        }
+        /// A step that visits the state it enters when it has outputs.
+        @inline(__always) func visiting(_ byte: UInt8, _ row: inout Int) {
+            let next = dense[row &+ Int(classes[Int(byte)])]
+            row = Int(next & ~flag)
+            if next & flag != 0 { visit(table, row / count, best: &best) }
         }
         var row = 0
-        step(CompiledRulesFormat.startMarker, &row)
+        visiting(CompiledRulesFormat.startMarker, &row)
         var index = 0
         let minimumPart = depth + 16
         if text.count >= 4 * minimumPart {
@@ -306,17 +319,42 @@ public final class MessageClassifier {
             var (a, b, c) = (0, 0, 0)
             let (startA, startB, startC) = (q - depth, 2 * q - depth, 3 * q - depth)
             while index < q {
-                step(text[index], &row)
-                step(text[startA &+ index], &a)
-                step(text[startB &+ index], &b)
-                step(text[startC &+ index], &c)
-                index += 1
+                let (first, end, rows) = (index, min(q, index + stretch), (row, a, b, c))
+                var met: UInt32 = 0
+                while index < end {
+                    step(text[index], &row, &met)
+                    step(text[startA &+ index], &a, &met)
+                    step(text[startB &+ index], &b, &met)
+                    step(text[startC &+ index], &c, &met)
+                    index += 1
+                }
+                guard met & flag != 0 else { continue }
+                (index, row, a, b, c) = (first, rows.0, rows.1, rows.2, rows.3)
+                while index < end {
+                    visiting(text[index], &row)
+                    visiting(text[startA &+ index], &a)
+                    visiting(text[startB &+ index], &b)
+                    visiting(text[startC &+ index], &c)
+                    index += 1
+                }
             }
             while index < q + depth {
-                step(text[startA &+ index], &a)
-                step(text[startB &+ index], &b)
-                step(text[startC &+ index], &c)
-                index += 1
+                let (first, end, rows) = (index, min(q + depth, index + stretch), (a, b, c))
+                var met: UInt32 = 0
+                while index < end {
+                    step(text[startA &+ index], &a, &met)
+                    step(text[startB &+ index], &b, &met)
+                    step(text[startC &+ index], &c, &met)
+                    index += 1
+                }
+                guard met & flag != 0 else { continue }
+                (index, a, b, c) = (first, rows.0, rows.1, rows.2)
+                while index < end {
+                    visiting(text[startA &+ index], &a)
+                    visiting(text[startB &+ index], &b)
+                    visiting(text[startC &+ index], &c)
+                    index += 1
+                }
             }
             row = c
             index = startC + index
@@ -325,18 +363,29 @@ public final class MessageClassifier {
             var second = 0
             let start = middle - depth
             while index < middle {
-                step(text[index], &row)
-                step(text[start &+ index], &second)
-                index += 1
+                let (first, end, rows) = (index, min(middle, index + stretch), (row, second))
+                var met: UInt32 = 0
+                while index < end {
+                    step(text[index], &row, &met)
+                    step(text[start &+ index], &second, &met)
+                    index += 1
+                }
+                guard met & flag != 0 else { continue }
+                (index, row, second) = (first, rows.0, rows.1)
+                while index < end {
+                    visiting(text[index], &row)
+                    visiting(text[start &+ index], &second)
+                    index += 1
+                }
             }
             row = second
             index = start + middle
         }
         while index < text.count {
-            step(text[index], &row)
+            visiting(text[index], &row)
             index += 1
         }
-        step(CompiledRulesFormat.endMarker, &row)
+        visiting(CompiledRulesFormat.endMarker, &row)
         return best
     }
 
