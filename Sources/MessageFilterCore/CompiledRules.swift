@@ -63,17 +63,18 @@ public final class CompiledRules: @unchecked Sendable {
         var classes = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
         var classCount = 0
         /// When it fits the budget: the complete transition function, `classCount` entries per
-        /// state, failure links already followed. An entry is the next state's row (its number
-        /// times `classCount`, so that a step needs no multiplication); bit 31 marks a state with
-        /// a rule or a trigger.
+        /// state, failure links already followed. An entry is the offset of the next state's row,
+        /// so that a step is one load and one add. The states with outputs (a rule or a trigger)
+        /// have their rows from `outputRows` on, a power of two above every other row, so that a
+        /// walk tells them by or-ing the entries it takes; `outputStates` gives each one's number
+        /// in the file.
         var dense = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
+        var outputRows: UInt32 = 0
+        var outputStates = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
         /// The longest keyword, in bytes with its markers: a walk started at the root this many
         /// bytes before a position is in the state the whole text's walk is in there.
         var depth = 0
     }
-
-    /// Bit 31 of a dense transition: the state names a rule or triggers regexes.
-    static let denseOutputFlag: UInt32 = 1 << 31
 
     let bytes: UnsafeMutableRawBufferPointer
     /// Each rule's action, target, match and flags, packed a byte each; names and values stay in
@@ -222,6 +223,7 @@ public final class CompiledRules: @unchecked Sendable {
     deinit {
         for automaton in automata {
             automaton.dense.deallocate()
+            automaton.outputStates.deallocate()
             automaton.classes.deallocate()
         }
     }
@@ -346,18 +348,37 @@ public final class CompiledRules: @unchecked Sendable {
             count += 1
         }
         // 256 labels would need a class 256; such an automaton keeps the compact form.
-        guard count <= 256, automaton.stateCount * count * 4 <= budget else { return automaton }
+        guard count <= 256 else { return automaton }
+        var flagged = [Bool](repeating: false, count: automaton.stateCount)
+        for s in 0..<automaton.stateCount {
+            flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
+        }
+        // Rows: the states without outputs first, in the file's order, then, from the next power
+        // of two, those with outputs.
+        let plain = flagged.count(where: { !$0 })
+        var outputRows = 1
+        while outputRows < plain * count { outputRows <<= 1 }
+        let entries = outputRows + (automaton.stateCount - plain) * count
+        guard entries <= Int(UInt32.max), entries * 4 <= budget else { return automaton }
+        var row = [Int](repeating: 0, count: automaton.stateCount)
+        var outputStates: [UInt32] = []
+        var nextPlain = 0
+        for s in 0..<automaton.stateCount {
+            if flagged[s] {
+                row[s] = outputRows + outputStates.count * count
+                outputStates.append(UInt32(s))
+            } else {
+                row[s] = nextPlain * count
+                nextPlain += 1
+            }
+        }
         // A skeleton ignoring case may hold capitals (prototypes such as `ʜ`'s `H`): its view folds
         // every text, and its table compares bytes as they are.
         if automaton.view.caseInsensitive && !automaton.view.confusables {
             for byte in UInt8(ascii: "A")...UInt8(ascii: "Z") { classes[Int(byte)] = classes[Int(byte | 0x20)] }
         }
-        let dense = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: automaton.stateCount * count)
-        dense.initialize(repeating: 0)
-        var flagged = [Bool](repeating: false, count: automaton.stateCount)
-        for s in 0..<automaton.stateCount {
-            flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
-        }
+        // The gap between the two runs of rows is never read, nor written.
+        let dense = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: entries)
         // States are numbered breadth-first, so each depth is a run of states, and the children of
         // one run are the next: count the runs.
         var depth = 0
@@ -371,13 +392,15 @@ public final class CompiledRules: @unchecked Sendable {
         // Breadth-first order: a state's failure link is computed before it.
         for s in 0..<automaton.stateCount {
             let fail = field(s, 1)
-            for c in 0..<count { dense[s * count + c] = s == 0 ? 0 : dense[fail * count + c] }
+            let base = row[s]
+            for c in 0..<count { (dense.baseAddress! + base + c).initialize(to: s == 0 ? 0 : dense[row[fail] + c]) }
             for edge in edgeStart(s)..<edgeStart(s + 1) {
-                let label = Int(bytes[automaton.labels + edge])
-                let next = edge + 1
-                dense[s * count + Int(classes[label])] = UInt32(next * count) | (flagged[next] ? denseOutputFlag : 0)
+                dense[base + Int(classes[Int(bytes[automaton.labels + edge])])] = UInt32(row[edge + 1])
             }
         }
+        automaton.outputRows = UInt32(outputRows)
+        automaton.outputStates = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: outputStates.count)
+        _ = automaton.outputStates.initialize(from: outputStates)
         automaton.depth = depth
         automaton.classes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256)
         _ = automaton.classes.initialize(from: classes)

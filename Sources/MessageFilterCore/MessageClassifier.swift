@@ -291,22 +291,24 @@ public final class MessageClassifier {
         let table = automaton.pointee.outputTable
         let stretch = 16
         var best = CompiledRulesFormat.noRule
-        let flag = CompiledRules.denseOutputFlag
+        let outputRows = automaton.pointee.outputRows
         // Buffers the rules own: reading them retains nothing.
-        let (dense, classes) = (
-            UnsafeBufferPointer(automaton.pointee.dense), UnsafeBufferPointer(automaton.pointee.classes)
+        let (dense, classes, outputStates) = (
+            UnsafeBufferPointer(automaton.pointee.dense), UnsafeBufferPointer(automaton.pointee.classes),
+            UnsafeBufferPointer(automaton.pointee.outputStates)
         )
-        /// A step that notes, in `met`, whether the state it enters has outputs.
+        /// A step that ors the row it enters into `met`: rows from `outputRows` on, a power of
+        /// two above the others, have outputs.
         @inline(__always) func step(_ byte: UInt8, _ row: inout Int, _ met: inout UInt32) {
             let next = dense[row &+ Int(classes[Int(byte)])]
             met |= next
-            row = Int(next & ~flag)
+            row = Int(next)
         }
         /// A step that visits the state it enters when it has outputs.
         @inline(__always) func visiting(_ byte: UInt8, _ row: inout Int) {
             let next = dense[row &+ Int(classes[Int(byte)])]
-            row = Int(next & ~flag)
-            if next & flag != 0 { visit(table, row / count, best: &best) }
+            row = Int(next)
+            if next >= outputRows { visit(table, Int(outputStates[Int(next - outputRows) / count]), best: &best) }
         }
         var row = 0
         visiting(CompiledRulesFormat.startMarker, &row)
@@ -328,7 +330,7 @@ public final class MessageClassifier {
                     step(text[startC &+ index], &c, &met)
                     index += 1
                 }
-                guard met & flag != 0 else { continue }
+                guard met >= outputRows else { continue }
                 (index, row, a, b, c) = (first, rows.0, rows.1, rows.2, rows.3)
                 while index < end {
                     visiting(text[index], &row)
@@ -347,7 +349,7 @@ public final class MessageClassifier {
                     step(text[startC &+ index], &c, &met)
                     index += 1
                 }
-                guard met & flag != 0 else { continue }
+                guard met >= outputRows else { continue }
                 (index, a, b, c) = (first, rows.0, rows.1, rows.2)
                 while index < end {
                     visiting(text[startA &+ index], &a)
@@ -370,7 +372,7 @@ public final class MessageClassifier {
                     step(text[start &+ index], &second, &met)
                     index += 1
                 }
-                guard met & flag != 0 else { continue }
+                guard met >= outputRows else { continue }
                 (index, row, second) = (first, rows.0, rows.1)
                 while index < end {
                     visiting(text[index], &row)
