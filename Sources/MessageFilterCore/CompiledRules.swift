@@ -348,7 +348,9 @@ public final class CompiledRules: @unchecked Sendable {
             count += 1
         }
         // 256 labels would need a class 256; such an automaton keeps the compact form.
-        guard count <= 256 else { return automaton }
+        // The table takes at least a row per state: an automaton that cannot fit allocates nothing
+        // here (its arrays would stay as dirty memory in the extension's heap).
+        guard count <= 256, automaton.stateCount * count * 4 <= budget else { return automaton }
         var flagged = [Bool](repeating: false, count: automaton.stateCount)
         for s in 0..<automaton.stateCount {
             flagged[s] = UInt32(truncatingIfNeeded: field(s, 0)) & format.outputFlag != 0
