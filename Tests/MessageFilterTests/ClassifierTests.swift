@@ -238,6 +238,24 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(try compiled(upper).classify(sender: "+1", body: "claim").rule == 0)
     }
 
+    /// ASCII text is walked as it is, the table's classes folding its capitals; text with one
+    /// byte above 0x7F anywhere is folded first. The check reads 32 bytes a turn, then 8, then
+    /// one: a non-ASCII scalar at every offset of bodies of every length up to 80 bytes must still
+    /// be found, or `CLAİM` would be walked unfolded and missed.
+    @Test func oneNonASCIIScalarAnywhereMakesTheTextFolded() throws {
+        let classifier = try compiled([
+            MessageRule(name: "claim", target: .body, match: .contains, value: "claim", action: .junk)
+        ])
+        for before in 0...70 {
+            for after in [0, 1, 7, 8, 9, 31, 33] {
+                let body = String(repeating: "x", count: before) + "CLAİM" + String(repeating: "y", count: after)
+                #expect(classifier.classify(sender: "+1", body: body).rule == 0, "\(before) before, \(after) after")
+                let plain = String(repeating: "x", count: before) + "CLAIM" + String(repeating: "y", count: after)
+                #expect(classifier.classify(sender: "+1", body: plain).rule == 0)
+            }
+        }
+    }
+
     @Test(arguments: [4 << 20, 0])
     func agreesWithTheLinearScanOnRandomRulesAndMessages(denseTableBudget: Int) throws {
         var random = SeededGenerator(state: 42)
