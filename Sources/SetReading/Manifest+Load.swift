@@ -22,6 +22,16 @@ extension Manifest {
         default: throw BlocklistError(.io, "\(outputDirectory) is not a directory.")
         }
         if try FileSystem.kind(path) == .missing {
+            // `generate` refuses a directory that holds other files: suggest it only for an empty one.
+            let names = (try? FileSystem.list(outputDirectory)) ?? []
+            guard names.isEmpty else {
+                let shown =
+                    names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
+                throw BlocklistError(
+                    .manifestMismatch,
+                    "\(outputDirectory) holds no blocklist set: it has no \(fileName) but other files (\(shown)); give the directory `blocklist generate --output` wrote, or generate a set into a new directory."
+                )
+            }
             throw BlocklistError(
                 .manifestMismatch,
                 "\(outputDirectory) has no \(fileName); run `blocklist generate --output \(outputDirectory)` first."

@@ -212,6 +212,30 @@ import Testing
         #expect(try workspace.blocklist("lookup", "82702345").status == 1, "a disabled extension blocks nothing")
     }
 
+    /// A directory that holds other files but no set is named as such: `generate --output` refuses
+    /// such a directory, so the error must not suggest it there; an empty one is still told to run it.
+    @Test func aDirectoryOfOtherFilesIsNotToldToGenerateIntoItself() throws {
+        let workspace = try Workspace()
+        let other = workspace.directory.file("exports")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)
+        try "+82701234\n".write(toFile: other + "/numbers.txt", atomically: true, encoding: .utf8)
+        let load = try runBlocklist(["load", other, "--store", workspace.store])
+        #expect(load.status != 0)
+        #expect(
+            load.stderr.contains(
+                "\(other) holds no blocklist set: it has no manifest.json but other files (numbers.txt)"
+            ),
+            "\(load.stderr)"
+        )
+        #expect(!load.stderr.contains("--output \(other)"), "\(load.stderr)")
+        let empty = workspace.directory.file("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        let emptyLoad = try runBlocklist(["load", empty, "--store", workspace.store])
+        #expect(emptyLoad.stderr.contains("run `blocklist generate --output \(empty)` first"), "\(emptyLoad.stderr)")
+        // What it suggests works.
+        #expect(try runBlocklist(["generate", "--numbers", other + "/numbers.txt", "--output", empty]).status == 0)
+    }
+
     @Test func badArgumentsAreRefusedWithASentence() throws {
         let workspace = try Workspace()
         for (arguments, message) in [
