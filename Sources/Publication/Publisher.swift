@@ -765,7 +765,21 @@ public enum Publisher {
 
     /// Refuses a directory that holds anything publish did not write (a key directory, a set).
     static func refuseForeign(_ directory: DirectoryHandle, _ publication: String) throws {
-        // The two directories people give by mistake, named as what they are.
+        // The directories people give by mistake, named as what they are: a generation of a
+        // publication (PUBDIR/N), a set, a key directory.
+        var trimmed = Substring(publication)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        let slash = trimmed.lastIndex(of: "/")
+        let last = slash.map { trimmed[trimmed.index(after: $0)...] } ?? trimmed
+        let parent = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+        if !last.isEmpty, last.allSatisfy({ ("0"..."9").contains($0) }),
+            (try? FileSystem.kind(parent + "/" + timestampName)) == .file
+        {
+            throw UpdateError(
+                .malformed,
+                "\(publication) is generation \(last) of the publication \(parent): give --to \(parent), where publish adds the next generation; nothing was written."
+            )
+        }
         if (try? directory.kind(of: Manifest.fileName)) == .file {
             throw UpdateError(
                 .malformed,

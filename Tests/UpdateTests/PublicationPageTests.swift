@@ -144,11 +144,16 @@ import Testing
         #expect(PublicationStatus.formatDuration(1) == "in 1 second")
     }
 
-    /// The places people point --to by mistake are named as what they are, and nothing is written.
+    /// The places people point --to by mistake are named as what they are, and nothing is written:
+    /// a set, a key directory, and a generation of the publication (PUBDIR/N).
     @Test func aSetOrAKeyDirectoryIsNotAPublication() throws {
         let directory = try TemporaryDirectory()
         try Self.publishGenerations(in: directory)
-        for (target, words) in [("set", "set is a shard set"), ("keys", "keys is a key directory")] {
+        for (target, words) in [
+            ("set", "set is a shard set"), ("keys", "keys is a key directory"),
+            ("pub/1", "pub/1 is generation 1 of the publication pub: give --to pub"),
+            ("pub/1/", "pub/1/ is generation 1 of the publication pub: give --to pub"),
+        ] {
             let before = try FileManager.default.contentsOfDirectory(atPath: directory.file(target)).sorted()
             let result = try runBlocklist(
                 ["publish", "set", "--key", "keys/signing.key", "--to", target],
