@@ -701,6 +701,10 @@ extension Push {
         }
 
         func run() throws {
+            // The round trip runs every helper: a missing one is named before any work.
+            for helper in ["blocklist-sms", "blocklist-notification-service", "blocklist-extension"] {
+                if let missing = missingHelper(helper) { throw UpdateError(.malformed, missing) }
+            }
             let directory = try work ?? FileSystem.makeTemporaryDirectory(prefix: "blocklist-push-simulate")
             defer { if work == nil { removeTree(directory) } }
             let report = try PushSimulation.run(

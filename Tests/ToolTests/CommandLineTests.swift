@@ -444,6 +444,8 @@ import Testing
             (["load", "set", "--store", "s.sqlite"], "blocklist-extension", "does not exist"),
             (["sms", "serve", "--rules", "r.json"], "blocklist-sms", "does not exist"),
             (["bench", "--smoke"], "blocklist-generate", "does not exist"),
+            // Named before it generates and publishes a million numbers.
+            (["push", "simulate", "--numbers", "1000", "--change", "1"], "blocklist-sms", "does not exist"),
         ]
         for (arguments, helper, problem) in cases {
             let result = try RunningBlocklist(arguments, in: scratch.path, executable: lone).wait()
