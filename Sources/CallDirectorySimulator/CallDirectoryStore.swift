@@ -58,10 +58,39 @@ public final class CallDirectoryStore {
     ///   up to `busyTimeoutMilliseconds`, then refused with `.busy`.
     ///   With `readOnly`, a missing store is an error that says how to make one, and nothing is
     ///   created or changed: `status` and `lookup` open it so.
+    /// The database's `user_version`, and the names of up to 4 of its tables, indexes and views.
+    private static func schema(of database: SQLiteDatabase) throws(BlocklistError) -> (version: Int64, names: [String])
+    {
+        let statement = try database.prepare("PRAGMA user_version")
+        _ = try statement.step()
+        let version = statement.integer(0)
+        let objects = try database.prepare(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4"
+        )
+        var names: [String] = []
+        while try objects.step() { names.append(objects.text(0) ?? "?") }
+        return (version, names)
+    }
+
+    /// Refuses a file that is not empty and does not start with SQLite's header: named as what it is
+    /// before SQLite reports "file is not a database" on some statement.
+    static func refuseNonSQLite(_ path: String) throws(BlocklistError) {
+        let file = try FileDescriptor.openForReading(path)
+        let header = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 1)
+        defer { header.deallocate() }
+        let read = try file.read(into: header, at: 0)
+        // SQLite makes a new database in an empty file.
+        if read == 0 || (read == 16 && header.elementsEqual("SQLite format 3\0".utf8)) { return }
+        throw BlocklistError(
+            .io,
+            "\(path) is not an SQLite database, so not a blocklist store; it is left as it is. Give --store a store blocklist made, or a new path."
+        )
+    }
+
     public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
         switch try FileSystem.kind(path) {
-        case .file: break
+        case .file: try Self.refuseNonSQLite(path)
         case .missing:
             if readOnly {
                 throw BlocklistError(
@@ -73,16 +102,31 @@ public final class CallDirectoryStore {
             throw BlocklistError(.io, "The store \(path) is not a regular file; refusing to open it.")
         }
         database = try SQLiteDatabase(path: path, readOnly: readOnly, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        // Read in statements finished before the journal mode changes (it cannot inside a read).
+        let (version, names) = try Self.schema(of: database)
+        if version == 0 {
+            // A database without blocklist's schema that holds anything is someone else's: no
+            // table of ours goes into it, and its journal mode stays as it is.
+            if !names.isEmpty {
+                let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+                throw BlocklistError(
+                    .io,
+                    "\(path) is an SQLite database that blocklist did not make (it holds \(shown)); it is left as it is. Give --store a store blocklist made, or a new path."
+                )
+            }
+            if readOnly {
+                throw BlocklistError(
+                    .io,
+                    "\(path) is an empty SQLite database, not a blocklist store yet; `blocklist enable all DIR --store \(path)` makes it one."
+                )
+            }
+        }
         // The WAL persists (readers create nothing) but shrinks to nothing when it is reset.
         if !readOnly {
             try database.execute(
                 "PRAGMA journal_mode=WAL; PRAGMA journal_size_limit=0; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
             )
         }
-        let statement = try database.prepare("PRAGMA user_version")
-        _ = try statement.step()
-        let version = statement.integer(0)
-        if readOnly && version < 1 { throw BlocklistError(.io, "\(path) is not a blocklist store (it has no schema).") }
         if version == 0 && !readOnly {
             try database.execute(
                 """

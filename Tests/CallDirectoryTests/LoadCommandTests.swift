@@ -212,6 +212,35 @@ import Testing
         #expect(try workspace.blocklist("lookup", "82702345").status == 1, "a disabled extension blocks nothing")
     }
 
+    /// --store never writes into a file blocklist did not make: someone else's SQLite database
+    /// keeps its tables, rows and journal mode, and a file that is not SQLite is named as such.
+    @Test func aStoreBlocklistDidNotMakeIsLeftAsItIs() throws {
+        let workspace = try Workspace()
+        let foreign = workspace.directory.file("photos.sqlite")
+        do {
+            let database = try SQLiteDatabase(path: foreign, readOnly: false, busyTimeoutMilliseconds: 1000)
+            try database.execute("CREATE TABLE albums (name TEXT); INSERT INTO albums VALUES ('summer');")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: foreign))
+        let notSQLite = workspace.directory.file("notes.sqlite")
+        try "not a database\n".write(toFile: notSQLite, atomically: true, encoding: .utf8)
+        for (store, words) in [
+            (foreign, "\(foreign) is an SQLite database that blocklist did not make (it holds albums)"),
+            (notSQLite, "\(notSQLite) is not an SQLite database, so not a blocklist store"),
+        ] {
+            for command in [
+                ["enable", "all", workspace.output], ["status", workspace.output], ["load", workspace.output],
+            ] {
+                let result = try runBlocklist(command + ["--store", store])
+                #expect(result.status != 0, "\(command) \(store)")
+                #expect(result.stderr.contains(words), "\(command): \(result.stderr)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == before)
+        #expect(try String(contentsOfFile: notSQLite, encoding: .utf8) == "not a database\n")
+        #expect(!FileManager.default.fileExists(atPath: foreign + "-wal"))
+    }
+
     /// A directory that holds other files but no set is named as such: `generate --output` refuses
     /// such a directory, so the error must not suggest it there; an empty one is still told to run it.
     @Test func aDirectoryOfOtherFilesIsNotToldToGenerateIntoItself() throws {
