@@ -355,8 +355,15 @@ package final class FileLock {
     }
 
     /// Releases the lock; later calls do nothing.
+    ///
+    /// `LOCK_UN` first, then `close`: a child that another thread forked in the meantime holds a
+    /// copy of the descriptor until its exec, and closing ours alone would leave the lock held
+    /// through that copy, so that the next taker found it busy.
     package func unlock() {
-        if fd >= 0 { close(fd) }
+        if fd >= 0 {
+            flock(fd, LOCK_UN)
+            close(fd)
+        }
         fd = -1
     }
 

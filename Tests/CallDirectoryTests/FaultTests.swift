@@ -137,6 +137,27 @@ import Testing
         #expect(try Manifest.load(from: output) == before)
     }
 
+    /// A child another thread forks holds a copy of every descriptor until its exec, the lock's
+    /// among them. Releasing the lock must not wait for that copy to close: the next taker (the
+    /// next reload of a chaos run, under load) found the store busy when `unlock` only closed ours.
+    @Test func aLockIsFreeOnceReleasedThoughACopyOfItsDescriptorIsStillOpen() throws {
+        let scratch = try TemporaryDirectory()
+        let path = scratch.file("store.sqlite.lock")
+        let lock = try FileLock(path: path, what: "test")
+        // The copy a forked child holds: a descriptor on the same open file description.
+        let lockFD = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { name -> Int32? in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)
+            return target == path ? Int32(name) : nil
+        }.first
+        let fd = try #require(lockFD)
+        let copy = dup(fd)
+        #expect(copy >= 0)
+        defer { close(copy) }
+        lock.unlock()
+        let next = try FileLock(path: path, what: "test")
+        next.unlock()
+    }
+
     /// Two generates that start into a missing directory at once: both see it missing, one
     /// makes it, and the other uses it instead of failing on "File exists"; a holder that gives
     /// the directory up removes its lock file, and whoever waited locks the file that has the name.
