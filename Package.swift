@@ -300,8 +300,12 @@ let package = Package(
         /// can run inside an iOS Message Filter extension.
         .target(
             name: "MessageFilterCore",
-            dependencies: ["LibC", "ByteCodecs", "JSONStream"]
+            dependencies: ["LibC", "ByteCodecs", "JSONStream", "CWindowScan"]
         ),
+        /// The message filter's window scan: a byte shuffle (SSSE3, NEON) over 16 bytes at a time
+        /// that tells where a keyword may start, as Hyperscan's Teddy does. Compiler intrinsics
+        /// only, no C library call: Swift's portable SIMD has no byte shuffle.
+        .target(name: "CWindowScan"),
         /// The Messages simulator's side: the frames between it and the message filter extension's host,
         /// and contacts matched as Messages matches them.
         .target(
@@ -506,7 +510,7 @@ let package = Package(
             name: "MessageFilterTests",
             dependencies: [
                 "TestSupport", "ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting",
-                "DeferralProtocol", "BenchWorkloads",
+                "CWindowScan", "DeferralProtocol", "BenchWorkloads",
             ]
         ),
     ] + publicationTargets + appProjectTargets + sdkStandIns,

@@ -34,7 +34,8 @@ seconds=${1:-60}
 shift || true
 out=.build/fuzz-$target
 mkdir -p "$out/corpus" "$out/modules"
-flags=(-sanitize=fuzzer,address -parse-as-library -O -package-name blocklist -I Sources/CZlib -I "$out/modules")
+flags=(-sanitize=fuzzer,address -parse-as-library -O -package-name blocklist -I Sources/CZlib -I Sources/CWindowScan/include
+    -I "$out/modules")
 core=(Sources/BlocklistCore/*.swift Sources/BlocklistCore/Internals/*.swift)
 
 # A module of the package built under the same flags as a static library, for the targets that
@@ -51,7 +52,10 @@ library() { # NAME SOURCES...
 library LibC Sources/LibC/LibC.swift
 library ByteCodecs Sources/ByteCodecs/*.swift
 library JSONStream Sources/JSONStream/*.swift
-link=(-L "$out/modules" -lJSONStream -lByteCodecs -lLibC -lz)
+# The message filter's window scan, the package's one C source, under the same sanitizers.
+clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CWindowScan/include -c Sources/CWindowScan/WindowScan.c \
+    -o "$out/modules/WindowScan.o"
+link=(-L "$out/modules" -lJSONStream -lByteCodecs -lLibC -lz "$out/modules/WindowScan.o")
 
 case $target in
 shard-reader)

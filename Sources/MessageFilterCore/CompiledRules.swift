@@ -1,4 +1,5 @@
 internal import ByteCodecs
+internal import CWindowScan
 internal import LibC
 
 /// A compiled rules file, checked and held in memory: what a Message Filter extension loads once
@@ -74,6 +75,11 @@ public final class CompiledRules: @unchecked Sendable {
         /// The longest keyword, in bytes with its markers: a walk started at the root this many
         /// bytes before a position is in the state the whole text's walk is in there.
         var depth = 0
+        /// The window filter (`WindowFilter`), when the processor has a byte shuffle and the
+        /// keywords suit one: a walk then starts only where a keyword may.
+        var windowFilter: UnsafeMutablePointer<blocklist_window_filter>?
+        /// Whether a keyword ends with the end marker (a suffix rule's).
+        var endKeywords = false
     }
 
     let bytes: UnsafeMutableRawBufferPointer
@@ -166,6 +172,14 @@ public final class CompiledRules: @unchecked Sendable {
     public convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int = 4 << 20)
         throws(MessageFilterError)
     {
+        try self.init(bytes: source, name: name, denseTableBudget: denseTableBudget, windowScan: true)
+    }
+
+    /// Compiled rules held in memory, with or without window filters (`windowScan`), so that
+    /// tests and benches can hold the filtered walk to the whole one.
+    package convenience init(bytes source: [UInt8], name: String, denseTableBudget: Int, windowScan: Bool)
+        throws(MessageFilterError)
+    {
         let buffer = UnsafeMutableRawBufferPointer(start: malloc(max(source.count, 1))!, count: max(source.count, 1))
         source.withUnsafeBytes { buffer.copyMemory(from: $0) }
         try self.init(
@@ -173,7 +187,8 @@ public final class CompiledRules: @unchecked Sendable {
             allocation: buffer,
             mapped: false,
             source: name,
-            denseTableBudget: denseTableBudget
+            denseTableBudget: denseTableBudget,
+            windowScan: windowScan
         )
     }
 
@@ -201,7 +216,8 @@ public final class CompiledRules: @unchecked Sendable {
         allocation: UnsafeMutableRawBufferPointer,
         mapped: Bool,
         source: String,
-        denseTableBudget: Int
+        denseTableBudget: Int,
+        windowScan: Bool = true
     ) throws(MessageFilterError) {
         self.bytes = bytes
         // Owned from here on: a refusal below frees it with this object.
@@ -213,7 +229,12 @@ public final class CompiledRules: @unchecked Sendable {
         ruleTable = parsed.ruleTable
         stringTable = parsed.stringTable
         automata = parsed.automata.map {
-            Self.withDenseTable($0, bytes: UnsafeRawBufferPointer(bytes), budget: denseTableBudget)
+            Self.withDenseTable(
+                $0,
+                bytes: UnsafeRawBufferPointer(bytes),
+                budget: denseTableBudget,
+                windowScan: windowScan
+            )
         }
         unfilteredRegexes = parsed.unfiltered
         regexes = parsed.regexes
@@ -225,6 +246,7 @@ public final class CompiledRules: @unchecked Sendable {
             automaton.dense.deallocate()
             automaton.outputStates.deallocate()
             automaton.classes.deallocate()
+            automaton.windowFilter?.deallocate()
         }
     }
 
@@ -329,9 +351,16 @@ public final class CompiledRules: @unchecked Sendable {
     /// How many automata run from a dense table.
     public var denseAutomata: Int { automata.count(where: { !$0.dense.isEmpty }) }
 
+    /// How many automata have a window filter.
+    package var filteredAutomata: Int { automata.count(where: { $0.windowFilter != nil }) }
+
     /// Builds the automaton's complete transition table if it fits `budget` bytes.
-    private static func withDenseTable(_ automaton: Automaton, bytes: UnsafeRawBufferPointer, budget: Int) -> Automaton
-    {
+    private static func withDenseTable(
+        _ automaton: Automaton,
+        bytes: UnsafeRawBufferPointer,
+        budget: Int,
+        windowScan: Bool
+    ) -> Automaton {
         var automaton = automaton
         let format = CompiledRulesFormat.self
         func field(_ s: Int, _ f: Int) -> Int {
@@ -408,6 +437,10 @@ public final class CompiledRules: @unchecked Sendable {
         _ = automaton.classes.initialize(from: classes)
         automaton.classCount = count
         automaton.dense = dense
+        automaton.endKeywords = used[Int(format.endMarker)]
+        if windowScan {
+            automaton.windowFilter = WindowFilter.make(automaton, bytes: bytes, budget: budget - entries * 4)
+        }
         return automaton
     }
 

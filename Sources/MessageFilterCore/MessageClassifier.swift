@@ -1,3 +1,5 @@
+internal import CWindowScan
+
 /// Classifies messages with compiled rules: what a Message Filter extension does offline for each
 /// query.
 ///
@@ -55,6 +57,8 @@ public final class MessageClassifier {
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
     private let seen: UnsafeMutablePointer<UInt64>
+    /// Where the window scan found that a keyword may start (`WindowFilter.chunk` positions).
+    private let windowStarts: UnsafeMutablePointer<UInt32>
     /// The combined rules already weighed for this message, a bit each and listed, to clear.
     private var evaluatedBits: [UInt64]
     private var evaluated: [UInt32] = []
@@ -94,6 +98,7 @@ public final class MessageClassifier {
         candidateCount.initialize(to: 0)
         seen = .allocate(capacity: max(1, (rules.entryCount + 63) / 64))
         seen.initialize(repeating: 0, count: max(1, (rules.entryCount + 63) / 64))
+        windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk : 1)
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
@@ -105,6 +110,7 @@ public final class MessageClassifier {
         candidateStorage.deallocate()
         candidateCount.deallocate()
         seen.deallocate()
+        windowStarts.deallocate()
     }
 
     /// Checks a message against the filter's limits.
@@ -238,6 +244,9 @@ public final class MessageClassifier {
     private func run(_ automaton: UnsafePointer<CompiledRules.Automaton>, over text: UnsafeBufferPointer<UInt8>)
         -> UInt32
     {
+        if let filter = automaton.pointee.windowFilter, text.count >= WindowFilter.minimumText {
+            return runFiltered(automaton, filter, over: text)
+        }
         if !automaton.pointee.dense.isEmpty { return runDense(automaton, over: text) }
         let bytes = file
         let stride = CompiledRulesFormat.stateEntrySize
@@ -399,6 +408,65 @@ public final class MessageClassifier {
             index += 1
         }
         visiting(CompiledRulesFormat.endMarker, &row)
+        return best
+    }
+
+    /// Walks the dense table only where a keyword may lie: from the root at each position the
+    /// window scan lets through, for `depth` bytes (or on from the walk before, when the position
+    /// lies inside it), from the start marker over the first `depth` bytes when a keyword starts
+    /// with it, and over the last `depth` bytes to the end marker when a keyword ends with it.
+    /// Each walk from the root meets every keyword that starts where it starts, and reports
+    /// only keywords that occur (`WindowFilter`).
+    private func runFiltered(
+        _ automaton: UnsafePointer<CompiledRules.Automaton>,
+        _ filter: UnsafePointer<blocklist_window_filter>,
+        over text: UnsafeBufferPointer<UInt8>
+    ) -> UInt32 {
+        let count = automaton.pointee.classCount
+        let depth = automaton.pointee.depth
+        let table = automaton.pointee.outputTable
+        let outputRows = automaton.pointee.outputRows
+        let (dense, classes, outputStates) = (
+            UnsafeBufferPointer(automaton.pointee.dense), UnsafeBufferPointer(automaton.pointee.classes),
+            UnsafeBufferPointer(automaton.pointee.outputStates)
+        )
+        var best = CompiledRulesFormat.noRule
+        var row = 0
+        @inline(__always) func visiting(_ byte: UInt8) {
+            let next = dense[row &+ Int(classes[Int(byte)])]
+            row = Int(next)
+            if next >= outputRows { visit(table, Int(outputStates[Int(next - outputRows) / count]), best: &best) }
+        }
+        // Walks on to `end` from `start`, from the root when the walk so far ended before it.
+        var index = 0
+        @inline(__always) func walk(from start: Int, to end: Int) {
+            if start > index {
+                row = 0
+                index = start
+            }
+            while index < end {
+                visiting(text[index])
+                index += 1
+            }
+        }
+        visiting(CompiledRulesFormat.startMarker)
+        if row != 0 { walk(from: 0, to: min(text.count, depth)) }
+        let tail = automaton.pointee.endKeywords ? max(0, text.count - depth) : text.count
+        let starts = windowStarts
+        var chunk = 0
+        while chunk < tail {
+            let limit = min(tail, chunk + WindowFilter.chunk)
+            let found = WindowFilter.scan(filter, text, from: chunk, limit: limit, into: starts)
+            for position in 0..<found {
+                let start = chunk + Int(starts[position])
+                walk(from: start, to: min(text.count, max(index, start + depth)))
+            }
+            chunk = limit
+        }
+        if automaton.pointee.endKeywords {
+            walk(from: tail, to: text.count)
+            visiting(CompiledRulesFormat.endMarker)
+        }
         return best
     }
 

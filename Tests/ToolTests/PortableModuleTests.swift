@@ -71,9 +71,11 @@ import Testing
                 guard let (imported, reexported) = Self.importedModule(line) else { continue }
                 #expect(
                     // LibC is the C library under one name; ByteCodecs and JSONStream are
-                    // portable (stdlib and zlib); UpdateCore (the NSE's) also has BlocklistCore
-                    // and Crypto (CryptoKit's API on Apple platforms).
-                    ["LibC", "CZlib", "ByteCodecs", "BlocklistCore", "JSONStream", "Crypto"].contains(imported),
+                    // portable (stdlib and zlib); CWindowScan is compiler intrinsics (the
+                    // message filter's byte shuffle); UpdateCore (the NSE's) also has
+                    // BlocklistCore and Crypto (CryptoKit's API on Apple platforms).
+                    ["LibC", "CZlib", "ByteCodecs", "BlocklistCore", "JSONStream", "Crypto", "CWindowScan"]
+                        .contains(imported),
                     "\(module)/\(name):\(number + 1) imports \(imported)"
                 )
                 #expect(!reexported, "\(module)/\(name):\(number + 1) re-exports \(imported) to the app")
@@ -168,6 +170,27 @@ import Testing
                 #expect(!line.contains("@available"), "\(module)/\(name):\(number + 1) narrows availability")
             }
         }
+    }
+
+    /// MessageFilterCore's one C target is compiler intrinsics: its sources include only the
+    /// compiler's own headers (and its own), and call no C library function, so that an app's
+    /// extension links nothing more through it.
+    @Test func theWindowScanIncludesOnlyTheCompilersHeaders() throws {
+        let directory = packageRoot.appendingPathComponent("Sources/CWindowScan")
+        let compilers: Set<String> = ["stddef.h", "stdint.h", "cpuid.h", "tmmintrin.h", "arm_neon.h", "CWindowScan.h"]
+        var included: [String] = []
+        for name in ["WindowScan.c", "include/CWindowScan.h"] {
+            let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.hasPrefix("#include") {
+                let header = line.split(separator: " ").last!.trimmingCharacters(in: CharacterSet(charactersIn: "<>\""))
+                included.append(header)
+                #expect(compilers.contains(header), "\(name) includes \(header)")
+            }
+            for call in ["memcpy", "memset", "malloc", "printf", "__builtin_cpu_supports"] {
+                #expect(!text.contains(call + "("), "\(name) calls \(call)")
+            }
+        }
+        #expect(included.contains("tmmintrin.h") && included.contains("arm_neon.h"))
     }
 
     /// A template's lines inside a multi-line string literal are not imports; the lines around it are.
