@@ -57,7 +57,8 @@ public final class MessageClassifier {
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
     private let seen: UnsafeMutablePointer<UInt64>
-    /// Where the window scan found that a keyword may start (`WindowFilter.chunk` positions).
+    /// Where the window scan found that a keyword may start (`WindowFilter.chunk` positions, and
+    /// one the scan may write past them).
     private let windowStarts: UnsafeMutablePointer<UInt32>
     /// The combined rules already weighed for this message, a bit each and listed, to clear.
     private var evaluatedBits: [UInt64]
@@ -98,7 +99,7 @@ public final class MessageClassifier {
         candidateCount.initialize(to: 0)
         seen = .allocate(capacity: max(1, (rules.entryCount + 63) / 64))
         seen.initialize(repeating: 0, count: max(1, (rules.entryCount + 63) / 64))
-        windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk : 1)
+        windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk + 1 : 1)
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
@@ -412,8 +413,8 @@ public final class MessageClassifier {
     }
 
     /// Walks the dense table only where a keyword may lie: from the root at each position the
-    /// window scan lets through, for `depth` bytes (or on from the walk before, when the position
-    /// lies inside it), from the start marker over the first `depth` bytes when a keyword starts
+    /// window scan lets through, as far as the longest keyword that starts with its window reaches
+    /// (or on from the walk before, when the position lies inside it), from the start marker over the first `depth` bytes when a keyword starts
     /// with it, and over the last `depth` bytes to the end marker when a keyword ends with it.
     /// Each walk from the root meets every keyword that starts where it starts, and reports
     /// only keywords that occur (`WindowFilter`).
@@ -458,8 +459,9 @@ public final class MessageClassifier {
             let limit = min(tail, chunk + WindowFilter.chunk)
             let found = WindowFilter.scan(filter, text, from: chunk, limit: limit, into: starts)
             for position in 0..<found {
-                let start = chunk + Int(starts[position])
-                walk(from: start, to: min(text.count, max(index, start + depth)))
+                // The position, and how far the longest keyword that starts with its window reaches.
+                let (start, reach) = (chunk + Int(starts[position] & 0xFFFF), Int(starts[position] >> 16))
+                walk(from: start, to: min(text.count, max(index, start + reach)))
             }
             chunk = limit
         }

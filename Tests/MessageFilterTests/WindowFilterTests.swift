@@ -11,13 +11,19 @@ import Testing
     /// position at a time: random windows, texts of every length around the block size, every
     /// limit. Block edges, the last partial block and the limit are where a shuffle scan slips.
     @Test func theScanReportsExactlyThePositionsItsFilterAllows() throws {
-        try #require(blocklist_window_scan_available() != 0, "this processor has no byte shuffle")
+        let shuffles = Int(blocklist_window_scan_available())
+        try #require(shuffles != 0, "this processor has no byte shuffle")
         var random = SeededGenerator(state: 29)
         let alphabet = Array("abcdeABCDE xyz09-é".utf8)
         for round in 0..<SeededRuns.count(400, short: 80) {
             let width = round % 2 == 0 ? 4 : 3
             var filter = blocklist_window_filter()
             filter.width = UInt32(width)
+            // Every scan this processor has (SSSE3 and AVX2 on x86-64) in turn.
+            filter.shuffle = UInt32(1 + round % shuffles)
+            withUnsafeMutableBytes(of: &filter.reach) { reach in
+                for index in reach.indices { reach[index] = UInt8.random(in: 0...255, using: &random) }
+            }
             var windows: [[UInt8]] = []
             for _ in 0..<Int.random(in: 1...12, using: &random) {
                 let window = (0..<width).map { _ in alphabet.randomElement(using: &random)! | 0x20 }
@@ -49,7 +55,9 @@ import Testing
             }
             let limit = Int.random(in: 0...(length + 2), using: &random)
             let expected = Self.reference(filter, text, limit: min(limit, 1024))
-            var starts = [UInt32](repeating: 0, count: max(limit, 1))
+            // One more than `limit`, as the scan may write past what it counts; a canary after it.
+            var starts = [UInt32](repeating: 0, count: min(limit, 1024) + 2)
+            starts[starts.count - 1] = 0xDEAD_BEEF
             let count = text.withUnsafeBufferPointer { bytes in
                 withUnsafePointer(to: filter) {
                     blocklist_window_scan($0, bytes.baseAddress, bytes.count, limit, &starts)
@@ -57,14 +65,15 @@ import Testing
             }
             #expect(
                 Array(starts[0..<count].map(Int.init)) == expected,
-                "round \(round): width \(width), text \(text), limit \(limit)"
+                "round \(round): width \(width), shuffle \(filter.shuffle), text \(text), limit \(limit)"
             )
+            #expect(starts.last == 0xDEAD_BEEF, "round \(round): the scan wrote past limit + 1 entries")
             if Array(starts[0..<count].map(Int.init)) != expected { return }
         }
     }
 
     /// The filter one position at a time: the buckets the window's bytes allow as they are, then
-    /// the hash of its bytes with their 0x20 bit set.
+    /// the hash of its bytes with their 0x20 bit set; each position with its window's reach.
     static func reference(_ filter: blocklist_window_filter, _ text: [UInt8], limit: Int) -> [Int] {
         let width = Int(filter.width)
         var filter = filter
@@ -83,7 +92,8 @@ import Testing
             }
             let hash = Int(blocklist_window_hash(value))
             let hashed = withUnsafeBytes(of: &filter.hashes) { $0[hash >> 3] & (1 << (hash & 7)) != 0 }
-            if buckets != 0 && hashed { positions.append(start) }
+            let reach = withUnsafeBytes(of: &filter.reach) { Int($0[hash >> 3]) }
+            if buckets != 0 && hashed { positions.append(start | reach << 16) }
         }
         return positions
     }
