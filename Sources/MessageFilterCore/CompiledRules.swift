@@ -394,7 +394,16 @@ public final class CompiledRules: @unchecked Sendable {
         var row = [Int](repeating: 0, count: automaton.stateCount)
         var outputStates: [UInt32] = []
         var nextPlain = 0
-        for s in 0..<automaton.stateCount {
+        // Rows in depth-first order, so that a keyword's states lie one after another: a walk along
+        // one reads neighbouring rows, not rows spread over the table (the root stays row 0).
+        var order: [Int] = []
+        order.reserveCapacity(automaton.stateCount)
+        var stack = [0]
+        while let s = stack.popLast() {
+            order.append(s)
+            for edge in (edgeStart(s)..<edgeStart(s + 1)).reversed() { stack.append(edge + 1) }
+        }
+        for s in order {
             if flagged[s] {
                 row[s] = outputRows + outputStates.count * count
                 outputStates.append(UInt32(s))

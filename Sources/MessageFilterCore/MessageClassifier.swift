@@ -57,8 +57,7 @@ public final class MessageClassifier {
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
     private let seen: UnsafeMutablePointer<UInt64>
-    /// Where the window scan found that a keyword may start (`WindowFilter.chunk` positions, and
-    /// one the scan may write past them).
+    /// Where the window scan found that a keyword may start (`WindowFilter.chunk` positions).
     private let windowStarts: UnsafeMutablePointer<UInt32>
     /// The combined rules already weighed for this message, a bit each and listed, to clear.
     private var evaluatedBits: [UInt64]
@@ -99,7 +98,7 @@ public final class MessageClassifier {
         candidateCount.initialize(to: 0)
         seen = .allocate(capacity: max(1, (rules.entryCount + 63) / 64))
         seen.initialize(repeating: 0, count: max(1, (rules.entryCount + 63) / 64))
-        windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk + 1 : 1)
+        windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk : 1)
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }

@@ -55,8 +55,8 @@ import Testing
             }
             let limit = Int.random(in: 0...(length + 2), using: &random)
             let expected = Self.reference(filter, text, limit: min(limit, 1024))
-            // One more than `limit`, as the scan may write past what it counts; a canary after it.
-            var starts = [UInt32](repeating: 0, count: min(limit, 1024) + 2)
+            // `limit` entries, and a canary after them.
+            var starts = [UInt32](repeating: 0, count: min(limit, 1024) + 1)
             starts[starts.count - 1] = 0xDEAD_BEEF
             let count = text.withUnsafeBufferPointer { bytes in
                 withUnsafePointer(to: filter) {
@@ -67,7 +67,7 @@ import Testing
                 Array(starts[0..<count].map(Int.init)) == expected,
                 "round \(round): width \(width), shuffle \(filter.shuffle), text \(text), limit \(limit)"
             )
-            #expect(starts.last == 0xDEAD_BEEF, "round \(round): the scan wrote past limit + 1 entries")
+            #expect(starts.last == 0xDEAD_BEEF, "round \(round): the scan wrote past `limit` entries")
             if Array(starts[0..<count].map(Int.init)) != expected { return }
         }
     }

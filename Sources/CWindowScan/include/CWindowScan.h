@@ -36,9 +36,8 @@ static inline uint32_t blocklist_window_hash(uint32_t window) { return (window *
 
 /// Writes to `starts` each position p < `limit` with p + width <= `length` where the text's
 /// window passes the filter, in ascending order, with the window's reach in the high 16 bits
-/// (p | reach << 16), and returns how many. `starts` holds `limit` + 1 entries (the scan may
-/// write one past those it counts); `limit` is at most 1,024. Call only with a filter whose
-/// `shuffle` `blocklist_window_scan_available` gave.
+/// (p | reach << 16), and returns how many. `starts` holds `limit` entries; `limit` is at most
+/// 1,024. Call only with a filter whose `shuffle` `blocklist_window_scan_available` gave.
 size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
     uint32_t *starts);
 
