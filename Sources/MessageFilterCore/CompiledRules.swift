@@ -354,6 +354,14 @@ public final class CompiledRules: @unchecked Sendable {
     /// How many automata have a window filter.
     package var filteredAutomata: Int { automata.count(where: { $0.windowFilter != nil }) }
 
+    /// Runs every window scan with at most byte shuffle `shuffle` (1: 16 bytes a turn), so that
+    /// tests hold the SSSE3 scan to the whole walk on a processor that has AVX2.
+    package func limitWindowScans(to shuffle: UInt32) {
+        for automaton in automata {
+            if let filter = automaton.windowFilter { filter.pointee.shuffle = min(filter.pointee.shuffle, shuffle) }
+        }
+    }
+
     /// Builds the automaton's complete transition table if it fits `budget` bytes.
     private static func withDenseTable(
         _ automaton: Automaton,

@@ -457,6 +457,12 @@ public final class MessageClassifier {
         while chunk < tail {
             let limit = min(tail, chunk + WindowFilter.chunk)
             let found = WindowFilter.scan(filter, text, from: chunk, limit: limit, into: starts)
+            // A text where windows pass this often (one made of a keyword's first bytes, say)
+            // walks faster whole, as interleaved parts; what was walked already is met again,
+            // which changes nothing.
+            if found * WindowFilter.wholeWalkShare > limit - chunk {
+                return min(best, runDense(automaton, over: text))
+            }
             for position in 0..<found {
                 // The position, and how far the longest keyword that starts with its window reaches.
                 let (start, reach) = (chunk + Int(starts[position] & 0xFFFF), Int(starts[position] >> 16))

@@ -16,6 +16,9 @@ enum WindowFilter {
     static let minimumText = 32
     /// How many positions one call to the scan reports at most.
     static let chunk = 1024
+    /// A text walks whole when more than one position in this many passes the filter: each costs
+    /// a walk of up to its reach, and the whole walk goes about four times as fast a byte.
+    static let wholeWalkShare = 16
 
     /// The filter of `automaton`'s windows, or nil when a keyword inside the text has fewer than
     /// 3 bytes or more than 255 (a reach is a byte), when there are more than `maximumWindows`
