@@ -1,6 +1,6 @@
 #include "CWindowScan.h"
 
-static inline uint32_t loadLittleEndian32(const uint8_t *p) {
+__attribute__((unused)) static inline uint32_t loadLittleEndian32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
@@ -72,13 +72,9 @@ int blocklist_window_scan_available(void) {
     return 1;
 }
 
-size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
-    uint32_t *starts) {
-    const size_t width = filter->width == 3 ? 3 : 4;
-    if (length < width) return 0;
-    if (limit > length - width + 1) limit = length - width + 1;
-    if (limit > 1024) limit = 1024;
-    if (limit == 0) return 0;
+/// The scan for the filter's shuffle and width, once `blocklist_window_scan` has bounded `limit`.
+static size_t scanBounded(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
+    uint32_t *starts, size_t width) {
     if (filter->shuffle == 2) {
         return width == 4 ? scan4AVX2(filter, text, length, limit, starts)
                           : scan3AVX2(filter, text, length, limit, starts);
@@ -111,13 +107,8 @@ size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_
 
 int blocklist_window_scan_available(void) { return 1; }
 
-size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
-    uint32_t *starts) {
-    const size_t width = filter->width == 3 ? 3 : 4;
-    if (length < width) return 0;
-    if (limit > length - width + 1) limit = length - width + 1;
-    if (limit > 1024) limit = 1024;
-    if (limit == 0) return 0;
+static size_t scanBounded(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
+    uint32_t *starts, size_t width) {
     return width == 4 ? scan4NEON(filter, text, length, limit, starts) : scan3NEON(filter, text, length, limit, starts);
 }
 
@@ -131,4 +122,17 @@ size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_
     return 0;
 }
 
+#define BLOCKLIST_WINDOW_SCAN_NONE
+#endif
+
+#ifndef BLOCKLIST_WINDOW_SCAN_NONE
+size_t blocklist_window_scan(const blocklist_window_filter *filter, const uint8_t *text, size_t length, size_t limit,
+    uint32_t *starts) {
+    const size_t width = filter->width == 3 ? 3 : 4;
+    if (length < width) return 0;
+    if (limit > length - width + 1) limit = length - width + 1;
+    if (limit > 1024) limit = 1024;
+    if (limit == 0) return 0;
+    return scanBounded(filter, text, length, limit, starts, width);
+}
 #endif

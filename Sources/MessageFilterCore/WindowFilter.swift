@@ -63,7 +63,8 @@ enum WindowFilter {
         // Each window's state, and its window (distinct windows may fold to one).
         let windows = zip(level, paths).compactMap { state, path in path.map { (state: state, bytes: $0) } }
             .filter { $0.bytes.count == width }
-        guard Set(windows.map(\.bytes)).count <= maximumWindows else { return nil }
+        let distinct = Set(windows.map(\.bytes))
+        guard distinct.count <= maximumWindows else { return nil }
         // How many bytes below each state its deepest keyword ends: states are numbered
         // breadth-first, so children come after their parents.
         var below = [UInt8](repeating: 0, count: automaton.stateCount)
@@ -74,7 +75,7 @@ enum WindowFilter {
         filter.initialize(to: blocklist_window_filter())
         filter.pointee.width = UInt32(width)
         filter.pointee.shuffle = UInt32(shuffle)
-        let buckets = Self.buckets(Array(Set(windows.map(\.bytes))).sorted { $0.lexicographicallyPrecedes($1) })
+        let buckets = Self.buckets(distinct.sorted { $0.lexicographicallyPrecedes($1) })
         withUnsafeMutableBytes(of: &filter.pointee.low) { low in
             withUnsafeMutableBytes(of: &filter.pointee.high) { high in
                 for (bucket, members) in buckets.enumerated() {
