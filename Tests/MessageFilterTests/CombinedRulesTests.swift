@@ -288,7 +288,7 @@ import Testing
             messages.append([sender.isEmpty ? "x" : sender, text()])
         }
         let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(rules))
-        let answers = try pythonAnswers(Self.pythonScan, [encoded, messages])
+        let answers = try PythonReference.answers(Self.pythonScan, [encoded, messages])
         let theirs = try #require(answers.last as? [Any])
         try #require(theirs.count == messages.count)
         var disagreements = 0

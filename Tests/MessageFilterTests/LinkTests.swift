@@ -100,7 +100,7 @@ import Testing
         let view = TextView(caseInsensitive: true, normalized: true)
         let folded = bodies.map { String(decoding: view.fold($0), as: UTF8.self) }
         let ours = bodies.map(LinkExtractor.hosts(ofBody:))
-        let theirs = try pythonAnswers(Self.pythonExtractor, [folded]).first as! [[String]]
+        let theirs = try PythonReference.answers(Self.pythonExtractor, [folded]).first as! [[String]]
         try #require(theirs.count == ours.count)
         var disagreements = 0
         for index in bodies.indices where ours[index] != theirs[index] {

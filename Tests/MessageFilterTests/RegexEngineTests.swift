@@ -162,51 +162,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             r = re.compile(case["p"], re.I if case["i"] else 0)
             print(json.dumps([r.search(t) is not None for t in case["t"]]), flush=True)
         """
-    return try pythonAnswers(script, cases.map { ["p": $0.pattern, "i": $0.caseInsensitive, "t": $0.texts] })
+    return try PythonReference.answers(script, cases.map { ["p": $0.pattern, "i": $0.caseInsensitive, "t": $0.texts] })
         .map { $0 as! [Bool] }
-}
-
-/// One `python3` process running `script`, which reads a JSON request per line on stdin and
-/// prints a JSON answer per line.
-func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    var lines = Data()
-    for request in requests {
-        lines.append(try JSONSerialization.data(withJSONObject: request))
-        lines.append(0x0A)
-    }
-    // Written from another thread: python answers as it reads, and a full pipe would block.
-    let writer = input.fileHandleForWriting
-    let payload = lines
-    let thread = Thread {
-        writer.write(payload)
-        try? writer.close()
-    }
-    thread.start()
-    // Read the answers by count, not to the end of the pipe, and stop python then: a process
-    // another test starts at the same moment may inherit a pipe's write end and hold it open, so
-    // neither end of file may ever come.
-    var answer = Data()
-    var lineCount = 0
-    let reader = output.fileHandleForReading
-    while lineCount < requests.count {
-        let chunk = reader.availableData
-        if chunk.isEmpty { break }
-        answer.append(chunk)
-        lineCount += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-    }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-    return try String(decoding: answer, as: UTF8.self).split(separator: "\n").map {
-        try JSONSerialization.jsonObject(with: Data($0.utf8))
-    }
 }
 
 @Suite struct RegexEngineTests {
@@ -753,7 +710,7 @@ func pythonAnswers(_ script: String, _ requests: [Any]) throws -> [Any] {
                 print(json.dumps([r.fullmatch(chr(c)) is not None for c in request["c"]]), flush=True)
             """
         let requests: [Any] = patterns.map { ["p": $0, "c": scalars] as [String: Any] }
-        let theirs = try pythonAnswers(script, requests).map { $0 as! [Bool] }
+        let theirs = try PythonReference.answers(script, requests).map { $0 as! [Bool] }
         try #require(theirs.count == ours.count)
         var disagreements = 0
         for (row, pattern) in patterns.enumerated() {

@@ -148,11 +148,14 @@ import Testing
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
+        ignoreSIGPIPE()
         try process.run()
         let all = documents
         let writer = Thread {
             for document in all {
-                input.fileHandleForWriting.write(Data(Data(document).base64EncodedString().utf8) + Data("\n".utf8))
+                try? input.fileHandleForWriting.write(
+                    contentsOf: Data(Data(document).base64EncodedString().utf8) + Data("\n".utf8)
+                )
             }
             try? input.fileHandleForWriting.close()
         }

@@ -179,10 +179,12 @@ package func runProcess(_ executable: String, _ arguments: [String], input: Data
     process.standardInput = stdin
     process.standardOutput = stdout
     process.standardError = FileHandle.nullDevice
+    ignoreSIGPIPE()
     try process.run()
-    // Write on another thread: a large input would fill the pipe while the child writes.
+    // Write on another thread: a large input would fill the pipe while the child writes; a child
+    // that stops before it read everything makes the write fail (EPIPE), and its status says so.
     let writer = Thread {
-        stdin.fileHandleForWriting.write(input)
+        try? stdin.fileHandleForWriting.write(contentsOf: input)
         try? stdin.fileHandleForWriting.close()
     }
     writer.start()
