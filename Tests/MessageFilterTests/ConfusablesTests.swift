@@ -70,7 +70,10 @@ import Testing
     /// (`.ci/run` installs it and requires these tests to run).
     static let hasReference = PythonReference.available("confusables")
 
-    @Test(.enabled(if: hasReference, "needs Python's confusables 1.2.0: pip install confusables==1.2.0"), arguments: [false, true])
+    @Test(
+        .enabled(if: hasReference, "needs Python's confusables 1.2.0: pip install confusables==1.2.0"),
+        arguments: [false, true]
+    )
     func theSkeletonAgreesWithOneWrittenInPython(caseInsensitive: Bool) throws {
         let texts = Self.randomTexts(count: SeededRuns.count(20_000, short: 3_000), seed: caseInsensitive ? 7 : 8)
         let view = TextView(caseInsensitive: caseInsensitive, normalized: true, confusables: true)

@@ -116,8 +116,11 @@ enum SpamRegexCorpus {
                 r = regex.compile(request["p"], regex.I | regex.V0)
                 print(json.dumps([r.search(t) is not None for t in request["t"]]), flush=True)
             """
-        let theirs = try PythonReference.answers(script, SpamRegexCorpus.accepted.map { ["p": $0.pattern, "t": texts] })
-            .map { $0 as! [Bool] }
+        let theirs = try PythonReference.answers(
+            script,
+            SpamRegexCorpus.accepted.map { ["p": $0.pattern, "t": texts] }
+        )
+        .map { $0 as! [Bool] }
         try #require(theirs.count == ours.count)
         for (index, entry) in SpamRegexCorpus.accepted.enumerated() {
             for (column, text) in texts.enumerated() where ours[index][column] != theirs[index][column] {
