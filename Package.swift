@@ -160,15 +160,14 @@ let appProjectTargets: [Target] = [
             dependencies: ["AppGroupContainers"],
             path: "Tests/SDKStandIns/UserNotifications"
         ),
-        /// The handler sources, compiled as an app's extension compiles them (Swift 5 mode, as
-        /// the project's SWIFT_VERSION), against the stand-ins.
+        /// The handler sources, compiled as an app's extension compiles them (the Swift 6
+        /// language mode, as the project's SWIFT_VERSION), against the stand-ins.
         .target(
             name: "ExtensionHandlers",
             dependencies: [
                 "BlocklistCore", "MessageFilterCore", "UpdateCore", "CallKit", "IdentityLookup", "UserNotifications",
             ],
-            path: "Sources/AppProject/Handlers",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            path: "Sources/AppProject/Handlers"
         ),
     ]
     /// What the tests (AppProjectTests) add on Linux: the handlers and the stand-ins they run on.

@@ -18,7 +18,7 @@ extension AppProject {
         yaml.close()
         yaml.open("settings")
         yaml.open("base")
-        yaml.pair("SWIFT_VERSION", "5.0")
+        yaml.pair("SWIFT_VERSION", "6.0")
         if let team = options.team { yaml.pair("DEVELOPMENT_TEAM", team) }
         yaml.close()
         yaml.close()

@@ -1,16 +1,13 @@
 /// The calls a Call Directory extension makes on its request context, shaped like CallKit's
-/// `CXCallDirectoryExtensionContext`, so the same handler code runs on a device and in the
-/// simulator.
+/// `CXCallDirectoryExtensionContext` (docs/PLATFORM.md gives each declaration with its source),
+/// so the same loader runs on a device and in the simulator.
 ///
-/// On iOS one line makes CallKit's context conform:
-///
-/// ```swift
-/// extension CXCallDirectoryExtensionContext: @retroactive CallDirectoryContext {}
-/// ```
+/// On iOS, the extension hands CallKit's context over through a small adapter in its own file
+/// (``ShardLoader`` documents it); an adapter, not a retroactive conformance, so that the handler
+/// compiles in the Swift 6 language mode without a warning.
 ///
 /// Numbers are `CXCallDirectoryPhoneNumber` values (`Int64`): country code and digits, no `+`.
-
-public protocol CallDirectoryContext: AnyObject {
+public protocol CallDirectoryContext {
     /// False on an extension's first load and after it is re-enabled: the request must add the
     /// full list and remove nothing. True when it may change what is stored.
     var isIncremental: Bool { get }
@@ -27,8 +24,11 @@ public protocol CallDirectoryContext: AnyObject {
     func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64)
     /// Removes every stored identification entry (incremental requests only).
     func removeAllIdentificationEntries()
-    /// Ends the request; the handler is told whether the system accepted it.
-    func completeRequest(completionHandler: ((Bool) -> Void)?)
+    /// Ends the request. CallKit calls `completion` with `expired`, as its header declares
+    /// (`void (^)(BOOL expired)`): `false` when it stored what the request sent, `true` when the
+    /// request expired and "any identification or blocking entries added by the extension
+    /// context were not added".
+    func completeRequest(completionHandler completion: (@Sendable (_ expired: Bool) -> Void)?)
 }
 
 /// Streams one shard into a Call Directory context: the whole body of a blocking extension.
@@ -46,6 +46,10 @@ public enum ShardLoader {
     /// shard of another index (another extension's) is refused before any call; a shard that
     /// says it holds more than `capacity` numbers of either kind is refused before anything is added.
     ///
+    /// `completionHandler` gets CallKit's `expired`: `false` when CallKit stored the request.
+    /// ``reload(installedShardAt:loadedCopyAt:into:capacity:completion:)`` keeps the copy of what
+    /// it stored; an extension calls that.
+    ///
     /// - Returns: how many entries of both kinds were added.
     /// - Throws: `BlocklistError` if a shard cannot be read or is too large; the request is then
     ///   not completed (cancel it with the error).
@@ -57,7 +61,7 @@ public enum ShardLoader {
         previousShardAt previousPath: String? = nil,
         into context: some CallDirectoryContext,
         capacity: Int64 = BlockSpec.defaultCapacity,
-        completionHandler: ((Bool) -> Void)? = nil
+        completionHandler: (@Sendable (_ expired: Bool) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let reader = try ShardReader(path: path)
         try reader.checkCapacity(capacity)

@@ -473,10 +473,10 @@ final class UpdateProducer: ShardProducer {
             var deltaBase: String?
             switch sources[index - 1] {
             case .installed(let source, let recorded):
-                try copyFile(source, to: path, sync: sync)
+                try FileDescriptor.copy(source, toNew: path, sync: sync)
                 digest = recorded
             case .copy(let source, let base):
-                try copyFile(source, to: path, sync: sync)
+                try FileDescriptor.copy(source, toNew: path, sync: sync)
                 digest = try ShardContent.digest(ofShardAt: path)
                 // A base that cannot be read (damaged: its delta was refused) says nothing of
                 // what changed; the whole shard then counts as added.
@@ -563,20 +563,4 @@ final class UpdateProducer: ShardProducer {
     }
 
     func cleanUp() {}
-
-    /// Copies `source` to the new file `destination` through one 64 KiB buffer.
-    private func copyFile(_ source: String, to destination: String, sync: Bool) throws {
-        let input = try FileDescriptor.openForReading(source)
-        let output = try FileDescriptor.createExclusive(destination)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while true {
-            let count = try input.read(into: buffer, at: offset)
-            if count == 0 { break }
-            try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
-            offset += Int64(count)
-        }
-        if sync { try output.sync() }
-    }
 }

@@ -64,9 +64,11 @@ final class PipeContext: CallDirectoryContext {
         append(.addIdentification, phoneNumber)
     }
 
-    func completeRequest(completionHandler: ((Bool) -> Void)?) {
+    /// Sends the completion; `expired` is `true` when the system went away before it (CallKit's
+    /// meaning: nothing this request sent was stored).
+    func completeRequest(completionHandler completion: (@Sendable (_ expired: Bool) -> Void)?) {
         record(.complete)
-        completionHandler?(!broken)
+        completion?(broken)
     }
 
     /// Ends the request with an error, as `cancelRequest(withError:)` does.

@@ -314,7 +314,7 @@ import Testing
             func addIdentificationEntry(withNextSequentialPhoneNumber phoneNumber: Int64, label: String) { added += 1 }
             func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllIdentificationEntries() {}
-            func completeRequest(completionHandler: ((Bool) -> Void)?) {}
+            func completeRequest(completionHandler: (@Sendable (Bool) -> Void)?) {}
         }
         let context = Counting()
         let error = #expect(throws: BlocklistError.self) { try ShardLoader.load(shardAt: path, into: context) }
@@ -363,7 +363,7 @@ import Testing
             }
             func removeIdentificationEntry(withPhoneNumber phoneNumber: Int64) {}
             func removeAllIdentificationEntries() {}
-            func completeRequest(completionHandler: ((Bool) -> Void)?) { completed += 1 }
+            func completeRequest(completionHandler: (@Sendable (Bool) -> Void)?) { completed += 1 }
             var identified: [(Int64, String)] = []
         }
         let directory = try TemporaryDirectory()

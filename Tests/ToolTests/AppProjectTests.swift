@@ -13,36 +13,82 @@ import TestSupport
     import Testing
     import UserNotifications
 
-    /// A Call Directory context that records what the handler sends, as the system's would store it.
+    /// What CallKit stores for one Call Directory extension, with the rules its documentation
+    /// gives (docs/PLATFORM.md): a request's changes are kept only when it completes without
+    /// expiring; a non-incremental request starts from nothing; removals are for incremental
+    /// requests; additions come in strictly ascending order and are not already stored.
+    final class CallKitStore {
+        var numbers: Set<Int64> = []
+    }
+
+    /// A Call Directory context that records what the handler sends and applies it to `store` as
+    /// CallKit would, unless `expires`: then the completion says expired and nothing is stored.
     final class RecordingContext: CXCallDirectoryExtensionContext {
         let incremental: Bool
+        let store: CallKitStore
+        let expires: Bool
         var added: [Int64] = []
         var removed: [Int64] = []
+        var removedAll = 0
         var completed = false
+        var expiredReported: Bool?
         var cancelled: Error?
+        /// Breaks of CallKit's rules, which would fail the request on a device.
+        var violations: [String] = []
+        private var pending: Set<Int64>
 
-        init(incremental: Bool) { self.incremental = incremental }
+        init(incremental: Bool, store: CallKitStore = CallKitStore(), expires: Bool = false) {
+            self.incremental = incremental
+            self.store = store
+            self.expires = expires
+            pending = incremental ? store.numbers : []
+        }
 
         override var isIncremental: Bool { incremental }
         override func addBlockingEntry(withNextSequentialPhoneNumber phoneNumber: CXCallDirectoryPhoneNumber) {
+            if let last = added.last, phoneNumber <= last { violations.append("\(phoneNumber) after \(last)") }
+            if pending.contains(phoneNumber) { violations.append("\(phoneNumber) is already stored") }
             added.append(phoneNumber)
+            pending.insert(phoneNumber)
         }
         override func removeBlockingEntry(withPhoneNumber phoneNumber: CXCallDirectoryPhoneNumber) {
+            if !incremental { violations.append("a removal in a request that is not incremental") }
             removed.append(phoneNumber)
+            pending.remove(phoneNumber)
         }
-        override func completeRequest(completionHandler completion: ((Bool) -> Void)? = nil) {
+        override func removeAllBlockingEntries() {
+            if !incremental { violations.append("removeAll in a request that is not incremental") }
+            removedAll += 1
+            pending.removeAll()
+        }
+        override func completeRequest(completionHandler completion: (@Sendable (Bool) -> Void)? = nil) {
             completed = true
-            completion?(true)
+            if !expires { store.numbers = pending }
+            expiredReported = expires
+            completion?(expires)
         }
         override func cancelRequest(withError error: Error) { cancelled = error }
     }
 
+    /// What a `@Sendable` completion hands back, kept under a lock.
+    final class Answer<Value>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: Value
+        init(_ value: Value) { stored = value }
+        var value: Value {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
+        }
+    }
+
     /// A Message Filter context whose server answers `answer`.
-    final class AnsweringContext: ILMessageFilterExtensionContext {
+    final class AnsweringContext: ILMessageFilterExtensionContext, @unchecked Sendable {
         let answer: Data
         var deferred = 0
         init(answer: String) { self.answer = Data(answer.utf8) }
-        override func deferQueryRequestToNetwork(completion: @escaping (ILNetworkResponse?, Error?) -> Void) {
+        override func deferQueryRequestToNetwork(
+            completion: @escaping @Sendable (ILNetworkResponse?, (any Error)?) -> Void
+        ) {
             deferred += 1
             completion(ILNetworkResponse(data: answer), nil)
         }
@@ -103,10 +149,11 @@ import TestSupport
 
             // The app installs the set it ships; the extension loads it whole.
             try InstalledSet.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, settings)
-            let whole = RecordingContext(incremental: false)
+            let store = CallKitStore()
+            let whole = RecordingContext(incremental: false, store: store)
             CallDirectoryHandler().beginRequest(with: whole)
-            #expect(whole.cancelled == nil)
-            #expect(whole.completed && whole.added == first.sorted())
+            #expect(whole.cancelled == nil && whole.violations.isEmpty)
+            #expect(whole.completed && whole.added == first.sorted() && store.numbers == first)
             #expect(
                 FileManager.default.contentsEqual(
                     atPath: settings.loadedShard("shard-01.blk"),
@@ -137,12 +184,35 @@ import TestSupport
             #expect(InstalledSet.isWhole(settings))
             #expect(!FileManager.default.fileExists(atPath: settings.installedShard(".shard-01.blk.new")))
 
-            // The reload that follows sends only the difference.
-            let reload = RecordingContext(incremental: true)
+            // The reload that follows sends only the difference (+25 −7), and CallKit reports it
+            // expired: it stored nothing, so the loaded copy stays the first shard.
+            let expired = RecordingContext(incremental: true, store: store, expires: true)
+            CallDirectoryHandler().beginRequest(with: expired)
+            #expect(expired.completed && expired.cancelled == nil && expired.expiredReported == true)
+            #expect(expired.removedAll == 0 && expired.removed.count == 7 && expired.added.count == 25)
+            #expect(store.numbers == first)
+            #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == first.sorted())
+
+            // The reload after it diffs against what CallKit really holds, and is stored.
+            let reload = RecordingContext(incremental: true, store: store)
             CallDirectoryHandler().beginRequest(with: reload)
-            #expect(reload.completed && reload.cancelled == nil)
+            #expect(reload.completed && reload.cancelled == nil && reload.violations.isEmpty)
+            #expect(reload.removedAll == 0)
             #expect(reload.removed == first.subtracting(second).sorted())
             #expect(reload.added == second.subtracting(first).sorted())
+            #expect(store.numbers == second)
+            #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == second.sorted())
+            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.loading")))
+
+            // A request killed between its start and its completion leaves its copy: what CallKit
+            // holds is unknown then, so the next request removes everything and sends it whole.
+            try Data("left by a killed request".utf8).write(
+                to: URL(fileURLWithPath: settings.loadedShard(".shard-01.blk.loading"))
+            )
+            let afterKill = RecordingContext(incremental: true, store: store)
+            CallDirectoryHandler().beginRequest(with: afterKill)
+            #expect(afterKill.cancelled == nil && afterKill.violations.isEmpty)
+            #expect(afterKill.removedAll == 1 && afterKill.added == second.sorted() && store.numbers == second)
 
             // The same push again is for another base: the body says so, nothing changes.
             NotificationService().didReceive(UNNotificationRequest(identifier: "again", content: content)) {
@@ -155,29 +225,32 @@ import TestSupport
             try FileManager.default.copyItem(atPath: dir.file("rules/rules.blsms"), toPath: settings.rules)
             func verdict(_ body: String, server: String) -> (ILMessageFilterAction, Int) {
                 let context = AnsweringContext(answer: server)
-                var action = ILMessageFilterAction.none
+                let action = Answer(ILMessageFilterAction.none)
                 MessageFilterExtension().handle(
                     ILMessageFilterQueryRequest(sender: "+821012345678", messageBody: body),
                     context: context
-                ) { action = $0.action }
-                return (action, context.deferred)
+                ) { action.value = $0.action }
+                return (action.value, context.deferred)
             }
             // The server's sub-action reaches the response, as IdentityLookup numbers it.
-            var subAction = ILMessageFilterSubAction.none
+            let subAction = Answer(ILMessageFilterSubAction.none)
             MessageFilterExtension().handle(
                 ILMessageFilterQueryRequest(sender: "+821012345678", messageBody: "see you at five"),
                 context: AnsweringContext(answer: #"{"action":"transaction","subAction":"transactionalFinance"}"#)
-            ) { subAction = $0.subAction }
-            #expect(subAction == .transactionalFinance)
+            ) { subAction.value = $0.subAction }
+            #expect(subAction.value == .transactionalFinance)
             // Messages asks once which sub-actions the extension sorts into: every one.
-            var capabilities: ILMessageFilterCapabilitiesQueryResponse?
+            let answered = Answer(
+                (transactional: [ILMessageFilterSubAction](), promotional: [ILMessageFilterSubAction]())
+            )
             MessageFilterExtension().handle(
                 ILMessageFilterCapabilitiesQueryRequest(),
                 context: ILMessageFilterExtensionContext()
-            ) { capabilities = $0 }
-            #expect(capabilities?.transactionalSubActions.count == 9)
-            #expect(capabilities?.promotionalSubActions.map(\.rawValue) == [20_000, 20_001, 20_002])
-            #expect(capabilities?.transactionalSubActions.contains(.transactionalFinance) == true)
+            ) { answered.value = ($0.transactionalSubActions, $0.promotionalSubActions) }
+            let capabilities = answered.value
+            #expect(capabilities.transactional.count == 9)
+            #expect(capabilities.promotional.map(\.rawValue) == [20_000, 20_001, 20_002])
+            #expect(capabilities.transactional.contains(.transactionalFinance))
             for (action, names) in DeferralResponse.subActions {
                 for name in names {
                     #expect("\(MessageFilterExtension.subAction(name, of: action))" == name, "\(action) \(name)")

@@ -38,6 +38,14 @@ struct ExtensionSettings {
     /// The copy of the shard `name` that its extension loaded last.
     func loadedShard(_ name: String) -> String { directory.appendingPathComponent("loaded/\(name)").path }
 
+    /// Makes `loaded/` when it is not there yet.
+    func makeLoadedDirectory() throws {
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("loaded"),
+            withIntermediateDirectories: true
+        )
+    }
+
     /// The compiled SMS rules.
     var rules: String { directory.appendingPathComponent("rules.blsms").path }
 

@@ -5,8 +5,8 @@ import MessageFilterCore
 /// A Message Filter extension's principal class: classifies offline, then defers.
 final class MessageFilterExtension: ILMessageFilterExtension {
     /// The compiled rules, loaded once per process, when the app has written them: until then
-    /// each message tries again (and is deferred).
-    private static var classifier: MessageClassifier?
+    /// each message tries again (and is deferred). Read and written under `classifierLock` only.
+    nonisolated(unsafe) private static var classifier: MessageClassifier?
     /// A classifier keeps its scratch buffers between messages and is not thread-safe; the
     /// system may ask about two messages at once.
     private static let classifierLock = NSLock()
@@ -35,14 +35,14 @@ extension MessageFilterExtension: ILMessageFilterQueryHandling {
     func handle(
         _ request: ILMessageFilterQueryRequest,
         context: ILMessageFilterExtensionContext,
-        completion: @escaping (ILMessageFilterQueryResponse) -> Void
+        completion: @escaping @Sendable (ILMessageFilterQueryResponse) -> Void
     ) {
         let decision = Self.classify(sender: request.sender ?? "", body: request.messageBody ?? "")
         let response = ILMessageFilterQueryResponse()
         switch decision?.action ?? .none {
         case .allow: response.action = .allow
         case .junk: response.action = .junk
-        case .promotion: response.action = .promotion  // iOS 16 and later, as are sub-actions
+        case .promotion: response.action = .promotion  // iOS 14 and later; sub-actions iOS 16
         case .transaction: response.action = .transaction
         case .none:
             return deferToServer(request, context: context, completion: completion)
@@ -56,7 +56,7 @@ extension MessageFilterExtension {
     func deferToServer(
         _ request: ILMessageFilterQueryRequest,
         context: ILMessageFilterExtensionContext,
-        completion: @escaping (ILMessageFilterQueryResponse) -> Void
+        completion: @escaping @Sendable (ILMessageFilterQueryResponse) -> Void
     ) {
         context.deferQueryRequestToNetwork { network, _ in
             let response = ILMessageFilterQueryResponse()
@@ -77,7 +77,7 @@ extension MessageFilterExtension: ILMessageFilterCapabilitiesQueryHandling {
     func handle(
         _ capabilitiesQueryRequest: ILMessageFilterCapabilitiesQueryRequest,
         context: ILMessageFilterExtensionContext,
-        completion: @escaping (ILMessageFilterCapabilitiesQueryResponse) -> Void
+        completion: @escaping @Sendable (ILMessageFilterCapabilitiesQueryResponse) -> Void
     ) {
         let response = ILMessageFilterCapabilitiesQueryResponse()
         response.transactionalSubActions = (DeferralResponse.subActions[.transaction] ?? []).map {

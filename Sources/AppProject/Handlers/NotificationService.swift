@@ -4,7 +4,10 @@ import UserNotifications
 
 /// A Notification Service Extension's principal class: applies the update a blocklist push
 /// carries inline, or fetches the one update file the phone needs from the push's signed URL.
-final class NotificationService: UNNotificationServiceExtension {
+/// `finish` may run on URLSession's queue while the system calls `serviceExtensionTimeWillExpire`:
+/// the handler and the content are touched under `lock` only, and the first `finish` delivers.
+final class NotificationService: UNNotificationServiceExtension, @unchecked Sendable {
+    private let lock = NSLock()
     private var contentHandler: ((UNNotificationContent) -> Void)?
     private var content = UNMutableNotificationContent()
 
@@ -12,8 +15,10 @@ final class NotificationService: UNNotificationServiceExtension {
         _ request: UNNotificationRequest,
         withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
     ) {
-        self.contentHandler = contentHandler
-        content = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? content
+        lock.withLock {
+            self.contentHandler = contentHandler
+            content = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? content
+        }
         guard let push = request.content.userInfo["blocklist"] as? [String: Any] else { return finish(.unchanged) }
         do {
             let settings = try ExtensionSettings.current()
@@ -81,13 +86,16 @@ final class NotificationService: UNNotificationServiceExtension {
 
     /// Delivers the notification: with the changed shards, or the error, in its body.
     private func finish(_ outcome: Outcome) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let contentHandler else { return }
         switch outcome {
         case .updated(let changed): content.body = "Block list updated: \(changed.count) of its lists changed."
         case .failed(let error): content.body = "Block list not updated: \(error)"
         case .unchanged: break
         }
-        contentHandler?(content)
-        contentHandler = nil
+        contentHandler(content)
+        self.contentHandler = nil
     }
 
     override func serviceExtensionTimeWillExpire() {

@@ -58,6 +58,29 @@ package struct FileDescriptor: ~Copyable {
         _ = path.withCString { unlink($0) }
     }
 
+    /// Copies the regular file `source` to the new file `destination` (which must not exist)
+    /// through one 64 KiB buffer; `sync` flushes the copy to stable storage before returning.
+    package static func copy(_ source: String, toNew destination: String, sync: Bool) throws(BlocklistError) {
+        let input = try openForReading(source)
+        let output = try createExclusive(destination)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let count = try input.read(into: buffer, at: offset)
+            if count == 0 { break }
+            try output.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+            offset += Int64(count)
+        }
+        if sync { try output.sync() }
+    }
+
+    /// Renames `source` over `destination` in one step: `destination` is the old file or the new.
+    package static func rename(_ source: String, over destination: String) throws(BlocklistError) {
+        let result = source.withCString { from in destination.withCString { to in LibC.rename(from, to) } }
+        guard result == 0 else { throw _ioError("Renaming \(source) to", destination) }
+    }
+
     /// Opens the existing regular file `path` for writing, to go on where it ends (a download
     /// resumed); a symlink is refused (O_NOFOLLOW), never written through.
     package static func openForResuming(_ path: String) throws(BlocklistError) -> FileDescriptor {

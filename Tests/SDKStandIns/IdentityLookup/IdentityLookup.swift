@@ -1,6 +1,6 @@
-// A stand-in for IdentityLookup's message filtering API, with the iOS SDK's signatures and raw
-// values (no iOS SDK is available here; see AppGroupContainers). `ILNetworkResponse` carries its
-// data only: its `urlResponse` (an HTTPURLResponse) is left out.
+// A stand-in for IdentityLookup's message filtering API, with the declarations and raw values
+// docs/PLATFORM.md gives from Apple's headers and documentation (no iOS SDK is available here;
+// see AppGroupContainers), held to that table by PlatformTableTests.
 @_exported import AppGroupContainers
 
 /// What to do with a message.
@@ -15,7 +15,8 @@ public enum ILMessageFilterAction: Int, Sendable {
     public static let filter = ILMessageFilterAction.junk
 }
 
-/// The sub-action of a promotion or a transaction (iOS 16 and later).
+/// The sub-action of a promotion or a transaction (iOS 16 and later; `promotion` and
+/// `transaction` themselves are iOS 14).
 public enum ILMessageFilterSubAction: Int, Sendable {
     case none = 0
     case transactionalOthers = 10000
@@ -59,21 +60,42 @@ open class ILMessageFilterQueryResponse: NSObject {
 }
 
 /// What the extension's server answered.
-open class ILNetworkResponse: NSObject {
+open class ILNetworkResponse: NSObject, @unchecked Sendable {
+    open private(set) var urlResponse: HTTPURLResponse
     open private(set) var data: Data
 
     /// The stand-in's own initializer: the system makes responses.
-    public init(data: Data) { self.data = data }
+    public init(data: Data, statusCode: Int = 200) {
+        self.data = data
+        urlResponse = HTTPURLResponse(
+            url: URL(string: "https://example.invalid/")!,
+            statusCode: statusCode,
+            httpVersion: "HTTP/1.1",
+            headerFields: nil
+        )!
+    }
 }
 
-/// What the system hands a query.
-open class ILMessageFilterExtensionContext: NSObject {
+/// What the system hands a query; `Sendable`, as Apple's documentation lists it.
+open class ILMessageFilterExtensionContext: NSObject, @unchecked Sendable {
     public override init() {}
 
     /// Sends the message to the server named in the extension's Info.plist
     /// (`ILMessageFilterExtensionNetworkURL`) and calls back with its answer.
-    open func deferQueryRequestToNetwork(completion: @escaping (ILNetworkResponse?, Error?) -> Void) {
+    open func deferQueryRequestToNetwork(completion: @escaping @Sendable (ILNetworkResponse?, (any Error)?) -> Void) {
         completion(nil, nil)
+    }
+    /// The async form Swift imports.
+    open func deferQueryRequestToNetwork() async throws -> ILNetworkResponse {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ILNetworkResponse, any Error>) in
+            deferQueryRequestToNetwork { response, error in
+                if let response {
+                    continuation.resume(returning: response)
+                } else {
+                    continuation.resume(throwing: error ?? CocoaError(.featureUnsupported))
+                }
+            }
+        }
     }
 }
 
@@ -82,7 +104,7 @@ public protocol ILMessageFilterQueryHandling: NSObjectProtocol {
     func handle(
         _ queryRequest: ILMessageFilterQueryRequest,
         context: ILMessageFilterExtensionContext,
-        completion: @escaping (ILMessageFilterQueryResponse) -> Void
+        completion: @escaping @Sendable (ILMessageFilterQueryResponse) -> Void
     )
 }
 
@@ -105,6 +127,6 @@ public protocol ILMessageFilterCapabilitiesQueryHandling: NSObjectProtocol {
     func handle(
         _ capabilitiesQueryRequest: ILMessageFilterCapabilitiesQueryRequest,
         context: ILMessageFilterExtensionContext,
-        completion: @escaping (ILMessageFilterCapabilitiesQueryResponse) -> Void
+        completion: @escaping @Sendable (ILMessageFilterCapabilitiesQueryResponse) -> Void
     )
 }

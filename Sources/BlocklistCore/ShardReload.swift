@@ -1,0 +1,116 @@
+internal import LibC
+
+/// How a reload ended, as CallKit reported it and as the loaded copy now stands.
+public struct ShardReloadOutcome: Sendable, Equatable {
+    /// CallKit's flag: `true` when the request expired and CallKit stored nothing it sent.
+    public var expired: Bool
+    /// Whether the request was a diff against the loaded copy (`false`: the whole shard, after
+    /// removing everything on an incremental request).
+    public var diffed: Bool
+    /// Set when CallKit stored the request but its copy could not be recorded: the loaded copy
+    /// was then removed, so that the next reload sends the whole shard rather than a diff against
+    /// a shard CallKit no longer holds.
+    public var recordingFailure: BlocklistError?
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.expired == rhs.expired && lhs.diffed == rhs.diffed
+            && lhs.recordingFailure?.message == rhs.recordingFailure?.message
+    }
+}
+
+extension ShardLoader {
+    /// The whole work of a Call Directory extension's `beginRequest(with:)`: loads the installed
+    /// shard and keeps `loadedCopy` equal to the shard CallKit holds for this extension, so that
+    /// an incremental request sends only the differences.
+    ///
+    /// 1. The installed shard is copied beside the loaded copy, as `.NAME.loading`, and the
+    ///    request is made from that copy: an update that replaces the installed shard meanwhile
+    ///    changes nothing here.
+    /// 2. An incremental request is a diff against the loaded copy when that copy is a readable
+    ///    shard of the same index and no earlier request left its `.loading` copy behind. A
+    ///    leftover means a request whose outcome is unknown (the extension was killed, or CallKit
+    ///    failed the request, between its start and its completion), so the request removes
+    ///    everything and adds the whole shard instead.
+    /// 3. When CallKit reports the request stored (`expired == false`), the `.loading` copy is
+    ///    renamed over the loaded copy. When it expired, CallKit kept what it held before, and
+    ///    so does the loaded copy (a first load that expired removes it: nothing is known then).
+    ///
+    /// Every step is safe to kill: the worst a kill leaves is a request sent whole next time.
+    ///
+    /// On iOS the extension hands CallKit's context over through an adapter, and cancels the
+    /// request with the error this throws:
+    ///
+    /// ```swift
+    /// let calls = CallKitCalls(context)  // forwards each CallDirectoryContext call
+    /// try ShardLoader.reload(installedShardAt: installed, loadedCopyAt: loaded, into: calls)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - installed: the installed shard, which the app and its updates replace by rename.
+    ///   - loaded: where the copy of what CallKit holds is kept; its directory must exist.
+    ///   - completion: called once CallKit completes the request, with how it ended.
+    /// - Returns: how many entries of both kinds were added.
+    /// - Throws: `BlocklistError` if the installed shard cannot be copied or read, or is too
+    ///   large; nothing was completed then, the loaded copy stands, and the request should be
+    ///   cancelled with the error.
+    @discardableResult
+    public static func reload(
+        installedShardAt installed: String,
+        loadedCopyAt loaded: String,
+        into context: some CallDirectoryContext,
+        capacity: Int64 = BlockSpec.defaultCapacity,
+        completion: (@Sendable (ShardReloadOutcome) -> Void)? = nil
+    ) throws(BlocklistError) -> Int64 {
+        let staging = stagingPath(forLoadedCopy: loaded)
+        // A copy left by an earlier request: its outcome is unknown, so no diff this time.
+        let outcomeUnknown = FileDescriptor.nameExists(staging)
+        if outcomeUnknown { FileDescriptor.removeCreated(staging) }
+        try FileDescriptor.copy(installed, toNew: staging, sync: true)
+        let diffed = context.isIncremental && !outcomeUnknown && isLoadedCopy(loaded, of: staging)
+        let incremental = context.isIncremental
+        do throws(BlocklistError) {
+            return try load(
+                shardAt: staging,
+                previousShardAt: diffed ? loaded : nil,
+                into: context,
+                capacity: capacity
+            ) { expired in
+                var outcome = ShardReloadOutcome(expired: expired, diffed: diffed, recordingFailure: nil)
+                if expired {
+                    FileDescriptor.removeCreated(staging)
+                    if !incremental { FileDescriptor.removeCreated(loaded) }
+                } else {
+                    do throws(BlocklistError) {
+                        try FileDescriptor.rename(staging, over: loaded)
+                    } catch {
+                        FileDescriptor.removeCreated(loaded)
+                        outcome.recordingFailure = error
+                    }
+                }
+                completion?(outcome)
+            }
+        } catch {
+            // Nothing was completed: CallKit keeps what it held, and so does the loaded copy.
+            FileDescriptor.removeCreated(staging)
+            throw error
+        }
+    }
+
+    /// `DIR/.NAME.loading` for the loaded copy `DIR/NAME`: the shard a request is made from.
+    package static func stagingPath(forLoadedCopy loaded: String) -> String {
+        let slash = loaded.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let directory = slash.map { String(loaded[...$0]) } ?? ""
+        let name = slash.map { String(loaded[loaded.index(after: $0)...]) } ?? loaded
+        return directory + "." + name + ".loading"
+    }
+
+    /// Whether `loaded` is a readable shard of the same index as `current`, one a diff may start
+    /// from.
+    private static func isLoadedCopy(_ loaded: String, of current: String) -> Bool {
+        guard FileDescriptor.nameExists(loaded),
+            let previous = try? ShardReader(path: loaded),
+            let now = try? ShardReader(path: current)
+        else { return false }
+        return previous.header.shardIndex == now.header.shardIndex
+    }
+}
