@@ -48,6 +48,8 @@ extension ShardLoader {
     /// - Parameters:
     ///   - installed: the installed shard, which the app and its updates replace by rename.
     ///   - loaded: where the copy of what CallKit holds is kept; its directory must exist.
+    ///   - context: the request's context: CallKit's, through an adapter.
+    ///   - capacity: the most entries of either kind the shard may hold (what devices accept).
     ///   - completion: called once CallKit completes the request, with how it ended.
     /// - Returns: how many entries of both kinds were added.
     /// - Throws: `BlocklistError` if the installed shard cannot be copied or read, or is too
