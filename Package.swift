@@ -128,7 +128,7 @@ let publicationTargets: [Target] = [
 /// `blocklist xcodegen` writes into the project and the docs' listings quote.
 let handlerFiles = [
     "ExtensionSettings.swift", "InstalledSet.swift", "CallDirectoryHandler.swift", "MessageFilterExtension.swift",
-    "NotificationService.swift",
+    "NotificationService.swift", "CallKitManager.swift",
 ]
 
 let appProjectTargets: [Target] = [

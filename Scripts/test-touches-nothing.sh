@@ -14,6 +14,9 @@ list() {
     { find . -path ./.build -prune -o -path ./.git -prune -o -path './.build-*' -prune -o -printf '%p %s %T@ %y\n'
       find "$HOME" -maxdepth 1 -printf '%p %s %T@ %y\n' 2>/dev/null; } | sort
 }
+# Package.resolved is SwiftPM's, written on the first resolve: resolve first, so that a run of
+# this stage alone (`.ci/run test`) does not count it as the tests' doing.
+swift package resolve > /dev/null
 list > "$state/before"
 swift test 2>&1 | tee "$state/log"
 # Under BLOCKLIST_REQUIRE_REFERENCES=1 (.ci/run) every differential test runs against its Python

@@ -56,6 +56,7 @@ package enum AppProject {
         ("CallDirectoryHandler.swift", PackageResources.CallDirectoryHandler_swift),
         ("MessageFilterExtension.swift", PackageResources.MessageFilterExtension_swift),
         ("NotificationService.swift", PackageResources.NotificationService_swift),
+        ("CallKitManager.swift", PackageResources.CallKitManager_swift),
     ]
 
     /// Writes the project for the set in `setDirectory` into `output`, a directory that must not

@@ -15,6 +15,7 @@ extension AppProject {
         }
         let pushes = options.root != nil
         return """
+            import BlocklistCore
             import CallKit
             import SwiftUI
             import UserNotifications
@@ -68,31 +69,21 @@ extension AppProject {
                 }
 
                 /// Asks CallKit to reload each extension when the installed generation is not the one
-                /// it last loaded: each extension then loads only its shard's differences. One at a
-                /// time, as CallKit loads them; the generation is recorded only when every reload
-                /// succeeded, so a failed one is tried again the next time.
+                /// it last loaded: each extension then loads only its shard's differences.
+                /// BlocklistCore's chain reloads them one at a time, as CallKit loads them, retrying
+                /// what may pass and skipping what is turned off; the generation is recorded only when
+                /// every enabled extension reloaded, so a failed one is tried again the next time.
                 static func reloadIfUpdated() {
                     guard let settings = try? ExtensionSettings.current(),
                         let installed = try? InstalledSet.read(settings)
                     else { return }
                     let key = "blocklistLoadedGeneration"
                     guard UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation else { return }
-                    func reload(_ index: Int) {
-                        guard index < callDirectoryExtensions.count else {
-                            return UserDefaults.standard.set(installed.generation, forKey: key)
-                        }
-                        CXCallDirectoryManager.sharedInstance.reloadExtension(
-                            withIdentifier: callDirectoryExtensions[index]
-                        ) { error in
-                            // A disabled extension loads when it is turned on; any other error waits
-                            // for the next time the app starts or comes back.
-                            if let error = error as? CXErrorCodeCallDirectoryManagerError, error.code != .extensionDisabled {
-                                return
-                            }
-                            reload(index + 1)
-                        }
+                    Task {
+                        let report = await CallDirectoryReloadChain(identifiers: callDirectoryExtensions)
+                            .run(using: CallKitManager())
+                        if report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
                     }
-                    reload(0)
                 }
             }
             \(pushes ? Self.pushRegistration : "")

@@ -49,6 +49,7 @@ extension AppProject {
             [
                 ["path": "App"], ["path": "Set", "type": "folder"],
                 ["path": "Extensions/ExtensionSettings.swift"], ["path": "Extensions/InstalledSet.swift"],
+                ["path": "Extensions/CallKitManager.swift"],
             ]
         )
         target(
@@ -64,7 +65,10 @@ extension AppProject {
         )
         yaml.list(
             "dependencies",
-            extensions.map { ["target": $0] } + [["package": "blocklist", "product": "UpdateCore"]]
+            extensions.map { ["target": $0] } + [
+                ["package": "blocklist", "product": "UpdateCore"],
+                ["package": "blocklist", "product": "BlocklistCore"],
+            ]
         )
         yaml.close()
 

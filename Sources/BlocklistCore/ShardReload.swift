@@ -35,7 +35,9 @@ extension ShardLoader {
     ///    renamed over the loaded copy. When it expired, CallKit kept what it held before, and
     ///    so does the loaded copy (a first load that expired removes it: nothing is known then).
     ///
-    /// Every step is safe to kill: the worst a kill leaves is a request sent whole next time.
+    /// Every step is safe to kill: the worst a kill leaves is a request sent whole next time. One
+    /// request of an extension runs at a time, as CallKit runs them: two at once would share the
+    /// `.loading` name.
     ///
     /// On iOS the extension hands CallKit's context over through an adapter, and cancels the
     /// request with the error this throws:
@@ -64,11 +66,15 @@ extension ShardLoader {
         completion: (@Sendable (ShardReloadOutcome) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let staging = stagingPath(forLoadedCopy: loaded)
-        // A copy left by an earlier request: its outcome is unknown, so no diff this time.
-        let outcomeUnknown = FileDescriptor.nameExists(staging)
-        if outcomeUnknown { FileDescriptor.removeCreated(staging) }
+        // A copy left by an earlier request: CallKit may hold it or what it held before, so the
+        // loaded copy describes nothing for sure. It goes first, then the marker, so that a kill
+        // between the two leaves the marker: no diff until a request is stored again.
+        if FileDescriptor.nameExists(staging) {
+            FileDescriptor.removeCreated(loaded)
+            FileDescriptor.removeCreated(staging)
+        }
         try FileDescriptor.copy(installed, toNew: staging, sync: true)
-        let diffed = context.isIncremental && !outcomeUnknown && isLoadedCopy(loaded, of: staging)
+        let diffed = context.isIncremental && isLoadedCopy(loaded, of: staging)
         let incremental = context.isIncremental
         do throws(BlocklistError) {
             return try load(
@@ -79,8 +85,12 @@ extension ShardLoader {
             ) { expired in
                 var outcome = ShardReloadOutcome(expired: expired, diffed: diffed, recordingFailure: nil)
                 if expired {
-                    FileDescriptor.removeCreated(staging)
+                    // An incremental request that expired changed nothing CallKit holds (Apple:
+                    // "any identification or blocking entries added by the extension context were
+                    // not added"), and the loaded copy still describes it. After a first load
+                    // nothing is known: the copy goes, before the marker.
                     if !incremental { FileDescriptor.removeCreated(loaded) }
+                    FileDescriptor.removeCreated(staging)
                 } else {
                     do throws(BlocklistError) {
                         try FileDescriptor.rename(staging, over: loaded)

@@ -189,6 +189,7 @@ import TestSupport
             let expired = RecordingContext(incremental: true, store: store, expires: true)
             CallDirectoryHandler().beginRequest(with: expired)
             #expect(expired.completed && expired.cancelled == nil && expired.expiredReported == true)
+            #expect(expired.violations.isEmpty)
             #expect(expired.removedAll == 0 && expired.removed.count == 7 && expired.added.count == 25)
             #expect(store.numbers == first)
             #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == first.sorted())
@@ -204,15 +205,27 @@ import TestSupport
             #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == second.sorted())
             #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.loading")))
 
-            // A request killed between its start and its completion leaves its copy: what CallKit
-            // holds is unknown then, so the next request removes everything and sends it whole.
+            // A request CallKit stored, killed before its copy was renamed: the copy is left, and
+            // loaded/ still holds the first shard while CallKit holds the second. The next request
+            // must not diff against loaded/; here it expires as well, and the one after it must
+            // still send the whole shard.
+            let loadedCopy = settings.loadedShard("shard-01.blk")
+            try FileManager.default.removeItem(atPath: loadedCopy)
+            try FileManager.default.copyItem(atPath: dir.file("shipped/shard-01.blk"), toPath: loadedCopy)
             try Data("left by a killed request".utf8).write(
                 to: URL(fileURLWithPath: settings.loadedShard(".shard-01.blk.loading"))
             )
-            let afterKill = RecordingContext(incremental: true, store: store)
+            let afterKill = RecordingContext(incremental: true, store: store, expires: true)
             CallDirectoryHandler().beginRequest(with: afterKill)
             #expect(afterKill.cancelled == nil && afterKill.violations.isEmpty)
             #expect(afterKill.removedAll == 1 && afterKill.added == second.sorted() && store.numbers == second)
+            #expect(!FileManager.default.fileExists(atPath: loadedCopy))
+            let afterThat = RecordingContext(incremental: true, store: store)
+            CallDirectoryHandler().beginRequest(with: afterThat)
+            #expect(afterThat.cancelled == nil && afterThat.violations.isEmpty, "\(afterThat.violations.prefix(3))")
+            #expect(afterThat.removedAll == 1 && afterThat.added == second.sorted() && store.numbers == second)
+            #expect(try readNumbers(loadedCopy) == second.sorted())
+            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.loading")))
 
             // The same push again is for another base: the body says so, nothing changes.
             NotificationService().didReceive(UNNotificationRequest(identifier: "again", content: content)) {
@@ -268,6 +281,49 @@ import TestSupport
                 toPath: settings.installedShard("shard-01.blk")
             )
             #expect(!InstalledSet.isWhole(settings))
+        }
+
+        /// CallKit's manager, as the app's adapter hands it to the reload chain: CallKit's error
+        /// codes keep their meaning (a load already running is retried, a disabled extension
+        /// skipped), and any other error is `unknown`.
+        @Test func theAppsManagerAdapterKeepsCallKitsErrorCodes() async {
+            final class Scripted: CXCallDirectoryManager, @unchecked Sendable {
+                let lock = NSLock()
+                var answers: [String: [(any Error)?]] = [
+                    "a": [CXErrorCodeCallDirectoryManagerError(.currentlyLoading), nil],
+                    "b": [CXErrorCodeCallDirectoryManagerError(.extensionDisabled)],
+                    "c": [CocoaError(.fileReadNoPermission)],
+                ]
+                override func reloadExtension(
+                    withIdentifier identifier: String,
+                    completionHandler completion: (@Sendable ((any Error)?) -> Void)? = nil
+                ) {
+                    let answer = lock.withLock { answers[identifier]?.removeFirst() ?? nil }
+                    completion?(answer)
+                }
+                override func getEnabledStatusForExtension(
+                    withIdentifier identifier: String,
+                    completionHandler completion:
+                        @escaping @Sendable (CXCallDirectoryManager.EnabledStatus, (any Error)?)
+                        -> Void
+                ) {
+                    completion(identifier == "b" ? .disabled : .enabled, nil)
+                }
+            }
+            let saved = CXCallDirectoryManager.standInShared
+            CXCallDirectoryManager.standInShared = Scripted()
+            defer { CXCallDirectoryManager.standInShared = saved }
+            let chain = CallDirectoryReloadChain(identifiers: ["a", "b", "c"], attempts: 1, retryDelayNanoseconds: 0)
+            let once = await chain.run(using: CallKitManager(), sleep: { _ in })
+            let codes = once.outcomes.map { (outcome) -> String in
+                if case .failed(let error) = outcome.outcome { "\(error.code)" } else { "\(outcome.outcome)" }
+            }
+            #expect(codes == ["currentlyLoading", "disabled", "unknown"])
+            #expect(once.failures.last?.error.detail.isEmpty == false)
+            #expect(await chain.enabledStatuses(using: CallKitManager()) == [.enabled, .disabled, .enabled])
+            // The second answer for a is a success: retried, it reloads.
+            let again = await CallDirectoryReloadChain(identifiers: ["a"]).run(using: CallKitManager(), sleep: { _ in })
+            #expect(again.outcomes.map(\.outcome) == [.reloaded])
         }
 
         /// A shard the Info.plist does not name, or an App Group the extension is not entitled

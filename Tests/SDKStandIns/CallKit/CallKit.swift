@@ -54,7 +54,8 @@ open class CXCallDirectoryExtensionContext: NSObject {
             completeRequest { expired in continuation.resume(returning: expired) }
         }
     }
-    open func cancelRequest(withError error: Error) {}
+    /// `NSExtensionContext`'s: ends the request with an error; nothing it sent is stored.
+    open func cancelRequest(withError error: any Error) {}
 }
 
 /// The app's side: reloads an extension, tells whether it is enabled, opens Settings.
@@ -67,8 +68,10 @@ open class CXCallDirectoryManager: NSObject {
     }
 
     /// The one manager of the app.
-    open class var sharedInstance: CXCallDirectoryManager { shared }
-    nonisolated(unsafe) private static var shared = CXCallDirectoryManager()
+    open class var sharedInstance: CXCallDirectoryManager { standInShared }
+    /// The stand-in's own: what `sharedInstance` returns, which a test replaces with a subclass
+    /// that answers as it scripts.
+    nonisolated(unsafe) public static var standInShared = CXCallDirectoryManager()
 
     public override init() {}
 
