@@ -12,13 +12,17 @@ extension AppProject {
         yaml.open("options")
         yaml.pair("bundleIdPrefix", options.bundleIdentifier)
         yaml.open("deploymentTarget")
-        // iOS 16: the promotion and transaction actions and their sub-actions.
+        // iOS 16: the sub-actions of the promotion and transaction actions (those are iOS 14).
         yaml.pair("iOS", "16.0")
         yaml.close()
         yaml.close()
         yaml.open("settings")
         yaml.open("base")
         yaml.pair("SWIFT_VERSION", "6.0")
+        // One version and build for the app and every extension (the App Store requires them equal):
+        // each Info.plist reads them from these settings.
+        yaml.pair("MARKETING_VERSION", "1.0")
+        yaml.pair("CURRENT_PROJECT_VERSION", "1")
         if let team = options.team { yaml.pair("DEVELOPMENT_TEAM", team) }
         yaml.close()
         yaml.close()
@@ -172,6 +176,8 @@ extension AppProject {
         yaml.pair("path", directory + "/Info.plist")
         yaml.open("properties")
         yaml.pair("CFBundleDisplayName", displayName)
+        yaml.pair("CFBundleShortVersionString", "$(MARKETING_VERSION)")
+        yaml.pair("CFBundleVersion", "$(CURRENT_PROJECT_VERSION)")
         for (key, value) in info { yaml.pair(key, value) }
         // An app without a launch screen runs letterboxed.
         if launchScreen { yaml.emptyMapping("UILaunchScreen") }

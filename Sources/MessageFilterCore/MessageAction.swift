@@ -1,7 +1,7 @@
 /// What a Message Filter extension answers for one message, as IdentityLookup's
-/// `ILMessageFilterAction`: let it through, file it as junk, or file it under one of the two
-/// sub-action folders iOS 16 added. `none` means "no opinion": the extension may then defer the
-/// query to its server.
+/// `ILMessageFilterAction`: let it through, file it as junk, or file it as a promotion or a
+/// transaction (iOS 14; their sub-action folders came in iOS 16, docs/PLATFORM.md). `none` means
+/// "no opinion": the extension may then defer the query to its server.
 public enum MessageAction: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case none = 0
     case allow = 1

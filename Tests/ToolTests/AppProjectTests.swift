@@ -178,7 +178,10 @@ import TestSupport
             NotificationService().didReceive(UNNotificationRequest(identifier: "push", content: content)) {
                 delivered = $0
             }
-            #expect(delivered?.body == "Block list updated: 1 of its lists changed.", "\(delivered?.body ?? "nothing")")
+            #expect(
+                delivered?.body == "Block list update ready: 1 of its lists changed. Open the app to apply it.",
+                "\(delivered?.body ?? "nothing")"
+            )
             #expect(try InstalledSet.read(settings).generation == 2)
             #expect(try readNumbers(settings.installedShard("shard-01.blk")) == second.sorted())
             #expect(InstalledSet.isWhole(settings))
@@ -232,6 +235,16 @@ import TestSupport
                 delivered = $0
             }
             #expect(delivered?.body.hasPrefix("Block list not updated") == true || delivered?.body == content.body)
+            #expect(try InstalledSet.read(settings).generation == 2)
+            // An app made without --push-key has no push.key: an inline push is not an error
+            // there; the extension goes to the signed URL (this push names none: unchanged).
+            try FileManager.default.removeItem(atPath: dir.file("bundle/push.key"))
+            ExtensionSettings.bundle = try #require(Bundle(path: dir.file("bundle")))
+            delivered = nil
+            NotificationService().didReceive(UNNotificationRequest(identifier: "no key", content: content)) {
+                delivered = $0
+            }
+            #expect(delivered?.body == content.body, "\(delivered?.body ?? "nothing")")
             #expect(try InstalledSet.read(settings).generation == 2)
 
             // Messages: classified offline, or deferred when no rule decides.
@@ -450,6 +463,17 @@ import TestSupport
                     as? String
             }
             #expect(names.count == targets.count && Set(names).count == names.count - 1, "\(names.sorted())")
+            // Every bundle takes its version and build from the project's settings.
+            let base = (spec["settings"] as? [String: Any])?["base"] as? [String: Any]
+            #expect(
+                base?["MARKETING_VERSION"] as? String == "1.0" && base?["CURRENT_PROJECT_VERSION"] as? String == "1"
+            )
+            #expect(base?["SWIFT_VERSION"] as? String == "6.0")
+            for (name, target) in targets {
+                let properties = (target["info"] as? [String: Any])?["properties"] as? [String: Any]
+                #expect(properties?["CFBundleShortVersionString"] as? String == "$(MARKETING_VERSION)", "\(name)")
+                #expect(properties?["CFBundleVersion"] as? String == "$(CURRENT_PROJECT_VERSION)", "\(name)")
+            }
             let app = try #require(targets["Blocklist"])
             let appInfo = (app["info"] as? [String: Any])?["properties"] as? [String: Any]
             #expect(appInfo?["UILaunchScreen"] as? [String: Any] != nil)
