@@ -4,23 +4,16 @@ import MessageFilterCore
 
 /// A Message Filter extension's principal class: classifies offline, then defers.
 final class MessageFilterExtension: ILMessageFilterExtension {
-    /// The compiled rules, loaded once per process, when the app has written them: until then
-    /// each message tries again (and is deferred). Read and written under `classifierLock` only.
-    nonisolated(unsafe) private static var classifier: MessageClassifier?
-    /// A classifier keeps its scratch buffers between messages and is not thread-safe; the
-    /// system may ask about two messages at once.
-    private static let classifierLock = NSLock()
+    /// The compiled rules, loaded once per process when the app has written them: until then
+    /// each message tries again (and is deferred). Any thread may call it: the system may ask
+    /// about two messages at once.
+    static let classifier = SharedClassifier {
+        (try? ExtensionSettings.current()).flatMap { try? CompiledRules(contentsOf: $0.rules) }
+    }
 
     /// The offline decision for a message; nil when no rules are installed.
     static func classify(sender: String, body: String) -> MessageClassifier.Decision? {
-        classifierLock.lock()
-        defer { classifierLock.unlock() }
-        if classifier == nil, let settings = try? ExtensionSettings.current(),
-            let rules = try? CompiledRules(contentsOf: settings.rules)
-        {
-            classifier = MessageClassifier(rules: rules)
-        }
-        return classifier?.classify(sender: sender, body: body)
+        classifier.classify(sender: sender, body: body)
     }
 
     /// IdentityLookup's sub-action for a server's name of one: `DeferralResponse.subActions` lists
