@@ -61,6 +61,18 @@ struct Serve: AsyncParsableCommand {
     )
     var maxBodyBytes: WholeNumber = 409_600
 
+    @Option(
+        name: .customLong("app-id"),
+        help: ArgumentHelp(
+            "An app whose Message Filter extension defers to this server, as TEAMID.BUNDLE-ID (repeat for more): listed under messagefilter in /.well-known/apple-app-site-association, which iOS reads before it lets the extension defer.",
+            valueName: "TEAMID.bundle-id"
+        )
+    )
+    var appIDs: [String] = []
+
+    /// Where iOS reads a domain's associated apps.
+    static let associationPath = "/.well-known/apple-app-site-association"
+
     enum Fault: String, ExpressibleByArgument, CaseIterable {
         case status500, malformed, slow
     }
@@ -74,6 +86,7 @@ struct Serve: AsyncParsableCommand {
                 "--path may hold only visible ASCII characters other than ? and #, as \"/filter\"; \(Self.quoted(path)) does not."
             )
         }
+        for appID in appIDs { try Self.checkAppID(appID) }
         try delayMs.check("--delay-ms", 0...600_000)
         try maxBodyBytes.check("--max-body-bytes", 1...16 << 20)
     }
@@ -93,6 +106,12 @@ struct Serve: AsyncParsableCommand {
                 "The request body is over \(Figures.grouped(maxBody)) bytes; a deferred query is much smaller."
             )
         )
+        if !appIDs.isEmpty {
+            // iOS associates the domain with these apps' messagefilter service; the file is JSON,
+            // served as it is, with no redirect.
+            let association = Self.json(.ok, try Self.association(appIDs))
+            router.get(RouterPath(Self.associationPath)) { _, _ -> Response in association }
+        }
         router.post(RouterPath(path)) { request, context -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBody { return tooLarge }
             var request = request
@@ -146,6 +165,34 @@ struct Serve: AsyncParsableCommand {
     static func errorJSON(_ sentence: String) -> String {
         let encoded: Data = (try? JSONEncoder().encode(["error": sentence])) ?? Data()
         return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// An app identifier as Apple writes one: a ten-character team ID, a dot, a bundle ID.
+    static func checkAppID(_ appID: String) throws {
+        let parts = appID.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let team = parts.first ?? ""
+        let teamIsValid =
+            team.utf8.count == 10 && team.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) }
+        let bundle = parts.count == 2 ? parts[1] : ""
+        let bundleIsValid =
+            !bundle.isEmpty
+            && bundle.utf8.allSatisfy {
+                (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46
+            }
+        guard teamIsValid, bundleIsValid else {
+            throw ValidationError(
+                "--app-id \(quoted(appID)) is not TEAMID.BUNDLE-ID, as \"ABCDE12345.com.example.blocklist\": a ten-character team ID of capitals and digits, a dot, then the app's bundle ID."
+            )
+        }
+    }
+
+    /// The apple-app-site-association file for `appIDs`' messagefilter service.
+    static func association(_ appIDs: [String]) throws -> String {
+        struct Association: Encodable {
+            struct Service: Encodable { var apps: [String] }
+            var messagefilter: Service
+        }
+        return String(decoding: try encoder.encode(Association(messagefilter: .init(apps: appIDs))), as: UTF8.self)
     }
 
     static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {

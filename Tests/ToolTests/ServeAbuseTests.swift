@@ -93,6 +93,40 @@ private func post(_ body: String, close: Bool = false) -> String {
         try RunningServer(["--rules", directory.file("server.json")] + options)
     }
 
+    /// With --app-id, the server is the domain's apple-app-site-association: the apps under
+    /// messagefilter, as JSON, with no redirect; without it the path is not found. A malformed
+    /// app ID is refused before the server starts.
+    @Test func theAssociationFileListsTheAppsGiven() throws {
+        let server = try start(["--app-id", "ABCDE12345.com.example.blocklist", "--app-id", "ABCDE12345.org.b"])
+        defer { _ = try? server.stop() }
+        let client = try RawConnection(port: port(of: server.url))
+        client.send(
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        let response = client.read(seconds: 10).text
+        #expect(response.hasPrefix("HTTP/1.1 200"), "\(response)")
+        #expect(response.lowercased().contains("content-type: application/json"))
+        let body = try #require(response.components(separatedBy: "\r\n\r\n").last)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: [String: [String]]]
+        )
+        #expect(json == ["messagefilter": ["apps": ["ABCDE12345.com.example.blocklist", "ABCDE12345.org.b"]]])
+
+        let plain = try start([])
+        defer { _ = try? plain.stop() }
+        let other = try RawConnection(port: port(of: plain.url))
+        other.send(
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        #expect(other.read(seconds: 10).text.hasPrefix("HTTP/1.1 404"))
+
+        for bad in ["com.example.app", "abcde12345.com.example", "ABCDE12345.", "ABCDE1234.com.x", "ABCDE12345.a b"] {
+            let refused = try runBlocklist(["sms", "serve", "--rules", directory.file("server.json"), "--app-id", bad])
+            #expect(refused.status == 64, "\(bad): \(refused.stderr)")
+            #expect(refused.stderr.contains("is not TEAMID.BUNDLE-ID"), "\(bad): \(refused.stderr)")
+        }
+    }
+
     @Test func aHalfSentHeadIsClosedAfterTheHeaderTimeout() throws {
         let server = try start(["--header-timeout-ms", "300"])
         defer { _ = try? server.stop() }
