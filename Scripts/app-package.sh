@@ -71,4 +71,45 @@ grep -qx "updated-shard 1 entries 5018" report.txt || fail "the updated shard do
 # Number for number, the updated shard is the published list.
 cmp -s <("$bin/blocklist" cat out/shard-1.blk) <(tr -d + <b.txt) ||
     fail "the updated shard's numbers differ from the published list (blocklist cat out/shard-1.blk)"
+
+# The handler files `blocklist xcodegen` writes into an app's project compile, with the app's adapter
+# of CallKit's manager, in the Swift 6 language mode with warnings as errors, against copies of the
+# SDK stand-ins (Tests/SDKStandIns, which carry docs/PLATFORM.md's declarations), in a package that
+# names blocklist by version with no traits.
+"$bin/blocklist" xcodegen set --bundle-id com.example.blocklist -o proj --trust keys/root.json \
+    --push-key keys/push.key >/dev/null
+# They join the app's package (its copy here), so that blocklist and swift-crypto build once.
+for module in AppGroupContainers CallKit IdentityLookup UserNotifications; do
+    cp -R "$root/Tests/SDKStandIns/$module" "$work/app/Sources/$module"
+done
+mkdir "$work/app/Sources/Extensions"
+cp proj/Extensions/*.swift "$work/app/Sources/Extensions/"
+cat >>"$work/app/Package.swift" <<'SWIFT'
+
+// Added by Scripts/app-package.sh: the SDK stand-ins and the handler files xcodegen writes.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+package.targets += [
+    .target(name: "AppGroupContainers", swiftSettings: strict),
+    .target(name: "CallKit", dependencies: ["AppGroupContainers"], swiftSettings: strict),
+    .target(name: "IdentityLookup", dependencies: ["AppGroupContainers"], swiftSettings: strict),
+    .target(name: "UserNotifications", dependencies: ["AppGroupContainers"], swiftSettings: strict),
+    .target(
+        name: "Extensions",
+        dependencies: [
+            "CallKit", "IdentityLookup", "UserNotifications",
+            .product(name: "BlocklistCore", package: "blocklist"),
+            .product(name: "MessageFilterCore", package: "blocklist"),
+            .product(name: "UpdateCore", package: "blocklist"),
+        ],
+        swiftSettings: strict
+    ),
+]
+SWIFT
+(cd "$work/app" && swift build --target Extensions >"$work/handlers.log" 2>&1) ||
+    { cat "$work/handlers.log" >&2; fail "the handler files do not compile in the Swift 6 language mode"; }
+if grep -E "^$work/app/Sources/(Extensions|AppGroupContainers|CallKit|IdentityLookup|UserNotifications)/.*(warning|error):" \
+    "$work/handlers.log" >&2; then
+    fail "the handler files compile with warnings"
+fi
+echo "app-package: the $(ls "$work/app/Sources/Extensions" | wc -l) handler files xcodegen writes compile in the Swift 6 language mode, no warning"
 echo "app-package: OK: the three products work in an app that resolves $count packages"
