@@ -127,7 +127,7 @@ let publicationTargets: [Target] = [
 /// The handler sources an app's extensions compile, as files (Sources/AppProject/Handlers), which
 /// `blocklist xcodegen` writes into the project and the docs' listings quote.
 let handlerFiles = [
-    "ExtensionSettings.swift", "InstalledSet.swift", "CallDirectoryHandler.swift", "MessageFilterExtension.swift",
+    "ExtensionSettings.swift", "CallDirectoryHandler.swift", "MessageFilterExtension.swift",
     "NotificationService.swift", "CallKitManager.swift",
 ]
 

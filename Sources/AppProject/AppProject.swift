@@ -52,7 +52,6 @@ package enum AppProject {
     /// The handler sources, by the name they get in the project: the files in Handlers/.
     package static let handlerSources: [(name: String, bytes: [UInt8])] = [
         ("ExtensionSettings.swift", PackageResources.ExtensionSettings_swift),
-        ("InstalledSet.swift", PackageResources.InstalledSet_swift),
         ("CallDirectoryHandler.swift", PackageResources.CallDirectoryHandler_swift),
         ("MessageFilterExtension.swift", PackageResources.MessageFilterExtension_swift),
         ("NotificationService.swift", PackageResources.NotificationService_swift),

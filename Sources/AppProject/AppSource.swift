@@ -18,6 +18,7 @@ extension AppProject {
             import BlocklistCore
             import CallKit
             import SwiftUI
+            import UpdateCore
             import UserNotifications
 
             @main
@@ -49,16 +50,14 @@ extension AppProject {
                 /// generations come as updates to the Notification Service Extension) and copies the SMS
                 /// rules.
                 static func installShippedSet() {
-                    guard let settings = try? ExtensionSettings.current(), !InstalledSet.isWhole(settings),
+                    guard let settings = try? ExtensionSettings.current(), !InstalledShards.isWhole(in: settings.path),
                         let shipped = Bundle.main.resourceURL?.appendingPathComponent("Set")
                     else { return }
                     do {
-                        try FileManager.default.createDirectory(
-                            at: settings.directory.appendingPathComponent("shards"), withIntermediateDirectories: true)
                         let shards = try FileManager.default.contentsOfDirectory(atPath: shipped.path)
                             .filter { $0.hasSuffix(".blk") }.sorted()
-                        try InstalledSet.install(
-                            shardsAt: shards.map { shipped.appendingPathComponent($0).path }, generation: \(options.generation), settings)
+                        try InstalledShards.install(
+                            shardsAt: shards.map { shipped.appendingPathComponent($0).path }, generation: \(options.generation), in: settings.path)
                         let rules = shipped.appendingPathComponent("rules.blsms")
                         if FileManager.default.fileExists(atPath: rules.path) {
                             try settings.replace(settings.rules, withCopyOf: rules.path)
@@ -75,7 +74,7 @@ extension AppProject {
                 /// every enabled extension reloaded, so a failed one is tried again the next time.
                 static func reloadIfUpdated() {
                     guard let settings = try? ExtensionSettings.current(),
-                        let installed = try? InstalledSet.read(settings)
+                        let installed = try? InstalledShards.read(in: settings.path)
                     else { return }
                     let key = "blocklistLoadedGeneration"
                     guard UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation else { return }

@@ -52,7 +52,7 @@ extension AppProject {
             "sources",
             [
                 ["path": "App"], ["path": "Set", "type": "folder"],
-                ["path": "Extensions/ExtensionSettings.swift"], ["path": "Extensions/InstalledSet.swift"],
+                ["path": "Extensions/ExtensionSettings.swift"],
                 ["path": "Extensions/CallKitManager.swift"],
             ]
         )
@@ -109,7 +109,7 @@ extension AppProject {
                 options,
                 "NotificationService",
                 displayName: options.name,
-                sources: ["NotificationService.swift", "InstalledSet.swift", "ExtensionSettings.swift"],
+                sources: ["NotificationService.swift", "ExtensionSettings.swift"],
                 resources: "NotificationService",
                 point: "com.apple.usernotifications.service",
                 principal: "NotificationService",

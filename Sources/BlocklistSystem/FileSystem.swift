@@ -88,28 +88,12 @@ package enum FileSystem {
 
     /// Reads a whole file of at most `limit` bytes, to its end (files in /proc report size 0).
     package static func readFile(_ path: String, limit: Int = 64 << 20) throws(BlocklistError) -> [UInt8] {
-        let file = try FileDescriptor.openForReading(path)
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
-        defer { chunk.deallocate() }
-        var bytes: [UInt8] = []
-        while true {
-            let read = try file.read(into: chunk, at: Int64(bytes.count))
-            if read == 0 { return bytes }
-            guard bytes.count + read <= limit else {
-                throw BlocklistError(.limitExceeded, "\(path) is larger than the \(limit) bytes this tool reads.")
-            }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<read]))
-        }
+        try FileDescriptor.readWholeFile(path, limit: limit)
     }
 
     /// Writes `bytes` to a new file at `path` (which must not exist) and flushes it.
     package static func writeNewFile(_ path: String, _ bytes: [UInt8], sync: Bool) throws(BlocklistError) {
-        let file = try FileDescriptor.createExclusive(path)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        defer { buffer.deallocate() }
-        buffer.copyBytes(from: bytes)
-        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]), at: 0)
-        if sync { try file.sync() }
+        try FileDescriptor.writeNewFile(path, bytes, sync: sync)
     }
 }
 

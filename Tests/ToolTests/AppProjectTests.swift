@@ -11,6 +11,7 @@ import TestSupport
     import SetReading
     import SetStorage
     import Testing
+    import UpdateCore
     import UserNotifications
 
     /// What CallKit stores for one Call Directory extension, with the rules its documentation
@@ -148,7 +149,7 @@ import TestSupport
             let settings = try ExtensionSettings.current()
 
             // The app installs the set it ships; the extension loads it whole.
-            try InstalledSet.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, settings)
+            try InstalledShards.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, in: settings.path)
             let store = CallKitStore()
             let whole = RecordingContext(incremental: false, store: store)
             CallDirectoryHandler().beginRequest(with: whole)
@@ -161,7 +162,7 @@ import TestSupport
                 )
             )
 
-            #expect(InstalledSet.isWhole(settings))
+            #expect(InstalledShards.isWhole(in: settings.path))
             // A run killed before its renames left a new shard beside the installed one: the next
             // push is applied all the same.
             try Data("left by a killed run".utf8).write(
@@ -182,9 +183,9 @@ import TestSupport
                 delivered?.body == "Block list update ready: 1 of its lists changed. Open the app to apply it.",
                 "\(delivered?.body ?? "nothing")"
             )
-            #expect(try InstalledSet.read(settings).generation == 2)
+            #expect(try InstalledShards.read(in: settings.path).generation == 2)
             #expect(try readNumbers(settings.installedShard("shard-01.blk")) == second.sorted())
-            #expect(InstalledSet.isWhole(settings))
+            #expect(InstalledShards.isWhole(in: settings.path))
             #expect(!FileManager.default.fileExists(atPath: settings.installedShard(".shard-01.blk.new")))
 
             // The reload that follows sends only the difference (+25 −7), and CallKit reports it
@@ -235,7 +236,7 @@ import TestSupport
                 delivered = $0
             }
             #expect(delivered?.body.hasPrefix("Block list not updated") == true || delivered?.body == content.body)
-            #expect(try InstalledSet.read(settings).generation == 2)
+            #expect(try InstalledShards.read(in: settings.path).generation == 2)
             // An app made without --push-key has no push.key: an inline push is not an error
             // there; the extension goes to the signed URL (this push names none: unchanged).
             try FileManager.default.removeItem(atPath: dir.file("bundle/push.key"))
@@ -245,7 +246,7 @@ import TestSupport
                 delivered = $0
             }
             #expect(delivered?.body == content.body, "\(delivered?.body ?? "nothing")")
-            #expect(try InstalledSet.read(settings).generation == 2)
+            #expect(try InstalledShards.read(in: settings.path).generation == 2)
 
             // Messages: classified offline, or deferred when no rule decides.
             try FileManager.default.copyItem(atPath: dir.file("rules/rules.blsms"), toPath: settings.rules)
@@ -293,7 +294,7 @@ import TestSupport
                 atPath: dir.file("shipped/shard-01.blk"),
                 toPath: settings.installedShard("shard-01.blk")
             )
-            #expect(!InstalledSet.isWhole(settings))
+            #expect(!InstalledShards.isWhole(in: settings.path))
         }
 
         /// CallKit's manager, as the app's adapter hands it to the reload chain: CallKit's error

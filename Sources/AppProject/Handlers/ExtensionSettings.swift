@@ -1,4 +1,5 @@
 import Foundation
+import UpdateCore
 
 /// Where an extension finds its files. `blocklist xcodegen` writes two keys into each extension's
 /// Info.plist: `BlocklistAppGroup`, the App Group the app and its extensions share, and, for a
@@ -7,7 +8,8 @@ import Foundation
 /// In the App Group's container, under `blocklist/`:
 /// - `shards/`: the installed shards, one per Call Directory extension;
 /// - `loaded/`: a copy of each shard as its extension last loaded it, for incremental reloads;
-/// - `installed.json`: the installed generation and each shard's content digest;
+/// - `installed.json`: the installed generation and each shard's content digest (`shards/` and
+///   it are UpdateCore's `InstalledShards`);
 /// - `rules.blsms`: the compiled SMS rules.
 struct ExtensionSettings {
     /// The bundle whose Info.plist and resources are read: the extension's own.
@@ -33,7 +35,10 @@ struct ExtensionSettings {
     }
 
     /// The installed copy of the shard `name`.
-    func installedShard(_ name: String) -> String { directory.appendingPathComponent("shards/\(name)").path }
+    func installedShard(_ name: String) -> String { InstalledShards.shardPath(name, in: path) }
+
+    /// `directory` as a path, as BlocklistCore and UpdateCore take it.
+    var path: String { directory.path }
 
     /// The copy of the shard `name` that its extension loaded last.
     func loadedShard(_ name: String) -> String { directory.appendingPathComponent("loaded/\(name)").path }
@@ -48,9 +53,6 @@ struct ExtensionSettings {
 
     /// The compiled SMS rules.
     var rules: String { directory.appendingPathComponent("rules.blsms").path }
-
-    /// The installed generation and shard digests.
-    var installedRecord: URL { directory.appendingPathComponent("installed.json") }
 
     /// The bytes of a file the app ships in the extension's bundle (`root.json`, `push.key`).
     func resource(_ name: String, _ type: String) throws -> [UInt8] {

@@ -24,7 +24,7 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
             let settings = try ExtensionSettings.current()
             let root = try Root.trusted(try settings.resource("root", "json"), what: "the app's root.json")
             let now = Int64(Date().timeIntervalSince1970)
-            var installed = try InstalledSet.read(settings)
+            var installed = try InstalledShards.read(in: settings.path)
 
             // An app made without --push-key has no push.key: it takes the update from the signed URL.
             if let inline = push["inline"] as? String, let sealed = Data(base64Encoded: inline),
@@ -33,7 +33,7 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
                 let pushKey = try PushKeyFile.key(pushKeyFile, what: "the app's push key")
                 let update = try InlinePush(opening: [UInt8](sealed), pushKey: pushKey, trusting: root, now: now)
                 if update.from == installed.generation {
-                    return finish(.updated(try installed.apply(update, settings)))
+                    return finish(.updated(try installed.apply(update, in: settings.path)))
                 }
             }
             fetchUpdateFile(push, root: root, now: now, installed: installed, settings)
@@ -48,7 +48,7 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
         _ push: [String: Any],
         root: Root,
         now: Int64,
-        installed: InstalledSet,
+        installed: InstalledShards,
         _ settings: ExtensionSettings
     ) {
         do {
@@ -67,7 +67,7 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
                     }
                     var installed = installed
                     let update = try InlinePush(signed: [UInt8](data), trusting: root, now: now, what: name)
-                    self.finish(.updated(try installed.apply(update, settings)))
+                    self.finish(.updated(try installed.apply(update, in: settings.path)))
                 } catch {
                     self.finish(.failed(error))
                 }

@@ -75,6 +75,56 @@ package struct FileDescriptor: ~Copyable {
         if sync { try output.sync() }
     }
 
+    /// Reads a whole file of at most `limit` bytes, to its end (files in /proc report size 0).
+    package static func readWholeFile(_ path: String, limit: Int = 64 << 20) throws(BlocklistError) -> [UInt8] {
+        let file = try openForReading(path)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
+        defer { chunk.deallocate() }
+        var bytes: [UInt8] = []
+        while true {
+            let read = try file.read(into: chunk, at: Int64(bytes.count))
+            if read == 0 { return bytes }
+            guard bytes.count + read <= limit else {
+                throw BlocklistError(.limitExceeded, "\(path) is larger than the \(limit) bytes this tool reads.")
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<read]))
+        }
+    }
+
+    /// Writes `bytes` to a new file at `path` (which must not exist) and flushes it.
+    package static func writeNewFile(_ path: String, _ bytes: [UInt8], sync: Bool) throws(BlocklistError) {
+        let file = try createExclusive(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: bytes)
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]), at: 0)
+        if sync { try file.sync() }
+    }
+
+    /// Makes the directory `path`, and its parents, unless a directory is there already;
+    /// anything else there (a file, a symlink) is refused with a sentence, never followed.
+    package static func makeDirectory(_ path: String) throws(BlocklistError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if prefix.withCString({ mkdir($0, 0o755) }) != 0 {
+                let code = errno
+                var info = stat()
+                guard code == EEXIST, prefix.withCString({ lstat($0, &info) }) == 0,
+                    info.st_mode & S_IFMT == S_IFDIR
+                else {
+                    throw code == EEXIST
+                        ? BlocklistError(
+                            .io,
+                            "\(prefix) is \(_fileTypeName(info.st_mode)), not a directory; nothing was written into it."
+                        )
+                        : _ioError("Making the directory", prefix, errno: code)
+                }
+            }
+            prefix += "/"
+        }
+    }
+
     /// Renames `source` over `destination` in one step: `destination` is the old file or the new.
     package static func rename(_ source: String, over destination: String) throws(BlocklistError) {
         let result = source.withCString { from in destination.withCString { to in LibC.rename(from, to) } }
