@@ -48,17 +48,24 @@ let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration
 
 // MARK: - The Tools trait: what only the command-line tools and servers link
 
-/// The package traits. `Tools` (on by default) brings swift-argument-parser, Hummingbird, SwiftNIO,
-/// swift-log and swift-service-lifecycle, which only the command-line tools and servers link. An
-/// app that links only the extension-facing products (BlocklistCore, MessageFilterCore, UpdateCore)
-/// depends on the package with `traits: []` and resolves swift-crypto and swift-asn1 alone
-/// (docs/ARCHITECTURE.md, "Products and the dependency graph").
+/// Whether this manifest is read from a dependency's checkout (SwiftPM's `.build/checkouts/NAME`,
+/// Xcode's `SourcePackages/checkouts/NAME`), as in an app that adds the package, rather than from
+/// the clone being worked on.
+let isDependencyCheckout = Context.packageDirectory.contains("/checkouts/")
+
+/// The package traits. `Tools` brings swift-argument-parser, Hummingbird, SwiftNIO, swift-log and
+/// swift-service-lifecycle, which only the command-line tools and servers link. It is on by
+/// default in a clone (the README's commands build the tools), and off by default where the
+/// package is a dependency: an app that adds it by URL, in Xcode's package settings, XcodeGen or a
+/// manifest, names no traits and resolves swift-crypto and swift-asn1 alone (docs/ARCHITECTURE.md,
+/// "Products and the dependency graph"). A package that wants the tools as a dependency names
+/// `traits: ["Tools"]`.
 let packageTraits: Set<Trait> = [
     .trait(
         name: "Tools",
         description: "The command-line tools and servers: swift-argument-parser, Hummingbird, SwiftNIO."
     ),
-    .default(enabledTraits: ["Tools"]),
+    .default(enabledTraits: isDependencyCheckout ? [] : ["Tools"]),
 ]
 
 /// A product of a package only the tools use: linked only with the `Tools` trait.

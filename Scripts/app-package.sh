@@ -2,7 +2,8 @@
 # Adds blocklist to an app as an iOS developer does, and checks what the app gets.
 #
 # Examples/ExtensionApp is an app's three extension handlers. This script tags a clone of this
-# commit as version 1.0.0, points the app at it by version with `traits: []`, and then:
+# commit as version 1.0.0, points the app at it by version, naming no traits (as Xcode and XcodeGen
+# cannot), and then:
 #   - counts the packages the app resolves (at most 3: swift-crypto and what it needs);
 #   - builds the three handlers (BlocklistCore, MessageFilterCore, UpdateCore alone);
 #   - runs them on files the given blocklist binaries made: a shard streamed as the Call Directory
