@@ -34,6 +34,20 @@ public struct DeferralResponse: Sendable, Equatable {
         .promotion: ["promotionalOthers", "promotionalOffers", "promotionalCoupons"],
     ]
 
+    /// IdentityLookup's raw value of `ILMessageFilterSubAction` for the sub-action `name` of
+    /// `action` (docs/PLATFORM.md: transactional ones from 10000, promotional ones from 20000, in
+    /// ``subActions``' order), or 0 (`none`) for nil or a name `action` does not have.
+    public static func subActionRawValue(_ name: String?, of action: MessageAction) -> Int {
+        guard let name, let index = subActions[action]?.firstIndex(of: name) else { return 0 }
+        return (action == .transaction ? 10_000 : 20_000) + index
+    }
+
+    /// The raw values of every sub-action of `action`, in IdentityLookup's order: what a
+    /// capabilities query answers.
+    public static func subActionRawValues(of action: MessageAction) -> [Int] {
+        (subActions[action] ?? []).map { subActionRawValue($0, of: action) }
+    }
+
     public static let maximumBytes = 64 * 1024
 
     /// How deep arrays and objects may nest in a response: the object and 32 levels below it.

@@ -102,3 +102,80 @@ import UpdateCore
         #expect(error?.message.contains("group/shards") == true, "\(error?.message ?? "")")
     }
 }
+
+/// `InstalledShards.step` (issue 44, item 4): what the Notification Service Extension does with a
+/// push the tools made, as `blocklist push payload` writes it.
+@Suite struct PushStepTests {
+    @Test func aPushIsAppliedInlineOrFetchedFromItsSignedURL() throws {
+        let dir = try TemporaryDirectory()
+        func run(_ arguments: [String]) throws -> String {
+            let result = try runBlocklist(arguments, in: dir.path)
+            try #require(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout
+        }
+        _ = try run(["generate", "--pattern", "+8270####", "-o", "set", "--no-sync"])
+        _ = try run(["keys", "create", "keys"])
+        _ = try run(["publish", "set", "--key", "keys/signing.key", "--to", "pub"])
+        let shipped = try FileManager.default.contentsOfDirectory(atPath: dir.file("pub/1"))
+            .filter { $0.hasSuffix(".blk") }.sorted().map { dir.file("pub/1/" + $0) }
+        let group = dir.file("group")
+        var installed = try InstalledShards.install(shardsAt: shipped, generation: 1, in: group)
+        _ = try run(["generate", "--pattern", "+8270####", "--exclude", "1234", "-o", "set", "--no-sync"])
+        _ = try run(["publish", "set", "--key", "keys/signing.key", "--to", "pub"])
+        let payload = try run(
+            ["push", "payload", "--from", "pub", "--key", "keys/signing.key", "--url", "https://cdn.example/pub"]
+        )
+        let userInfo = try #require(
+            try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
+        )
+        let push = try #require(userInfo["blocklist"] as? [String: Any])
+        let inline = try #require((push["inline"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) })
+        let announcement = [UInt8](try JSONSerialization.data(withJSONObject: try #require(push["announcement"])))
+        let root = try Root.trusted(try readBytes(dir.file("keys/root.json")), what: "root.json")
+        let pushKey = try readBytes(dir.file("keys/push.key"))
+        let now = Int64(Date().timeIntervalSince1970)
+
+        // With the push key, the inline update for generation 1 is applied.
+        guard
+            case .apply(let update) = try installed.step(
+                inline: inline,
+                announcement: announcement,
+                root: root,
+                pushKey: pushKey,
+                now: now
+            )
+        else {
+            Issue.record("an inline update for the installed generation is not applied")
+            return
+        }
+        #expect(update.from == 1 && update.to == 2)
+        // Without one, the update file for generation 1 comes from the announcement's URL.
+        let fetch = try installed.step(inline: inline, announcement: announcement, root: root, pushKey: nil, now: now)
+        guard case .fetch(let url, let name) = fetch else {
+            Issue.record("without a push key the push is not fetched: \(fetch)")
+            return
+        }
+        #expect(url == "https://cdn.example/pub/from-1.push" && name == "from-1.push")
+        // Applied, the set is at generation 2: the same push asks nothing more.
+        #expect(try installed.apply(update, in: group) == [1])
+        guard
+            case .nothing = try installed.step(
+                inline: inline,
+                announcement: announcement,
+                root: root,
+                pushKey: pushKey,
+                now: now
+            )
+        else {
+            Issue.record("a push for the installed generation asks something")
+            return
+        }
+        // An announcement whose bytes were changed is refused, never followed.
+        var tampered = announcement
+        if let index = tampered.firstIndex(of: UInt8(ascii: "2")) { tampered[index] = UInt8(ascii: "3") }
+        installed.generation = 1
+        #expect(throws: UpdateError.self) {
+            try installed.step(inline: nil, announcement: tampered, root: root, pushKey: nil, now: now)
+        }
+    }
+}

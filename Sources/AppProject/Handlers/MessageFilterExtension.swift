@@ -16,11 +16,9 @@ final class MessageFilterExtension: ILMessageFilterExtension {
         classifier.classify(sender: sender, body: body)
     }
 
-    /// IdentityLookup's sub-action for a server's name of one: `DeferralResponse.subActions` lists
-    /// them in the SDK's order (transactional from 10000, promotional from 20000).
+    /// IdentityLookup's sub-action for a rule's or the server's name of one.
     static func subAction(_ name: String?, of action: MessageAction) -> ILMessageFilterSubAction {
-        guard let name, let index = DeferralResponse.subActions[action]?.firstIndex(of: name) else { return .none }
-        return ILMessageFilterSubAction(rawValue: (action == .transaction ? 10_000 : 20_000) + index) ?? .none
+        ILMessageFilterSubAction(rawValue: DeferralResponse.subActionRawValue(name, of: action)) ?? .none
     }
 }
 
@@ -73,11 +71,11 @@ extension MessageFilterExtension: ILMessageFilterCapabilitiesQueryHandling {
         completion: @escaping @Sendable (ILMessageFilterCapabilitiesQueryResponse) -> Void
     ) {
         let response = ILMessageFilterCapabilitiesQueryResponse()
-        response.transactionalSubActions = (DeferralResponse.subActions[.transaction] ?? []).map {
-            Self.subAction($0, of: .transaction)
+        response.transactionalSubActions = DeferralResponse.subActionRawValues(of: .transaction).compactMap {
+            ILMessageFilterSubAction(rawValue: $0)
         }
-        response.promotionalSubActions = (DeferralResponse.subActions[.promotion] ?? []).map {
-            Self.subAction($0, of: .promotion)
+        response.promotionalSubActions = DeferralResponse.subActionRawValues(of: .promotion).compactMap {
+            ILMessageFilterSubAction(rawValue: $0)
         }
         completion(response)
     }

@@ -25,56 +25,48 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
             let root = try Root.trusted(try settings.resource("root", "json"), what: "the app's root.json")
             let now = Int64(Date().timeIntervalSince1970)
             var installed = try InstalledShards.read(in: settings.path)
-
-            // An app made without --push-key has no push.key: it takes the update from the signed URL.
-            if let inline = push["inline"] as? String, let sealed = Data(base64Encoded: inline),
-                let pushKeyFile = try? settings.resource("push", "key")
-            {
-                let pushKey = try PushKeyFile.key(pushKeyFile, what: "the app's push key")
-                let update = try InlinePush(opening: [UInt8](sealed), pushKey: pushKey, trusting: root, now: now)
-                if update.from == installed.generation {
-                    return finish(.updated(try installed.apply(update, in: settings.path)))
-                }
+            let step = try installed.step(
+                inline: (push["inline"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) },
+                announcement: try push["announcement"].map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) },
+                root: root,
+                // An app made without --push-key has no push.key: it takes the update from the signed URL.
+                pushKey: try? settings.resource("push", "key"),
+                now: now
+            )
+            switch step {
+            case .apply(let update): finish(.updated(try installed.apply(update, in: settings.path)))
+            case .fetch(let url, let name): fetch(url, name, root: root, now: now, installed: installed, settings)
+            case .nothing: finish(.unchanged)
             }
-            fetchUpdateFile(push, root: root, now: now, installed: installed, settings)
         } catch {
             finish(.failed(error))
         }
     }
 
-    /// Fetches `from-N.push` (N the installed generation) from the URL of the push's signed
-    /// announcement, never from an unsigned field, and applies it.
-    private func fetchUpdateFile(
-        _ push: [String: Any],
+    /// Fetches the update file at `url` (from the push's signed announcement) and applies it.
+    private func fetch(
+        _ url: String,
+        _ name: String,
         root: Root,
         now: Int64,
         installed: InstalledShards,
         _ settings: ExtensionSettings
     ) {
-        do {
-            let envelope = try JSONSerialization.data(withJSONObject: push["announcement"] ?? [:])
-            let announcement = try PushAnnouncement.verified([UInt8](envelope), trusting: root, now: now)
-            guard announcement.generation > installed.generation,
-                let publication = announcement.url.flatMap(URL.init(string:))
-            else { return finish(.unchanged) }
-            let name = InlinePush.fileName(from: installed.generation)
-            var request = URLRequest(url: publication.appendingPathComponent(name))
-            request.timeoutInterval = 20
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                do {
-                    guard let data, (response as? HTTPURLResponse)?.statusCode == 200 else {
-                        throw error ?? SettingsError("\(name) could not be fetched from \(publication).")
-                    }
-                    var installed = installed
-                    let update = try InlinePush(signed: [UInt8](data), trusting: root, now: now, what: name)
-                    self.finish(.updated(try installed.apply(update, in: settings.path)))
-                } catch {
-                    self.finish(.failed(error))
+        guard let location = URL(string: url) else { return finish(.unchanged) }
+        var request = URLRequest(url: location)
+        request.timeoutInterval = 20
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            do {
+                guard let data, (response as? HTTPURLResponse)?.statusCode == 200 else {
+                    throw error ?? SettingsError("\(name) could not be fetched from \(url).")
                 }
-            }.resume()
-        } catch {
-            finish(.failed(error))
-        }
+                var installed = installed
+                let update = try InlinePush(signed: [UInt8](data), trusting: root, now: now, what: name)
+                self.finish(.updated(try installed.apply(update, in: settings.path)))
+            } catch {
+                self.finish(.failed(error))
+            }
+        }.resume()
     }
 
     /// How a push ended.
