@@ -3,8 +3,10 @@ import SetStorage
 extension AppProject {
     /// The host app's source: when the App Group holds no whole set (the first launch, or a kill
     /// between an update's renames), it installs the set shipped in the app (and the SMS rules);
-    /// whenever the installed generation is not the one CallKit last loaded (an update the
-    /// Notification Service Extension applied), it asks CallKit to reload each extension; with
+    /// it shows each extension's state in Settings with a button that opens them, the reloads
+    /// with the time left while they run, and the failures the extensions recorded; whenever
+    /// the installed generation is not the one CallKit last loaded (an update the Notification
+    /// Service Extension applied), it asks CallKit to reload each extension, one at a time; with
     /// `--trust` it registers for the pushes that carry updates. It uses SwiftUI, UIKit and
     /// CallKit's manager, which have no stand-ins here: unlike the handlers, this file is not
     /// compiled on this machine.
@@ -28,19 +30,20 @@ extension AppProject {
                     \(identifiers.joined(separator: ",\n        "))
                 ]
             \(pushes ? "    @UIApplicationDelegateAdaptor(PushRegistration.self) var pushRegistration\n" : "")
+                @StateObject private var lists = Lists()
+
                 init() {
                     Self.installShippedSet()
-                    Self.reloadIfUpdated()
                 }
 
                 var body: some Scene {
                     WindowGroup {
-                        Text("Turn the block lists on in Settings › Apps › Phone › Call Blocking & Identification.")
-                            .padding()
+                        ListsView(lists: lists)
+                            .task { await lists.refresh() }
                             // An update the Notification Service Extension applied while the app was
                             // in the background reaches CallKit when the app comes back.
                             .onReceive(NotificationCenter.default.publisher(for: UIApplication.willEnterForegroundNotification)) { _ in
-                                Self.reloadIfUpdated()
+                                Task { await lists.refresh() }
                             }
                     }
                 }
@@ -66,22 +69,79 @@ extension AppProject {
                         print("Installing the shipped block list failed: \\(error)")
                     }
                 }
+            }
 
-                /// Asks CallKit to reload each extension when the installed generation is not the one
-                /// it last loaded: each extension then loads only its shard's differences.
-                /// BlocklistCore's chain reloads them one at a time, as CallKit loads them, retrying
-                /// what may pass and skipping what is turned off; the generation is recorded only when
-                /// every enabled extension reloaded, so a failed one is tried again the next time.
-                static func reloadIfUpdated() {
-                    guard let settings = try? ExtensionSettings.current(),
-                        let installed = try? InstalledShards.read(in: settings.path)
-                    else { return }
+            /// What the app shows: each extension's state in Settings, the reloads while they run,
+            /// and what the extensions could not do. The logic is BlocklistCore's and UpdateCore's.
+            @MainActor final class Lists: ObservableObject {
+                @Published var statuses: [CallDirectoryEnabledStatus] = []
+                @Published var progress: CallDirectoryReloadChain.Progress?
+                @Published var failures: [ExtensionFailures.Entry] = []
+                /// When the reloads running now started, for the time left.
+                @Published var started = Date()
+                private var reloading = false
+                let chain = CallDirectoryReloadChain(identifiers: \(options.name)App.callDirectoryExtensions)
+
+                /// Reads the extensions' states and failures, and reloads CallKit when the installed
+                /// generation is not the one it last loaded: each extension then loads only its shard's
+                /// differences, one at a time. The generation is recorded only when every enabled
+                /// extension reloaded, so a failed one is tried again the next time.
+                func refresh() async {
+                    statuses = await chain.enabledStatuses(using: CallKitManager())
+                    guard let settings = try? ExtensionSettings.current() else { return }
+                    failures = ExtensionFailures.read(in: settings.path)
                     let key = "blocklistLoadedGeneration"
-                    guard UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation else { return }
-                    Task {
-                        let report = await CallDirectoryReloadChain(identifiers: callDirectoryExtensions)
-                            .run(using: CallKitManager())
-                        if report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
+                    guard !reloading, let installed = try? InstalledShards.read(in: settings.path),
+                        UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation
+                    else { return }
+                    reloading = true
+                    started = Date()
+                    let report = await chain.run(using: CallKitManager()) { step in
+                        Task { @MainActor in self.progress = step }
+                    }
+                    reloading = false
+                    progress = nil
+                    if report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
+                    failures = ExtensionFailures.read(in: settings.path)
+                    statuses = await chain.enabledStatuses(using: CallKitManager())
+                }
+            }
+
+            struct ListsView: View {
+                @ObservedObject var lists: Lists
+
+                var body: some View {
+                    List {
+                        Section("Block lists") {
+                            ForEach(Array(lists.statuses.enumerated()), id: \\.offset) { index, status in
+                                LabeledContent("List \\(index + 1)", value: status == .enabled ? "On" : status == .disabled ? "Off" : "…")
+                            }
+                            Button("Open Settings") {
+                                Task { try? await CXCallDirectoryManager.sharedInstance.openSettings() }
+                            }
+                        }
+                        if let progress = lists.progress {
+                            Section("Updating") {
+                                let perList = Date().timeIntervalSince(lists.started) / Double(max(progress.done, 1))
+                                let left = Int(perList * Double(progress.total - progress.done) / 60) + 1
+                                ProgressView(value: Double(progress.done), total: Double(progress.total)) {
+                                    Text("\\(progress.done) of \\(progress.total) lists, about \\(left) min left")
+                                }
+                            }
+                        }
+                        if !lists.failures.isEmpty {
+                            Section("Problems") {
+                                ForEach(Array(lists.failures.enumerated().reversed()), id: \\.offset) { _, failure in
+                                    Text(failure.sentence).font(.footnote)
+                                }
+                                Button("Clear") {
+                                    if let settings = try? ExtensionSettings.current() {
+                                        ExtensionFailures.clear(in: settings.path)
+                                    }
+                                    lists.failures = []
+                                }
+                            }
+                        }
                     }
                 }
             }

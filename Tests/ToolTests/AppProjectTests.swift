@@ -295,6 +295,15 @@ import TestSupport
                 toPath: settings.installedShard("shard-01.blk")
             )
             #expect(!InstalledShards.isWhole(in: settings.path))
+
+            // A request that fails is cancelled with its error, which the App Group keeps for the
+            // app to show, with the extension that met it.
+            try Data("not a shard".utf8).write(to: URL(fileURLWithPath: settings.installedShard("shard-01.blk")))
+            let broken = RecordingContext(incremental: true, store: store)
+            CallDirectoryHandler().beginRequest(with: broken)
+            #expect(broken.cancelled != nil && !broken.completed && store.numbers == second)
+            let failure = try #require(ExtensionFailures.read(in: settings.path).last)
+            #expect(failure.source == "shard-01.blk" && failure.sentence == "\(broken.cancelled!)", "\(failure)")
         }
 
         /// CallKit's manager, as the app's adapter hands it to the reload chain: CallKit's error

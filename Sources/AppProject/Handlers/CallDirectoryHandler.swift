@@ -6,18 +6,23 @@ import CallKit
 /// request sends only the differences.
 final class CallDirectoryHandler: CXCallDirectoryProvider {
     override func beginRequest(with context: CXCallDirectoryExtensionContext) {
+        var settings: ExtensionSettings?
         do {
-            let settings = try ExtensionSettings.current()
-            guard let name = settings.shardName else {
+            let current = try ExtensionSettings.current()
+            settings = current
+            guard let name = current.shardName else {
                 throw SettingsError("The extension's Info.plist has no BlocklistShard; blocklist xcodegen writes it.")
             }
-            try settings.makeLoadedDirectory()
+            try current.makeLoadedDirectory()
             try ShardLoader.reload(
-                installedShardAt: settings.installedShard(name),
-                loadedCopyAt: settings.loadedShard(name),
+                installedShardAt: current.installedShard(name),
+                loadedCopyAt: current.loadedShard(name),
                 into: CallKitCalls(context)
-            )
+            ) { outcome in
+                if let failure = outcome.recordingFailure { current.recordFailure(failure, source: name) }
+            }
         } catch {
+            settings?.recordFailure(error, source: settings?.shardName ?? "CallDirectory")
             context.cancelRequest(withError: error)
         }
     }

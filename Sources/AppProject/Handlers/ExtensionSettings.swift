@@ -1,3 +1,4 @@
+import BlocklistCore
 import Foundation
 import UpdateCore
 
@@ -49,6 +50,12 @@ struct ExtensionSettings {
             at: directory.appendingPathComponent("loaded"),
             withIntermediateDirectories: true
         )
+    }
+
+    /// Records `error` in the App Group (BlocklistCore's `ExtensionFailures`), where the app shows
+    /// it: nobody sees an extension's errors otherwise.
+    func recordFailure(_ error: any Error, source: String) {
+        ExtensionFailures.record("\(error)", source: source, time: Int64(Date().timeIntervalSince1970), in: path)
     }
 
     /// The compiled SMS rules.

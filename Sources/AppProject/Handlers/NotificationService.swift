@@ -1,3 +1,4 @@
+import BlocklistCore
 import Foundation
 import UpdateCore
 import UserNotifications
@@ -88,7 +89,9 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
         case .updated(let changed):
             // CallKit takes the new lists when the app reloads its extensions (it does on opening).
             content.body = "Block list update ready: \(changed.count) of its lists changed. Open the app to apply it."
-        case .failed(let error): content.body = "Block list not updated: \(error)"
+        case .failed(let error):
+            (try? ExtensionSettings.current())?.recordFailure(error, source: "NotificationService")
+            content.body = "Block list not updated: \(error)"
         case .unchanged: break
         }
         contentHandler(content)
