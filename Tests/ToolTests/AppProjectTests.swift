@@ -237,6 +237,16 @@ import TestSupport
             }
             #expect(delivered?.body.hasPrefix("Block list not updated") == true || delivered?.body == content.body)
             #expect(try InstalledShards.read(in: settings.path).generation == 2)
+            // A push that cannot be opened: the notification speaks to people (no path, no
+            // code), and the sentence goes to the app's list of problems.
+            let damaged = UNMutableNotificationContent()
+            damaged.userInfo = ["blocklist": ["inline": Data("not sealed".utf8).base64EncodedString()]]
+            NotificationService().didReceive(UNNotificationRequest(identifier: "damaged", content: damaged)) {
+                delivered = $0
+            }
+            #expect(delivered?.body == "Block list not updated. The app shows why; the next update tries again.")
+            let recorded = try #require(ExtensionFailures.read(in: settings.path).last)
+            #expect(recorded.source == "NotificationService" && !recorded.sentence.isEmpty)
             // An app made without --push-key has no push.key: an inline push is not an error
             // there; the extension goes to the signed URL (this push names none: unchanged).
             try FileManager.default.removeItem(atPath: dir.file("bundle/push.key"))

@@ -90,8 +90,10 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
             // CallKit takes the new lists when the app reloads its extensions (it does on opening).
             content.body = "Block list update ready: \(changed.count) of its lists changed. Open the app to apply it."
         case .failed(let error):
+            // The sentence, with its paths, is for the app's list of problems; the notification
+            // speaks to people.
             (try? ExtensionSettings.current())?.recordFailure(error, source: "NotificationService")
-            content.body = "Block list not updated: \(error)"
+            content.body = "Block list not updated. The app shows why; the next update tries again."
         case .unchanged: break
         }
         contentHandler(content)
