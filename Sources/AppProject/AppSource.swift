@@ -83,25 +83,30 @@ extension AppProject {
                 let chain = CallDirectoryReloadChain(identifiers: \(options.name)App.callDirectoryExtensions)
 
                 /// Reads the extensions' states and failures, and reloads CallKit when the installed
-                /// generation is not the one it last loaded: each extension then loads only its shard's
-                /// differences, one at a time. The generation is recorded only when every enabled
-                /// extension reloaded, so a failed one is tried again the next time.
+                /// generation is not the one it last loaded (each extension then loads only its shard's
+                /// differences, one at a time), or loads the extensions turned on that hold nothing
+                /// yet. The generation is recorded only when every enabled extension reloaded, so a
+                /// failed one is tried again the next time.
                 func refresh() async {
                     statuses = await chain.enabledStatuses(using: CallKitManager())
                     guard let settings = try? ExtensionSettings.current() else { return }
                     failures = ExtensionFailures.read(in: settings.path)
                     let key = "blocklistLoadedGeneration"
-                    guard !reloading, let installed = try? InstalledShards.read(in: settings.path),
-                        UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation
-                    else { return }
+                    guard !reloading, let installed = try? InstalledShards.read(in: settings.path) else { return }
+                    // Extensions turned on in Settings load here, with their progress shown, not in
+                    // Settings (their handlers send nothing until the app asks).
+                    let waiting = chain.awaitingWholeLoad(
+                        statuses: statuses, loadedCopies: installed.names.map(settings.loadedShard))
+                    let updated = UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation
+                    guard updated || !waiting.identifiers.isEmpty else { return }
                     reloading = true
                     started = Date()
-                    let report = await chain.run(using: CallKitManager()) { step in
+                    let report = await (updated ? chain : waiting).run(using: CallKitManager()) { step in
                         Task { @MainActor in self.progress = step }
                     }
                     reloading = false
                     progress = nil
-                    if report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
+                    if updated && report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
                     failures = ExtensionFailures.read(in: settings.path)
                     statuses = await chain.enabledStatuses(using: CallKitManager())
                 }

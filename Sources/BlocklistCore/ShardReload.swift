@@ -11,9 +11,12 @@ public struct ShardReloadOutcome: Sendable, Equatable {
     /// was then removed, so that the next reload sends the whole shard rather than a diff against
     /// a shard CallKit no longer holds.
     public var recordingFailure: BlocklistError?
+    /// The request was a whole load the app had not asked for (the user turned the extension on
+    /// in Settings) and sent nothing: the app loads the extension with its progress shown.
+    public var deferred: Bool = false
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.expired == rhs.expired && lhs.diffed == rhs.diffed
+        lhs.expired == rhs.expired && lhs.diffed == rhs.diffed && lhs.deferred == rhs.deferred
             && lhs.recordingFailure?.message == rhs.recordingFailure?.message
     }
 }
@@ -52,6 +55,10 @@ extension ShardLoader {
     ///   - loaded: where the copy of what CallKit holds is kept; its directory must exist.
     ///   - context: the request's context: CallKit's, through an adapter.
     ///   - capacity: the most entries of either kind the shard may hold (what devices accept).
+    ///   - wholeLoadsWaitForTheApp: a request that is not incremental and that the app did not ask
+    ///     for with ``requestWholeLoad(loadedCopyAt:)`` (the user turned the extension on in
+    ///     Settings) sends nothing, so that Settings does not wait 10 to 20 seconds for each
+    ///     extension; the app then loads it, one at a time, with its progress shown.
     ///   - completion: called once CallKit completes the request, with how it ended.
     /// - Returns: how many entries of both kinds were added.
     /// - Throws: `BlocklistError` if the installed shard cannot be copied or read, or is too
@@ -63,9 +70,21 @@ extension ShardLoader {
         loadedCopyAt loaded: String,
         into context: some CallDirectoryContext,
         capacity: Int64 = BlockSpec.defaultCapacity,
+        wholeLoadsWaitForTheApp: Bool = false,
         completion: (@Sendable (ShardReloadOutcome) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {
         let staging = stagingPath(forLoadedCopy: loaded)
+        let requested = requestPath(forLoadedCopy: loaded)
+        if wholeLoadsWaitForTheApp, !context.isIncremental, !FileDescriptor.nameExists(requested) {
+            // CallKit will hold nothing for this extension: no loaded copy describes that but
+            // none, so the app's request that follows sends the whole shard.
+            FileDescriptor.removeCreated(loaded)
+            FileDescriptor.removeCreated(staging)
+            context.completeRequest { expired in
+                completion?(ShardReloadOutcome(expired: expired, diffed: false, recordingFailure: nil, deferred: true))
+            }
+            return 0
+        }
         // A copy left by an earlier request: CallKit may hold it or what it held before, so the
         // loaded copy describes nothing for sure. It goes first, then the marker, so that a kill
         // between the two leaves the marker: no diff until a request is stored again.
@@ -94,6 +113,7 @@ extension ShardLoader {
                 } else {
                     do throws(BlocklistError) {
                         try FileDescriptor.rename(staging, over: loaded)
+                        FileDescriptor.removeCreated(requested)
                     } catch {
                         FileDescriptor.removeCreated(loaded)
                         outcome.recordingFailure = error
@@ -108,12 +128,36 @@ extension ShardLoader {
         }
     }
 
+    /// Asks that the extension's next request send its whole shard even when it is not
+    /// incremental, for a `reload` with `wholeLoadsWaitForTheApp`: the app calls this before it
+    /// asks CallKit to reload an extension that holds nothing yet (no loaded copy). The mark
+    /// goes when a request is stored.
+    public static func requestWholeLoad(loadedCopyAt loaded: String) throws(BlocklistError) {
+        let requested = requestPath(forLoadedCopy: loaded)
+        if !FileDescriptor.nameExists(requested) {
+            try FileDescriptor.writeNewFile(requested, [], sync: false)
+        }
+    }
+
+    /// Whether the extension of the loaded copy `loaded` holds nothing CallKit stored from it:
+    /// no loaded copy. The app asks for a whole load of each such extension that is turned on.
+    public static func needsWholeLoad(loadedCopyAt loaded: String) -> Bool {
+        !FileDescriptor.nameExists(loaded)
+    }
+
+    /// `DIR/.NAME.requested` for the loaded copy `DIR/NAME`: the app's mark that it asked for a
+    /// whole load.
+    package static func requestPath(forLoadedCopy loaded: String) -> String { besideLoadedCopy(loaded, ".requested") }
+
     /// `DIR/.NAME.loading` for the loaded copy `DIR/NAME`: the shard a request is made from.
-    package static func stagingPath(forLoadedCopy loaded: String) -> String {
+    package static func stagingPath(forLoadedCopy loaded: String) -> String { besideLoadedCopy(loaded, ".loading") }
+
+    /// `DIR/.NAME` + `suffix` for the loaded copy `DIR/NAME`.
+    private static func besideLoadedCopy(_ loaded: String, _ suffix: String) -> String {
         let slash = loaded.utf8.lastIndex(of: UInt8(ascii: "/"))
         let directory = slash.map { String(loaded[...$0]) } ?? ""
         let name = slash.map { String(loaded[loaded.index(after: $0)...]) } ?? loaded
-        return directory + "." + name + ".loading"
+        return directory + "." + name + suffix
     }
 
     /// Whether `loaded` is a readable shard of the same index as `current`, one a diff may start

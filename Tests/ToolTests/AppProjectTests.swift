@@ -151,6 +151,25 @@ import TestSupport
             // The app installs the set it ships; the extension loads it whole.
             try InstalledShards.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, in: settings.path)
             let store = CallKitStore()
+            // The user turns the extension on in Settings: its whole load waits for the app, and
+            // Settings does not wait for it.
+            let fromSettings = RecordingContext(incremental: false, store: store)
+            CallDirectoryHandler().beginRequest(with: fromSettings)
+            #expect(fromSettings.completed && fromSettings.cancelled == nil && fromSettings.added.isEmpty)
+            #expect(
+                store.numbers.isEmpty && !FileManager.default.fileExists(atPath: settings.loadedShard("shard-01.blk"))
+            )
+            // The app finds it on and holding nothing, asks for its whole load, and reloads it.
+            let chain = CallDirectoryReloadChain(identifiers: ["com.example.CallDirectory01"])
+            let waiting = chain.awaitingWholeLoad(
+                statuses: [.enabled],
+                loadedCopies: [settings.loadedShard("shard-01.blk")]
+            )
+            #expect(waiting.identifiers == ["com.example.CallDirectory01"])
+            #expect(
+                chain.awaitingWholeLoad(statuses: [.disabled], loadedCopies: [settings.loadedShard("x")]).identifiers
+                    .isEmpty
+            )
             let whole = RecordingContext(incremental: false, store: store)
             CallDirectoryHandler().beginRequest(with: whole)
             #expect(whole.cancelled == nil && whole.violations.isEmpty)
@@ -163,6 +182,12 @@ import TestSupport
             )
 
             #expect(InstalledShards.isWhole(in: settings.path))
+            // Loaded, it waits for nothing, and the app's mark is gone.
+            #expect(
+                chain.awaitingWholeLoad(statuses: [.enabled], loadedCopies: [settings.loadedShard("shard-01.blk")])
+                    .identifiers.isEmpty
+            )
+            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.requested")))
             // A run killed before its renames left a new shard beside the installed one: the next
             // push is applied all the same.
             try Data("left by a killed run".utf8).write(

@@ -17,7 +17,8 @@ final class CallDirectoryHandler: CXCallDirectoryProvider {
             try ShardLoader.reload(
                 installedShardAt: current.installedShard(name),
                 loadedCopyAt: current.loadedShard(name),
-                into: CallKitCalls(context)
+                into: CallKitCalls(context),
+                wholeLoadsWaitForTheApp: true
             ) { outcome in
                 if let failure = outcome.recordingFailure { current.recordFailure(failure, source: name) }
             }
