@@ -79,38 +79,44 @@ cmp -s <("$bin/blocklist" cat out/shard-1.blk) <(tr -d + <b.txt) ||
 # names blocklist by version with no traits.
 "$bin/blocklist" xcodegen set --bundle-id com.example.blocklist -o proj --trust keys/root.json \
     --push-key keys/push.key >/dev/null
-# They join the app's package (its copy here), so that blocklist and swift-crypto build once.
+# Each target of project.yml becomes a target of the app's package (its copy here, so that
+# blocklist and swift-crypto build once) with the same Swift files and the same blocklist products,
+# and nothing else of blocklist: a file that needs a product its target does not link fails here
+# as it would in Xcode. The app target's SwiftUI file is left out (no stand-in for SwiftUI).
 for module in AppGroupContainers CallKit IdentityLookup UserNotifications; do
     cp -R "$root/Tests/SDKStandIns/$module" "$work/app/Sources/$module"
 done
-mkdir "$work/app/Sources/Extensions"
-cp proj/Extensions/*.swift "$work/app/Sources/Extensions/"
-cat >>"$work/app/Package.swift" <<'SWIFT'
-
-// Added by Scripts/app-package.sh: the SDK stand-ins and the handler files xcodegen writes.
-let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
-package.targets += [
-    .target(name: "AppGroupContainers", swiftSettings: strict),
-    .target(name: "CallKit", dependencies: ["AppGroupContainers"], swiftSettings: strict),
-    .target(name: "IdentityLookup", dependencies: ["AppGroupContainers"], swiftSettings: strict),
-    .target(name: "UserNotifications", dependencies: ["AppGroupContainers"], swiftSettings: strict),
-    .target(
-        name: "Extensions",
-        dependencies: [
-            "CallKit", "IdentityLookup", "UserNotifications",
-            .product(name: "BlocklistCore", package: "blocklist"),
-            .product(name: "MessageFilterCore", package: "blocklist"),
-            .product(name: "UpdateCore", package: "blocklist"),
-        ],
-        swiftSettings: strict
-    ),
-]
-SWIFT
-(cd "$work/app" && swift build --target Extensions >"$work/handlers.log" 2>&1) ||
-    { cat "$work/handlers.log" >&2; fail "the handler files do not compile in the Swift 6 language mode"; }
-if grep -E "^$work/app/Sources/(Extensions|AppGroupContainers|CallKit|IdentityLookup|UserNotifications)/.*(warning|error):" \
-    "$work/handlers.log" >&2; then
-    fail "the handler files compile with warnings"
-fi
-echo "app-package: the $(ls "$work/app/Sources/Extensions" | wc -l) handler files xcodegen writes compile in the Swift 6 language mode, no warning"
+python3 - proj "$work/app" <<'PY' >>"$work/app/Package.swift"
+import os, shutil, sys, yaml
+proj, app = sys.argv[1], sys.argv[2]
+spec = yaml.safe_load(open(os.path.join(proj, "project.yml")))
+print("\n// Added by Scripts/app-package.sh: the SDK stand-ins and project.yml's targets.")
+print('let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]')
+print("package.targets += [")
+for module in ["AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications"]:
+    deps = "[]" if module == "AppGroupContainers" else '["AppGroupContainers"]'
+    print(f'    .target(name: "{module}", dependencies: {deps}, swiftSettings: strict),')
+for name, target in sorted(spec["targets"].items()):
+    files = [s["path"] for s in target.get("sources", []) if s["path"].startswith("Extensions/")]
+    products = [d["product"] for d in target.get("dependencies", []) if d.get("package") == "blocklist"]
+    os.makedirs(os.path.join(app, "Sources", "Xcode" + name))
+    for path in files:
+        shutil.copy(os.path.join(proj, path), os.path.join(app, "Sources", "Xcode" + name))
+    deps = ['"CallKit"', '"IdentityLookup"', '"UserNotifications"'] + [
+        f'.product(name: "{p}", package: "blocklist")' for p in products]
+    print(f'    .target(name: "Xcode{name}", dependencies: [{", ".join(deps)}], swiftSettings: strict),')
+    print(f"// {name}: {len(files)} files, {', '.join(products)}", file=sys.stderr)
+print("]")
+PY
+targets=$(sed -n 's/^    .target(name: "\(Xcode[A-Za-z0-9]*\)".*/\1/p' "$work/app/Package.swift")
+[[ -n "$targets" ]] || fail "project.yml gave no target to compile"
+for target in $targets; do
+    (cd "$work/app" && swift build --target "$target" --explicit-target-dependency-import-check error \
+        >"$work/$target.log" 2>&1) ||
+        { cat "$work/$target.log" >&2; fail "$target (project.yml's ${target#Xcode}) does not compile in the Swift 6 language mode with its own products"; }
+    if grep -E "^$work/app/Sources/[A-Za-z]*/.*(warning|error):" "$work/$target.log" >&2; then
+        fail "$target (project.yml's ${target#Xcode}) compiles with warnings"
+    fi
+done
+echo "app-package: each target of project.yml ($(echo $targets | sed 's/Xcode//g')) compiles in the Swift 6 language mode with only its own products, no warning"
 echo "app-package: OK: the three products work in an app that resolves $count packages"

@@ -101,7 +101,8 @@ extension AppProject {
             info: [("BlocklistAppGroup", options.group)],
             attributes: options.deferralURL.map { [("ILMessageFilterExtensionNetworkURL", $0)] } ?? [],
             entitlements: associated,
-            products: ["MessageFilterCore"]
+            // ExtensionSettings records failures and finds files through BlocklistCore.
+            products: ["MessageFilterCore", "BlocklistCore"]
         )
         if options.root != nil {
             extensionTarget(
@@ -114,7 +115,7 @@ extension AppProject {
                 point: "com.apple.usernotifications.service",
                 principal: "NotificationService",
                 info: [("BlocklistAppGroup", options.group)],
-                products: ["UpdateCore"]
+                products: ["UpdateCore", "BlocklistCore"]
             )
         }
         yaml.close()

@@ -27,7 +27,7 @@ public enum ExtensionFailures {
     public static let keep = 100
 
     /// `DIRECTORY/failures.log`.
-    public static func path(in directory: String) -> String { directory + "/failures.log" }
+    public static func path(in directory: String) -> String { AppGroupLayout.failures(in: directory) }
 
     /// Records a failure. Recording never throws: an extension that cannot write its failure has
     /// no one else to tell.

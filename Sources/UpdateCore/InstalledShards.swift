@@ -25,10 +25,12 @@ public struct InstalledShards: Sendable, Equatable {
     }
 
     /// `DIRECTORY/installed.json`.
-    public static func recordPath(in directory: String) -> String { directory + "/installed.json" }
+    public static func recordPath(in directory: String) -> String { AppGroupLayout.installedRecord(in: directory) }
 
     /// `DIRECTORY/shards/NAME`: where the shard `name` is installed.
-    public static func shardPath(_ name: String, in directory: String) -> String { directory + "/shards/" + name }
+    public static func shardPath(_ name: String, in directory: String) -> String {
+        AppGroupLayout.installedShard(name, in: directory)
+    }
 
     /// Reads `installed.json` in `directory`.
     ///

@@ -1,17 +1,12 @@
 import BlocklistCore
 import Foundation
-import UpdateCore
 
 /// Where an extension finds its files. `blocklist xcodegen` writes two keys into each extension's
 /// Info.plist: `BlocklistAppGroup`, the App Group the app and its extensions share, and, for a
 /// Call Directory extension, `BlocklistShard`, the file name of the shard it loads.
 ///
-/// In the App Group's container, under `blocklist/`:
-/// - `shards/`: the installed shards, one per Call Directory extension;
-/// - `loaded/`: a copy of each shard as its extension last loaded it, for incremental reloads;
-/// - `installed.json`: the installed generation and each shard's content digest (`shards/` and
-///   it are UpdateCore's `InstalledShards`);
-/// - `rules.blsms`: the compiled SMS rules.
+/// In the App Group's container, under `blocklist/`, BlocklistCore's `AppGroupLayout`: the
+/// installed shards and their record, the loaded copies, the failures and the SMS rules.
 struct ExtensionSettings {
     /// The bundle whose Info.plist and resources are read: the extension's own.
     nonisolated(unsafe) static var bundle = Bundle.main
@@ -36,13 +31,13 @@ struct ExtensionSettings {
     }
 
     /// The installed copy of the shard `name`.
-    func installedShard(_ name: String) -> String { InstalledShards.shardPath(name, in: path) }
+    func installedShard(_ name: String) -> String { AppGroupLayout.installedShard(name, in: path) }
 
     /// `directory` as a path, as BlocklistCore and UpdateCore take it.
     var path: String { directory.path }
 
     /// The copy of the shard `name` that its extension loaded last.
-    func loadedShard(_ name: String) -> String { directory.appendingPathComponent("loaded/\(name)").path }
+    func loadedShard(_ name: String) -> String { AppGroupLayout.loadedCopy(name, in: path) }
 
     /// Makes `loaded/` when it is not there yet.
     func makeLoadedDirectory() throws {
@@ -59,7 +54,7 @@ struct ExtensionSettings {
     }
 
     /// The compiled SMS rules.
-    var rules: String { directory.appendingPathComponent("rules.blsms").path }
+    var rules: String { AppGroupLayout.rules(in: path) }
 
     /// The bytes of a file the app ships in the extension's bundle (`root.json`, `push.key`).
     func resource(_ name: String, _ type: String) throws -> [UInt8] {
