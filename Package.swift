@@ -48,10 +48,11 @@ let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration
 
 // MARK: - The Tools trait: what only the command-line tools and servers link
 
-/// Whether this manifest is read from a dependency's checkout (SwiftPM's `.build/checkouts/NAME`,
-/// Xcode's `SourcePackages/checkouts/NAME`), as in an app that adds the package, rather than from
-/// the clone being worked on.
-let isDependencyCheckout = Context.packageDirectory.contains("/checkouts/")
+/// Whether this manifest is read as a dependency's, as in an app that adds the package, rather
+/// than from the clone being worked on: from its checkout (SwiftPM's `.build/checkouts/NAME`,
+/// Xcode's `SourcePackages/checkouts/NAME`), or, while versions are resolved, from the repository
+/// itself, which SwiftPM mounts at `/`.
+let isDependencyCheckout = Context.packageDirectory.contains("/checkouts/") || Context.packageDirectory == "/"
 
 /// The package traits. `Tools` brings swift-argument-parser, Hummingbird, SwiftNIO, swift-log and
 /// swift-service-lifecycle, which only the command-line tools and servers link. It is on by

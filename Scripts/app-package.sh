@@ -34,6 +34,9 @@ count=$(wc -w <<<"$pins")
 echo "app-package: the app resolves $count packages besides blocklist: $pins"
 [[ $count -le 3 ]] || fail "the app resolves $count packages; at most 3 (swift-crypto and what it needs)"
 [[ " $pins " == *" swift-crypto "* ]] || fail "swift-crypto is not among them"
+# What it fetched, not only what it pinned: the tools' packages are not even checked out.
+checkouts=$(ls "$work/app/.build/checkouts" | grep -vx blocklist | tr '\n' ' ')
+[[ $(wc -w <<<"$checkouts") -le 3 ]] || fail "the app checked out $(wc -w <<<"$checkouts") packages: $checkouts"
 
 (cd "$work/app" && swift build --product app-check 2>&1 | tail -1)
 echo "app-package: resolved and built in $(($(date +%s) - started)) s"

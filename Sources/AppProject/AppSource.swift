@@ -53,16 +53,21 @@ extension AppProject {
                 /// generations come as updates to the Notification Service Extension) and copies the SMS
                 /// rules.
                 static func installShippedSet() {
-                    guard let settings = try? ExtensionSettings.current(), !InstalledShards.isWhole(in: settings.path),
+                    guard let settings = try? ExtensionSettings.current(),
                         let shipped = Bundle.main.resourceURL?.appendingPathComponent("Set")
                     else { return }
                     do {
-                        let shards = try FileManager.default.contentsOfDirectory(atPath: shipped.path)
-                            .filter { $0.hasSuffix(".blk") }.sorted()
-                        try InstalledShards.install(
-                            shardsAt: shards.map { shipped.appendingPathComponent($0).path }, generation: \(options.generation), in: settings.path)
+                        if !InstalledShards.isWhole(in: settings.path) {
+                            let shards = try FileManager.default.contentsOfDirectory(atPath: shipped.path)
+                                .filter { $0.hasSuffix(".blk") }.sorted()
+                            try InstalledShards.install(
+                                shardsAt: shards.map { shipped.appendingPathComponent($0).path }, generation: \(options.generation), in: settings.path)
+                        }
+                        // Rules shipped with a newer version of the app reach those who had the older.
                         let rules = shipped.appendingPathComponent("rules.blsms")
-                        if FileManager.default.fileExists(atPath: rules.path) {
+                        if FileManager.default.fileExists(atPath: rules.path),
+                            !FileManager.default.contentsEqual(atPath: rules.path, andPath: settings.rules)
+                        {
                             try settings.replace(settings.rules, withCopyOf: rules.path)
                         }
                     } catch {
@@ -106,9 +111,13 @@ extension AppProject {
                     }
                     reloading = false
                     progress = nil
-                    if updated && report.isComplete { UserDefaults.standard.set(installed.generation, forKey: key) }
                     failures = ExtensionFailures.read(in: settings.path)
                     statuses = await chain.enabledStatuses(using: CallKitManager())
+                    // Recorded only when every extension that is on holds the installed shard: a
+                    // request CallKit reported expired leaves the copy of what it held before.
+                    if updated && report.isComplete && installed.isLoaded(statuses: statuses, in: settings.path) {
+                        UserDefaults.standard.set(installed.generation, forKey: key)
+                    }
                 }
             }
 

@@ -95,6 +95,9 @@ public struct InstalledShards: Sendable, Equatable {
         in directory: String
     ) throws(UpdateError) -> InstalledShards {
         var record = InstalledShards(generation: generation, names: [], digests: [])
+        // The digests are the sources', so that a shard another process put in place meanwhile
+        // (an update applied during the install) makes the set not whole rather than recorded.
+        for path in paths { record.digests.append(try ShardContent.digest(ofShardAt: path)) }
         do throws(BlocklistError) {
             try FileDescriptor.makeDirectory(directory)
             try FileDescriptor.makeDirectory(directory + "/shards")
@@ -111,9 +114,6 @@ public struct InstalledShards: Sendable, Equatable {
         } catch {
             throw UpdateError(error)
         }
-        for name in record.names {
-            record.digests.append(try ShardContent.digest(ofShardAt: shardPath(name, in: directory)))
-        }
         try record.write(in: directory)
         return record
     }
@@ -126,6 +126,22 @@ public struct InstalledShards: Sendable, Equatable {
         return zip(record.names, record.digests).allSatisfy { name, digest in
             (try? ShardContent.digest(ofShardAt: shardPath(name, in: directory))) == digest
         }
+    }
+
+    /// Whether every extension that is turned on holds the installed set: its loaded copy's
+    /// content digest is its installed shard's. The app records the installed generation as
+    /// loaded only then; a request CallKit reported expired, or one that never completed, leaves
+    /// the copy of another generation.
+    ///
+    /// - Parameters:
+    ///   - statuses: each extension's status, extension `i` loading shard `i` (index order).
+    ///   - directory: the App Group's directory (``AppGroupLayout``).
+    public func isLoaded(statuses: [CallDirectoryEnabledStatus], in directory: String) -> Bool {
+        for (index, name) in names.enumerated() where index < statuses.count && statuses[index] == .enabled {
+            let copy = AppGroupLayout.loadedCopy(name, in: directory)
+            guard (try? ShardContent.digest(ofShardAt: copy)) == digests[index] else { return false }
+        }
+        return true
     }
 
     /// Applies `push` to the installed shards: each new shard is written beside the installed

@@ -87,6 +87,11 @@ struct Serve: AsyncParsableCommand {
             )
         }
         for appID in appIDs { try Self.checkAppID(appID) }
+        guard path != Self.associationPath else {
+            throw ValidationError(
+                "--path \(Self.associationPath) is where iOS reads the associated apps (--app-id); give the queries another path, as \"/filter\"."
+            )
+        }
         try delayMs.check("--delay-ms", 0...600_000)
         try maxBodyBytes.check("--max-body-bytes", 1...16 << 20)
     }
@@ -109,7 +114,9 @@ struct Serve: AsyncParsableCommand {
         if !appIDs.isEmpty {
             // iOS associates the domain with these apps' messagefilter service; the file is JSON,
             // served as it is, with no redirect.
-            let association = Self.json(.ok, try Self.association(appIDs))
+            var unique: [String] = []
+            for appID in appIDs where !unique.contains(appID) { unique.append(appID) }
+            let association = Self.json(.ok, try Self.association(unique))
             router.get(RouterPath(Self.associationPath)) { _, _ -> Response in association }
         }
         router.post(RouterPath(path)) { request, context -> Response in
@@ -174,10 +181,14 @@ struct Serve: AsyncParsableCommand {
         let teamIsValid =
             team.utf8.count == 10 && team.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) }
         let bundle = parts.count == 2 ? parts[1] : ""
+        // Letters, digits and hyphens, in parts between single dots (Apple's bundle ID characters).
         let bundleIsValid =
-            !bundle.isEmpty
-            && bundle.utf8.allSatisfy {
-                (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46
+            bundle.utf8.count <= 255
+            && bundle.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+                !part.isEmpty
+                    && part.utf8.allSatisfy {
+                        (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45
+                    }
             }
         guard teamIsValid, bundleIsValid else {
             throw ValidationError(

@@ -97,7 +97,10 @@ private func post(_ body: String, close: Bool = false) -> String {
     /// messagefilter, as JSON, with no redirect; without it the path is not found. A malformed
     /// app ID is refused before the server starts.
     @Test func theAssociationFileListsTheAppsGiven() throws {
-        let server = try start(["--app-id", "ABCDE12345.com.example.blocklist", "--app-id", "ABCDE12345.org.b"])
+        let server = try start([
+            "--app-id", "ABCDE12345.com.example.blocklist", "--app-id", "ABCDE12345.org.b", "--app-id",
+            "ABCDE12345.org.b",
+        ])
         defer { _ = try? server.stop() }
         let client = try RawConnection(port: port(of: server.url))
         client.send(
@@ -120,11 +123,19 @@ private func post(_ body: String, close: Bool = false) -> String {
         )
         #expect(other.read(seconds: 10).text.hasPrefix("HTTP/1.1 404"))
 
-        for bad in ["com.example.app", "abcde12345.com.example", "ABCDE12345.", "ABCDE1234.com.x", "ABCDE12345.a b"] {
+        for bad in [
+            "com.example.app", "abcde12345.com.example", "ABCDE12345.", "ABCDE1234.com.x", "ABCDE12345.a b",
+            "ABCDE12345..", "ABCDE12345.com..x", "ABCDE12345.x.", "ABCDE12345." + String(repeating: "a", count: 256),
+        ] {
             let refused = try runBlocklist(["sms", "serve", "--rules", directory.file("server.json"), "--app-id", bad])
             #expect(refused.status == 64, "\(bad): \(refused.stderr)")
             #expect(refused.stderr.contains("is not TEAMID.BUNDLE-ID"), "\(bad): \(refused.stderr)")
         }
+        let clash = try runBlocklist([
+            "sms", "serve", "--rules", directory.file("server.json"), "--app-id", "ABCDE12345.a.b", "--path",
+            "/.well-known/apple-app-site-association",
+        ])
+        #expect(clash.status == 64 && clash.stderr.contains("give the queries another path"), "\(clash.stderr)")
     }
 
     @Test func aHalfSentHeadIsClosedAfterTheHeaderTimeout() throws {

@@ -36,6 +36,32 @@ import UpdateCore
         #expect(text.hasPrefix(#"{"digests":[""#) && text.contains(#""generation":4"#))
     }
 
+    /// The installed generation counts as loaded only when every extension that is on holds a
+    /// copy of its installed shard; one that is off is not asked.
+    @Test func loadedMeansEveryExtensionThatIsOnHoldsItsShard() throws {
+        let directory = try TemporaryDirectory()
+        let group = directory.file("group")
+        let paths = try shards(in: directory)
+        let record = try InstalledShards.install(shardsAt: paths, generation: 3, in: group)
+        try FileManager.default.createDirectory(atPath: group + "/loaded", withIntermediateDirectories: true)
+        #expect(!record.isLoaded(statuses: [.enabled, .enabled, .enabled], in: group))
+        #expect(record.isLoaded(statuses: [.disabled, .unknown, .disabled], in: group))
+        for (index, path) in paths.enumerated() where index < 2 {
+            try FileManager.default.copyItem(
+                atPath: path,
+                toPath: AppGroupLayout.loadedCopy(record.names[index], in: group)
+            )
+        }
+        #expect(record.isLoaded(statuses: [.enabled, .enabled, .disabled], in: group))
+        #expect(!record.isLoaded(statuses: [.enabled, .enabled, .enabled], in: group))
+        // A copy of another shard (what CallKit held before an expired request) is not loaded.
+        try FileManager.default.copyItem(
+            atPath: paths[0],
+            toPath: AppGroupLayout.loadedCopy(record.names[2], in: group)
+        )
+        #expect(!record.isLoaded(statuses: [.disabled, .disabled, .enabled], in: group))
+    }
+
     /// A shard that is not the one recorded (a kill between an update's renames) makes the set not
     /// whole; so does a missing record or shard.
     @Test func aShardOfAnotherGenerationIsNotWhole() throws {
