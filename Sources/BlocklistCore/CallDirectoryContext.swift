@@ -47,7 +47,7 @@ public enum ShardLoader {
     /// says it holds more than `capacity` numbers of either kind is refused before anything is added.
     ///
     /// `completionHandler` gets CallKit's `expired`: `false` when CallKit stored the request.
-    /// ``reload(installedShardAt:loadedCopyAt:into:capacity:completion:)`` keeps the copy of what
+    /// ``reload(installedShardAt:loadedCopyAt:into:capacity:wholeLoadsWaitForTheApp:completion:)`` keeps the copy of what
     /// it stored; an extension calls that.
     ///
     /// - Returns: how many entries of both kinds were added.

@@ -135,7 +135,7 @@ public struct InstalledShards: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - statuses: each extension's status, extension `i` loading shard `i` (index order).
-    ///   - directory: the App Group's directory (``AppGroupLayout``).
+    ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
     public func isLoaded(statuses: [CallDirectoryEnabledStatus], in directory: String) -> Bool {
         for (index, name) in names.enumerated() where index < statuses.count && statuses[index] == .enabled {
             let copy = AppGroupLayout.loadedCopy(name, in: directory)
