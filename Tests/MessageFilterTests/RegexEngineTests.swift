@@ -678,6 +678,12 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         var scalars: [UInt32] = Array(stride(from: 0, to: 0x3_2000, by: SeededRuns.long ? 2 : 7))
         scalars += [0xA7CE, 0xA7CF, 0x11DE0, 0x16EA0, 0x10FFFD, 0xE0001, 0x1F600, 0xAC00, 0xD7A3, 0x3400]
         scalars = scalars.filter { !(0xD800...0xDFFF).contains($0) }
+        // Only scalars assigned in the compiler's Unicode version (17.0): a `regex` of a later
+        // Unicode assigns more (2026.11.19 assigns U+209F, U+A7DD and others that 17.0 leaves
+        // unassigned), which the compiler's tables call unassigned.
+        let unassigned = try #require(RegexProgram(pattern: "\\p{Cn}", caseInsensitive: false).parts.classes.first)
+        scalars = scalars.filter { scalar in !unassigned.ranges.contains { $0.contains(scalar) } }
+        #expect(scalars.count > 10_000)
         // Each name and its negation, as the compiler makes the class (what the file then
         // ships; `readsPropertiesAsWritten` classifies messages end to end).
         var patterns: [String] = []
