@@ -40,8 +40,8 @@ valgrind --tool=callgrind --callgrind-out-file="$work/cg.ext" --compress-strings
 cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-extension/hot-functions.order
 wc -l Sources/blocklist-extension/hot-functions.order
 
-# The Notification Service Extension's host: an inline push, then a push with a URL (a directory
-# publication), each applying a delta to a 20,000-number shard.
+# The Notification Service Extension's host: an inline push, then a push with a URL (the
+# publication served on loopback), each applying a delta to a 20,000-number shard.
 swift build -c release --product blocklist-notification-service
 nse=$work/nse
 mkdir -p "$nse"
@@ -64,11 +64,20 @@ import random
 print('\n'.join('+8270%08d' % random.randrange(10**8) for _ in range(100)))" >> "$nse/numbers.txt"
     "$bin" generate --numbers "$nse/numbers.txt" --layout packed --output "$nse/set" --no-sync >/dev/null 2>&1
     "$bin" publish "$nse/set" --key "$nse/keys/signing.key" --to "$nse/pub" >/dev/null
+    # A push names an http(s) URL only: the publication is served on loopback by the static host.
+    mkfifo "$work/stdin-$step"
+    python3 Scripts/static-host.py "$nse/pub" < "$work/stdin-$step" > "$work/port-$step" 2>/dev/null &
+    host=$!
+    exec 5> "$work/stdin-$step"
+    for _ in $(seq 1 100); do [ -s "$work/port-$step" ] && break; sleep 0.1; done
+    url="http://127.0.0.1:$(head -1 "$work/port-$step")/"
     if [ "$step" = inline ]; then flags=(); else flags=(--no-inline); fi
-    "$bin" push payload --from "$nse/pub" --key "$nse/keys/signing.key" --url "$nse/pub" "${flags[@]}" > "$nse/push.json" 2>/dev/null
+    "$bin" push payload --from "$nse/pub" --key "$nse/keys/signing.key" --url "$url" "${flags[@]}" > "$nse/push.json" 2>/dev/null
     valgrind --tool=callgrind --callgrind-out-file="$work/cg.nse-$step" --compress-strings=no --compress-pos=no \
         "$work/nse-host" "$nse/push.json" --app-group "$nse/app" --trust "$nse/keys/root.json" \
         >/dev/null 2>&1 || true
+    exec 5>&-
+    wait "$host" || true
 done
 cat "$work"/cg.* | sed -nE 's/^c?fn=//p' | grep -v '^0x' | awk '!seen[$0]++' > Sources/blocklist-notification-service/hot-functions.order
 wc -l Sources/blocklist-notification-service/hot-functions.order
