@@ -40,6 +40,9 @@ public struct BlocklistError: Error, Sendable, CustomStringConvertible {
         public static let io = Code(named: "I/O error")
         /// zlib reported an error.
         public static let compression = Code(named: "compression error")
+        /// Another process holds the lock this operation needs (the App Group's installed set, a
+        /// set directory, a store, a staging directory).
+        public static let busy = Code(named: "busy")
     }
 
     /// The kind of failure.

@@ -1,5 +1,5 @@
-// Every libc call the core makes goes through here (the tools' own, such as locks and directory
-// commits, are in BlocklistSystem), so that each return code becomes a thrown
+// Every libc call the core makes goes through here and FileLock.swift (the tools' own, such as
+// directory commits and /proc, are in BlocklistSystem), so that each return code becomes a thrown
 // `BlocklistError` whose sentence names the path and the operation.
 package import LibC
 
