@@ -7,7 +7,8 @@
 /// - `installed.json`: the installed generation and each shard's content digest;
 /// - `loaded/NAME`: each shard as CallKit stored it last (``ShardLoader``'s loaded copies);
 /// - `failures.log`: what the extensions could not do (``ExtensionFailures``);
-/// - `rules.blsms`: the compiled SMS rules.
+/// - `rules.blsms`: the compiled SMS rules;
+/// - `.lock`: the lock writers of the installed set hold (UpdateCore's `InstalledShards.withLock`).
 public enum AppGroupLayout {
     /// The installed shard `name`.
     public static func installedShard(_ name: String, in directory: String) -> String {
@@ -25,4 +26,29 @@ public enum AppGroupLayout {
 
     /// The compiled SMS rules.
     public static func rules(in directory: String) -> String { directory + "/rules.blsms" }
+
+    /// The lock the writers of the installed set take.
+    public static func lock(in directory: String) -> String { directory + "/.lock" }
+
+    /// Installs the compiled SMS rules at `source` (the set an app ships) as `rules.blsms`, when
+    /// they differ from the installed ones: written beside it and renamed over it, so the Message
+    /// Filter extension reads the old rules or the new, never a part. Rules shipped with a newer
+    /// version of the app reach those who had the older.
+    ///
+    /// - Returns: whether the rules changed.
+    /// - Throws: `BlocklistError` naming the file that could not be read or written.
+    @discardableResult
+    public static func installRules(copying source: String, in directory: String) throws(BlocklistError) -> Bool {
+        let destination = rules(in: directory)
+        let new = try FileDescriptor.readWholeFile(source)
+        if FileDescriptor.nameExists(destination), (try? FileDescriptor.readWholeFile(destination)) == new {
+            return false
+        }
+        let aside = directory + "/.rules.blsms.new"
+        try FileDescriptor.makeDirectory(directory)
+        FileDescriptor.removeCreated(aside)
+        try FileDescriptor.writeNewFile(aside, new, sync: true)
+        try FileDescriptor.rename(aside, over: destination)
+        return true
+    }
 }

@@ -169,32 +169,6 @@ public struct CallDirectoryReloadChain: Sendable {
         }
     }
 
-    /// The chain over the extensions that are turned on but hold nothing CallKit stored from
-    /// their shard (no loaded copy: their whole load, started in Settings, waited for the app),
-    /// each marked with ``ShardLoader/requestWholeLoad(loadedCopyAt:)``: run it even when the
-    /// installed generation is the one loaded.
-    ///
-    /// - Parameters:
-    ///   - statuses: each extension's status, in the chain's order (``enabledStatuses(using:)``).
-    ///   - loadedCopies: each extension's loaded copy (`loaded/NAME`), in the chain's order.
-    public func awaitingWholeLoad(
-        statuses: [CallDirectoryEnabledStatus],
-        loadedCopies: [String]
-    ) -> CallDirectoryReloadChain {
-        var waiting = self
-        waiting.identifiers = []
-        for (index, identifier) in identifiers.enumerated()
-        where index < statuses.count && index < loadedCopies.count && statuses[index] == .enabled
-            && ShardLoader.needsWholeLoad(loadedCopyAt: loadedCopies[index])
-        {
-            // An extension that cannot be marked is left for the next time.
-            if (try? ShardLoader.requestWholeLoad(loadedCopyAt: loadedCopies[index])) != nil {
-                waiting.identifiers.append(identifier)
-            }
-        }
-        return waiting
-    }
-
     /// Each extension's status in Settings, in the chain's order (`unknown` where CallKit could
     /// not tell).
     public func enabledStatuses(using manager: some CallDirectoryManaging) async -> [CallDirectoryEnabledStatus] {

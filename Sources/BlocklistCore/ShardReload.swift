@@ -92,6 +92,8 @@ extension ShardLoader {
             FileDescriptor.removeCreated(loaded)
             FileDescriptor.removeCreated(staging)
         }
+        // `loaded/` is made on the first request, beside the installed shards.
+        try makeParentDirectory(of: staging)
         try FileDescriptor.copy(installed, toNew: staging, sync: true)
         let diffed = context.isIncremental && isLoadedCopy(loaded, of: staging)
         let incremental = context.isIncremental
@@ -135,6 +137,7 @@ extension ShardLoader {
     public static func requestWholeLoad(loadedCopyAt loaded: String) throws(BlocklistError) {
         let requested = requestPath(forLoadedCopy: loaded)
         if !FileDescriptor.nameExists(requested) {
+            try makeParentDirectory(of: requested)
             try FileDescriptor.writeNewFile(requested, [], sync: false)
         }
     }
@@ -143,6 +146,13 @@ extension ShardLoader {
     /// no loaded copy. The app asks for a whole load of each such extension that is turned on.
     public static func needsWholeLoad(loadedCopyAt loaded: String) -> Bool {
         !FileDescriptor.nameExists(loaded)
+    }
+
+    /// Makes the directory `path` is in (`loaded/`) when it is not there yet.
+    private static func makeParentDirectory(of path: String) throws(BlocklistError) {
+        if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex {
+            try FileDescriptor.makeDirectory(String(path[..<slash]))
+        }
     }
 
     /// `DIR/.NAME.requested` for the loaded copy `DIR/NAME`: the app's mark that it asked for a

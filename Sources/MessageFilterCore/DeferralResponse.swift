@@ -48,6 +48,24 @@ public struct DeferralResponse: Sendable, Equatable {
         (subActions[action] ?? []).map { subActionRawValue($0, of: action) }
     }
 
+    /// IdentityLookup's raw value of `ILMessageFilterAction` for ``action``: the numbers agree
+    /// (docs/PLATFORM.md).
+    public var actionRawValue: Int { Int(action.rawValue) }
+
+    /// IdentityLookup's raw value of `ILMessageFilterSubAction` for ``subAction``
+    /// (``subActionRawValue(_:of:)``).
+    public var subActionRawValue: Int { Self.subActionRawValue(subAction, of: action) }
+
+    /// The server's answer to a deferred message: the response body read with
+    /// ``parse(_:)``, or `none` when there is no body or it is not an answer (a message is never
+    /// filed as junk because the server failed).
+    public static func answer(_ body: [UInt8]?) -> DeferralResponse {
+        guard let body, let answer = try? body.withUnsafeBytes({ try parse($0) }) else {
+            return DeferralResponse(action: .none)
+        }
+        return answer
+    }
+
     public static let maximumBytes = 64 * 1024
 
     /// How deep arrays and objects may nest in a response: the object and 32 levels below it.

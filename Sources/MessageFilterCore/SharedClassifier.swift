@@ -39,4 +39,12 @@ public final class SharedClassifier: @unchecked Sendable {
         }
         return classifier?.classify(sender: sender, body: body)
     }
+
+    /// The offline verdict as a Message Filter extension answers it: the action and sub-action
+    /// of the deciding rule; nil when no rule decides or no rules are installed, and the message
+    /// goes to the deferral server.
+    public func verdict(sender: String, body: String) -> DeferralResponse? {
+        guard let decision = classify(sender: sender, body: body), decision.action != .none else { return nil }
+        return DeferralResponse(action: decision.action, subAction: decision.subAction)
+    }
 }

@@ -43,6 +43,11 @@ public struct InstalledShards: Sendable, Equatable {
         } catch {
             throw UpdateError(error)
         }
+        return try parse(bytes, what: path)
+    }
+
+    /// A record's bytes, read.
+    static func parse(_ bytes: [UInt8], what path: String) throws(UpdateError) -> InstalledShards {
         let fields = try JSONFields(try JSONValue(parsing: bytes, what: path), what: path)
         let generation = try fields.integer("generation")
         var names: [String] = []
@@ -70,36 +75,72 @@ public struct InstalledShards: Sendable, Equatable {
 
     /// Writes `installed.json` in `directory` beside its place and renames it over the old one.
     public func write(in directory: String) throws(UpdateError) {
-        let path = Self.recordPath(in: directory)
-        let record = JSONValue.object([
-            "generation": .number(String(generation)),
-            "shards": .array(names.map { .string($0) }),
-            "digests": .array(digests.map { .string(TextEncodings.hex($0)) }),
-        ])
         do throws(BlocklistError) {
-            try Self.replace(path) { aside throws(BlocklistError) in
-                try FileDescriptor.writeNewFile(aside, record.canonicalBytes, sync: true)
+            try Self.replace(Self.recordPath(in: directory)) { aside throws(BlocklistError) in
+                try FileDescriptor.writeNewFile(aside, recordBytes, sync: true)
             }
         } catch {
             throw UpdateError(error)
         }
     }
 
+    /// The record as `installed.json` holds it.
+    var recordBytes: [UInt8] {
+        JSONValue.object([
+            "generation": .number(String(generation)),
+            "shards": .array(names.map { .string($0) }),
+            "digests": .array(digests.map { .string(TextEncodings.hex($0)) }),
+        ]).canonicalBytes
+    }
+
     /// Installs the shards at `paths` (a set's, in index order) whole, as generation
-    /// `generation`, and records them: what the app does with the set it ships, before any
-    /// update, and again whenever ``isWhole(in:)`` is false.
+    /// `generation`, and records them, under the App Group's lock: what the app does with the set
+    /// it ships (``installIfNeeded(shippedShardsAt:generation:in:)``).
     @discardableResult
     public static func install(
         shardsAt paths: [String],
         generation: UInt64,
         in directory: String
     ) throws(UpdateError) -> InstalledShards {
+        try withLock(in: directory) { () throws(UpdateError) in
+            try installUnlocked(shardsAt: paths, generation: generation, in: directory)
+        }
+    }
+
+    /// What the app does at each launch, before it reads the set: under the App Group's lock,
+    /// finishes an update a kill interrupted, then installs the set it ships when the App Group
+    /// holds no whole set, or an older generation than the shipped one (a new version of the app
+    /// that ships a newer set). A whole set of the shipped generation or newer is kept: the
+    /// Notification Service Extension and ``catchUp(trusting:now:in:fetch:)`` bring it forward.
+    ///
+    /// - Returns: the installed record, and whether the shipped set was installed now.
+    /// - Throws: `UpdateError` naming the file that could not be read or written.
+    @discardableResult
+    public static func installIfNeeded(
+        shippedShardsAt paths: [String],
+        generation: UInt64,
+        in directory: String
+    ) throws(UpdateError) -> (record: InstalledShards, installedNow: Bool) {
+        try withLock(in: directory) { () throws(UpdateError) in
+            if isWhole(in: directory), let record = try? read(in: directory), record.generation >= generation,
+                record.names.count == paths.count
+            {
+                return (record, false)
+            }
+            return (try installUnlocked(shardsAt: paths, generation: generation, in: directory), true)
+        }
+    }
+
+    private static func installUnlocked(
+        shardsAt paths: [String],
+        generation: UInt64,
+        in directory: String
+    ) throws(UpdateError) -> InstalledShards {
         var record = InstalledShards(generation: generation, names: [], digests: [])
         // The digests are the sources', so that a shard another process put in place meanwhile
-        // (an update applied during the install) makes the set not whole rather than recorded.
+        // makes the set not whole rather than recorded.
         for path in paths { record.digests.append(try ShardContent.digest(ofShardAt: path)) }
         do throws(BlocklistError) {
-            try FileDescriptor.makeDirectory(directory)
             try FileDescriptor.makeDirectory(directory + "/shards")
             for path in paths {
                 let name = String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
@@ -137,41 +178,144 @@ public struct InstalledShards: Sendable, Equatable {
     ///   - statuses: each extension's status, extension `i` loading shard `i` (index order).
     ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
     public func isLoaded(statuses: [CallDirectoryEnabledStatus], in directory: String) -> Bool {
-        for (index, name) in names.enumerated() where index < statuses.count && statuses[index] == .enabled {
-            let copy = AppGroupLayout.loadedCopy(name, in: directory)
-            guard (try? ShardContent.digest(ofShardAt: copy)) == digests[index] else { return false }
-        }
-        return true
+        stalePositions(statuses: statuses, in: directory).isEmpty
     }
 
-    /// Applies `push` to the installed shards: each new shard is written beside the installed
-    /// one and renamed over it, and the record is written last, so that a kill in between leaves
-    /// shards whose digests differ from the record (``isWhole(in:)`` is false then).
+    /// Applies `push` to the installed shards, under the App Group's lock (``withLock(in:_:)``):
+    /// each new shard is written beside the installed one, then the new record beside its place,
+    /// then the shards and the record are renamed over the old ones. A kill before the record's
+    /// rename leaves shards whose digests differ from the record; the next writer (or
+    /// ``installIfNeeded(shippedShardsAt:generation:in:)``) finishes the renames from the files
+    /// left beside them.
     ///
-    /// - Returns: the indices (from 1) of the shards that changed.
+    /// The record is read again under the lock: a push another process applied meanwhile (two
+    /// Notification Service Extensions, or the app's catch-up) is not applied twice.
+    ///
+    /// - Returns: the indices (from 1) of the shards that changed; none when the set already is
+    ///   the push's generation.
     /// - Throws: `UpdateError` if the push is for another generation or set, or a file cannot be
-    ///   written; the installed shards are then as they were, or some of them new and the record
-    ///   old.
+    ///   written; the installed set is then as it was.
     @discardableResult
     public mutating func apply(_ push: InlinePush, in directory: String) throws(UpdateError) -> [Int] {
+        var current = self
+        let changed = try Self.withLock(in: directory) { () throws(UpdateError) -> [Int] in
+            current = try Self.read(in: directory)
+            return try current.applyUnlocked(push, in: directory)
+        }
+        self = current
+        return changed
+    }
+
+    /// ``apply(_:in:)`` under a lock the caller holds, to this record, read under it.
+    mutating func applyUnlocked(_ push: InlinePush, in directory: String) throws(UpdateError) -> [Int] {
+        if generation == push.to, Snapshot.setDigest(digests) == push.setDigest { return [] }
         let installed = zip(names, digests).map { (path: Self.shardPath($0, in: directory), digest: $1) }
         let names = self.names
-        let staging = { (index: Int) in Self.shardPath("." + names[index - 1] + ".new", in: directory) }
-        // A run killed before its renames left its new shards beside the installed ones: they
-        // are this type's own files, and the apply writes only where nothing is.
-        for index in names.indices { FileDescriptor.removeCreated(staging(index + 1)) }
-        let applied = try push.apply(installedGeneration: generation, shards: installed, writingTo: staging)
-        for index in applied.changedShards {
-            do throws(BlocklistError) {
-                try FileDescriptor.rename(staging(index), over: installed[index - 1].path)
-            } catch {
-                throw UpdateError(error)
-            }
-        }
-        generation = push.to
-        digests = applied.shardDigests
-        try write(in: directory)
+        let applied = try push.apply(
+            installedGeneration: generation,
+            shards: installed,
+            writingTo: { Self.stagedPath(names[$0 - 1], in: directory) }
+        )
+        var next = self
+        next.generation = push.to
+        next.digests = applied.shardDigests
+        try next.commit(applied.changedShards, in: directory)
+        self = next
         return applied.changedShards
+    }
+
+    /// Where a shard's next version is written before it is renamed over `shards/NAME`.
+    static func stagedPath(_ name: String, in directory: String) -> String {
+        shardPath("." + name + ".new", in: directory)
+    }
+
+    /// Where the next record is written before it is renamed over `installed.json`: while it is
+    /// there, the shards it names may be half renamed (``finishInterruptedUpdate(in:)``).
+    static func stagedRecordPath(in directory: String) -> String { directory + "/.installed.json.new" }
+
+    /// Commits this record, whose changed shards (indices from 1) are staged beside their places:
+    /// the record is written aside and synced first, then each shard renamed, then the record.
+    /// Called under the lock.
+    func commit(_ changedShards: [Int], in directory: String) throws(UpdateError) {
+        let staged = Self.stagedRecordPath(in: directory)
+        do throws(BlocklistError) {
+            FileDescriptor.removeCreated(staged)
+            try FileDescriptor.writeNewFile(staged, recordBytes, sync: true)
+            try commitStaged(changedShards, stagedRecord: staged, in: directory)
+        } catch {
+            throw UpdateError(error)
+        }
+    }
+
+    /// Finishes an update that a kill interrupted between its renames, or removes what it left:
+    /// when a staged record is there and every shard it names is either in place with its digest
+    /// or staged beside its place with it, the staged shards and the record are renamed into
+    /// place; otherwise the staged files are removed (they are this type's own names) and the
+    /// installed set is as the old record says, or not whole. Called under the lock, before any
+    /// write.
+    static func finishInterruptedUpdate(in directory: String) {
+        let stagedRecord = stagedRecordPath(in: directory)
+        defer {
+            // Whatever the outcome, nothing staged survives: the next writer stages from scratch.
+            if let names = (try? read(in: directory))?.names {
+                for name in names { FileDescriptor.removeCreated(stagedPath(name, in: directory)) }
+            }
+            FileDescriptor.removeCreated(stagedRecord)
+        }
+        guard FileDescriptor.nameExists(stagedRecord),
+            let bytes = try? FileDescriptor.readWholeFile(stagedRecord, limit: 1 << 22),
+            let record = try? parse(bytes, what: stagedRecord)
+        else { return }
+        var renames: [Int] = []
+        for (offset, (name, digest)) in zip(record.names, record.digests).enumerated() {
+            if (try? ShardContent.digest(ofShardAt: shardPath(name, in: directory))) == digest { continue }
+            guard (try? ShardContent.digest(ofShardAt: stagedPath(name, in: directory))) == digest else { return }
+            renames.append(offset + 1)
+        }
+        try? record.commitStaged(renames, stagedRecord: stagedRecord, in: directory)
+    }
+
+    /// The renames of ``commit(_:in:)`` after its record was written.
+    private func commitStaged(_ changed: [Int], stagedRecord: String, in directory: String) throws(BlocklistError) {
+        for index in changed {
+            try FileDescriptor.rename(
+                Self.stagedPath(names[index - 1], in: directory),
+                over: Self.shardPath(names[index - 1], in: directory)
+            )
+        }
+        try FileDescriptor.rename(stagedRecord, over: Self.recordPath(in: directory))
+    }
+
+    /// How long a writer waits for the App Group's lock before it gives up with `.shard`
+    /// ("busy"): an install of the shipped set or a catch-up holds it for seconds; a Notification
+    /// Service Extension has about 30 in all.
+    public static let lockPatienceMilliseconds = 15_000
+
+    /// Runs `body` holding the App Group's lock (`DIRECTORY/.lock`, an advisory `flock` the
+    /// kernel drops when a process dies), after finishing or undoing an update a kill
+    /// interrupted: the app and the Notification Service Extension (two instances of it, even)
+    /// write the installed set one at a time.
+    ///
+    /// - Throws: `UpdateError` when the lock stays busy past ``lockPatienceMilliseconds``, or
+    ///   what `body` throws.
+    public static func withLock<Result>(
+        in directory: String,
+        _ body: () throws(UpdateError) -> Result
+    ) throws(UpdateError) -> Result {
+        let lock: FileLock
+        do throws(BlocklistError) {
+            try FileDescriptor.makeDirectory(directory)
+            lock = try FileLock(
+                path: AppGroupLayout.lock(in: directory),
+                what: "The App Group's installed set",
+                patienceMilliseconds: lockPatienceMilliseconds
+            )
+        } catch {
+            throw UpdateError(error)
+        }
+        defer { lock.unlock() }
+        finishInterruptedUpdate(in: directory)
+        return try body()
     }
 
     /// Writes `path` through `.NAME.new` beside it (a leftover of a killed run is removed first:

@@ -1,0 +1,347 @@
+import BlocklistCore
+
+/// What became of a blocklist push in a Notification Service Extension
+/// (``InstalledShards/receive(push:trust:pushKey:now:in:fetch:)``), or of the app's catch-up
+/// (``InstalledShards/catchUp(trust:now:in:fetch:)``).
+public enum UpdateOutcome: Sendable {
+    /// The installed set is now `generation`; the shards at `changedShards` (indices from 1)
+    /// changed, and their extensions have a new shard to load.
+    case updated(generation: UInt64, changedShards: [Int])
+    /// Nothing newer than the installed generation.
+    case current
+    /// A newer generation was announced, but the update file from the installed one is not
+    /// published (the phone is more generations behind than the publisher keeps): the app's
+    /// catch-up brings the set forward, shard by shard.
+    case behind(generation: UInt64)
+    /// Refused or failed; the installed set is as it was. The sentence is recorded in the App
+    /// Group's failures (`ExtensionFailures`), where the app shows it.
+    case failed(UpdateError)
+
+    /// What the notification says, written for people (no paths, no error codes); nil to leave
+    /// the push's own alert as it came.
+    ///
+    /// - Parameter reloaded: whether CallKit already reloaded every extension whose shard changed;
+    ///   if not, the lists take effect when the app is opened.
+    public func notificationBody(reloaded: Bool) -> String? {
+        switch self {
+        case .updated(_, let changed) where changed.isEmpty: nil
+        case .updated(_, let changed):
+            reloaded
+                ? "Block list updated: \(Figures.grouped(changed.count)) of its lists changed."
+                : "Block list update ready: \(Figures.grouped(changed.count)) of its lists changed. Open the app to start blocking with it."
+        case .current: nil
+        case .behind: "A block list update is waiting. Open the app to get it."
+        case .failed: "Block list not updated. The app shows why; the next update tries again."
+        }
+    }
+}
+
+extension InstalledShards {
+    /// What a Notification Service Extension does with a blocklist push, end to end: decides the
+    /// step (``step(inline:announcement:root:pushKey:now:)``), fetches the update file when the
+    /// push points to one, and applies the update under the App Group's lock. A failure is
+    /// recorded in the App Group's failures, with the source `NotificationService`.
+    ///
+    /// - Parameters:
+    ///   - push: the push payload's `blocklist` member as JSON (`inline`, the sealed update in
+    ///     base64; `announcement`, the signed announcement).
+    ///   - trust: the app's `root.json`.
+    ///   - pushKey: the app's `push.key`; nil for an app made without one, which takes every
+    ///     update from the announcement's signed URL.
+    ///   - now: seconds since 1970.
+    ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
+    ///   - fetch: reads an `http(s)` URL whole, at most `maximumBytes`; nil when the host answers
+    ///     that there is no such file (404 or 410).
+    public static func receive(
+        push: [UInt8],
+        trust: [UInt8],
+        pushKey: [UInt8]?,
+        now: Int64,
+        in directory: String,
+        fetch: (_ url: String, _ maximumBytes: Int) async throws -> [UInt8]?
+    ) async -> UpdateOutcome {
+        let outcome: UpdateOutcome
+        do {
+            let root = try Root.trusted(trust, what: "the app's root.json")
+            try root.checkCurrent(now: now)
+            let fields = try JSONFields(
+                try JSONValue(parsing: push, what: "the push's blocklist member"),
+                what: "the push"
+            )
+            let sealed = fields.members["inline"] == nil ? nil : try fields.base64("inline")
+            var installed = try read(in: directory)
+            let step = try installed.step(
+                inline: sealed,
+                announcement: fields.members["announcement"]?.canonicalBytes,
+                root: root,
+                pushKey: pushKey,
+                now: now
+            )
+            switch step {
+            case .nothing:
+                outcome = .current
+            case .apply(let update):
+                outcome = .updated(generation: update.to, changedShards: try installed.apply(update, in: directory))
+            case .fetch(let url, let name):
+                guard let bytes = try await fetch(url, InlinePush.maximumFileBytes) else {
+                    outcome = .behind(generation: installed.generation)
+                    break
+                }
+                let update = try InlinePush(signed: bytes, trusting: root, now: now, what: name)
+                outcome = .updated(generation: update.to, changedShards: try installed.apply(update, in: directory))
+            }
+        } catch let error as UpdateError {
+            outcome = .failed(error)
+        } catch {
+            outcome = .failed(UpdateError(.shard, "Fetching the update failed: \(error)."))
+        }
+        if case .failed(let error) = outcome {
+            ExtensionFailures.record(error.message, source: "NotificationService", time: now, in: directory)
+        }
+        return outcome
+    }
+
+    /// Brings the installed set to the newest generation of the publication that `fetch` reads:
+    /// the update file from the installed generation when the publication has one, otherwise
+    /// each changed shard's delta or the whole shard, as the signed snapshot lists them, every
+    /// file checked against the signed metadata. What the app does when pushes were missed (the
+    /// phone was off, or more generations behind than the publisher keeps): in a background
+    /// refresh, and when it opens.
+    ///
+    /// Everything is downloaded and checked first, without the App Group's lock: iOS kills an
+    /// app that is suspended while it holds a file lock in a shared container (docs/PLATFORM.md),
+    /// and a download may take long. The lock is held for the install alone; if the set changed
+    /// meanwhile (a push applied), nothing is installed and the next catch-up starts from it.
+    ///
+    /// - Parameters:
+    ///   - trust: the app's `root.json`; the roots it rotated to are followed from the
+    ///     publication each time.
+    ///   - fetch: reads a file of the publication by its path (`timestamp.json`,
+    ///     `deltas/...`), at most `maximumBytes`; nil when it does not exist (for an `optional`
+    ///     file, a 403 or an HTML page too: `UpdatePlan.make`).
+    /// - Returns: `.updated`, `.current`, or `.failed` with the sentence, also recorded in the
+    ///   App Group's failures with the source `catch-up`.
+    public static func catchUp(
+        trust: [UInt8],
+        now: Int64,
+        in directory: String,
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) -> UpdateOutcome {
+        let outcome: UpdateOutcome
+        do {
+            let root = try Root.trusted(trust, what: "the app's root.json")
+            let base = try read(in: directory)
+            let route: UpdatePlan.Route?
+            var files: [Int: [UInt8]] = [:]
+            do {
+                route = try UpdatePlan.route(
+                    trusting: root,
+                    installed: InstalledPublication(generation: base.generation, shardDigests: base.digests),
+                    now: now,
+                    fetch: fetch
+                )
+                if case .plan(let plan)? = route { files = try download(plan, fetch: fetch) }
+            } catch let error as UpdateError {
+                throw error
+            } catch {
+                throw UpdateError(.shard, "Reading the publication failed: \(error).")
+            }
+            outcome = try withLock(in: directory) { () throws(UpdateError) -> UpdateOutcome in
+                var installed = try read(in: directory)
+                switch route {
+                case nil:
+                    return .current
+                case .updateFile(let update, _)?:
+                    guard installed.generation < update.to else { return .current }
+                    let changed = try installed.applyUnlocked(update, in: directory)
+                    return .updated(generation: update.to, changedShards: changed)
+                case .plan(let plan)?:
+                    guard installed.generation < plan.snapshot.generation else { return .current }
+                    guard installed == base else {
+                        throw UpdateError(
+                            .wrongBase,
+                            "The installed set changed to generation \(installed.generation) while generation \(plan.snapshot.generation) downloaded; nothing was installed, and the next catch-up starts from it."
+                        )
+                    }
+                    return .updated(
+                        generation: plan.snapshot.generation,
+                        changedShards: try installed.follow(plan, files: files, in: directory)
+                    )
+                }
+            }
+        } catch let error as UpdateError {
+            outcome = .failed(error)
+        } catch {
+            outcome = .failed(UpdateError(.shard, "\(error)"))
+        }
+        if case .failed(let error) = outcome {
+            ExtensionFailures.record(error.message, source: "catch-up", time: now, in: directory)
+        }
+        return outcome
+    }
+
+    /// The file of each step of `plan` that is not kept (a delta or a whole shard), by step,
+    /// checked against the snapshot's length and SHA-256.
+    static func download(
+        _ plan: UpdatePlan,
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) throws -> [Int: [UInt8]] {
+        var files: [Int: [UInt8]] = [:]
+        for (offset, step) in plan.steps.enumerated() {
+            let file: FileInfo
+            switch step {
+            case .keep: continue
+            case .delta(let delta): file = delta.file
+            case .full(let shard): file = shard.file
+            }
+            guard let bytes = try fetch(file.path, Int(file.length), false) else {
+                throw UpdateError(.mismatch, "The publication lacks \(file.path), which its snapshot names.")
+            }
+            try file.check(bytes, what: file.path)
+            files[offset] = bytes
+        }
+        return files
+    }
+
+    /// Stages each changed shard of `plan` (from its delta, or whole, out of `files`) beside
+    /// its place, checks its content digest against the snapshot's, and commits the set. Called
+    /// under the lock.
+    mutating func follow(_ plan: UpdatePlan, files: [Int: [UInt8]], in directory: String) throws(UpdateError)
+        -> [Int]
+    {
+        let shards = plan.snapshot.shards
+        guard shards.count == names.count else {
+            throw UpdateError(
+                .wrongBase,
+                "The publication's generation \(plan.snapshot.generation) has \(shards.count) shards, and this app has \(names.count) Call Directory extensions: a new version of the app is needed to install it."
+            )
+        }
+        var written: [String] = []
+        do throws(UpdateError) {
+            for (offset, step) in plan.steps.enumerated() {
+                let staged = Self.stagedPath(names[offset], in: directory)
+                let bytes = files[offset] ?? []
+                let digest: [UInt8]
+                switch step {
+                case .keep:
+                    continue
+                case .delta(let delta):
+                    let decoded = try DeltaFile.decode(bytes, what: delta.file.path)
+                    guard decoded.index == offset + 1, decoded.from == generation,
+                        decoded.to == plan.snapshot.generation
+                    else {
+                        throw UpdateError(
+                            .mismatch,
+                            "\(delta.file.path) is the delta of shard \(decoded.index) from \(decoded.from) to \(decoded.to), not the one the snapshot names."
+                        )
+                    }
+                    written.append(staged)
+                    digest = try ShardDelta.apply(
+                        decoded.payload,
+                        what: delta.file.path,
+                        baseAt: Self.shardPath(names[offset], in: directory),
+                        to: staged
+                    ).digest
+                case .full:
+                    written.append(staged)
+                    do throws(BlocklistError) {
+                        try FileDescriptor.writeNewFile(staged, bytes, sync: true)
+                    } catch {
+                        throw UpdateError(error)
+                    }
+                    digest = try ShardContent.digest(ofShardAt: staged)
+                }
+                guard digest == shards[offset].digest else {
+                    throw UpdateError(
+                        .mismatch,
+                        "Shard \(offset + 1) of generation \(plan.snapshot.generation) is not the one the snapshot signs once installed; nothing was installed."
+                    )
+                }
+            }
+            var next = self
+            next.generation = plan.snapshot.generation
+            next.digests = shards.map(\.digest)
+            try next.commit(plan.changedShards, in: directory)
+            self = next
+            return plan.changedShards
+        } catch {
+            for path in written { FileDescriptor.removeCreated(path) }
+            throw error
+        }
+    }
+
+    /// The positions (from 0) of the extensions that are turned on and hold another version of
+    /// their shard than the installed one: their loaded copy's content digest is not the
+    /// installed shard's, or they hold none yet. The app (and the Notification Service
+    /// Extension, after an update) reloads exactly these.
+    ///
+    /// - Parameters:
+    ///   - statuses: each extension's status, extension `i` loading shard `i` (index order).
+    ///   - directory: the App Group's directory.
+    public func stalePositions(statuses: [CallDirectoryEnabledStatus], in directory: String) -> [Int] {
+        names.indices.filter { index in
+            index < statuses.count && statuses[index] == .enabled
+                && (try? ShardContent.digest(ofShardAt: AppGroupLayout.loadedCopy(names[index], in: directory)))
+                    != digests[index]
+        }
+    }
+}
+
+/// What ``InstalledShards/reloadCallKit(extensions:using:incrementalOnly:in:progress:)`` did.
+public struct CallKitReload: Sendable {
+    /// Each extension's status in Settings after the reloads, in index order.
+    public var statuses: [CallDirectoryEnabledStatus]
+    /// The reloads asked of CallKit, one per extension whose shard it did not hold.
+    public var report: CallDirectoryReloadChain.Report
+    /// Whether every extension that is on now holds its installed shard, and CallKit told every
+    /// extension's status: only then is the installed set what blocks calls.
+    public var isLoaded: Bool
+}
+
+extension InstalledShards {
+    /// Asks CallKit to reload, one at a time, each extension that is on and does not hold its
+    /// installed shard (``stalePositions(statuses:in:)``), and tells whether all of them hold it
+    /// afterwards. What the app does when it opens and after a catch-up, and the Notification
+    /// Service Extension after an update.
+    ///
+    /// An extension that holds nothing yet (turned on in Settings, whose handler left its whole
+    /// load to the app: `ShardLoader.reload`'s `wholeLoadsWaitForTheApp`) is marked for its
+    /// whole load (`ShardLoader.requestWholeLoad`) and reloaded, unless `incrementalOnly`: a
+    /// Notification Service Extension has about 30 seconds, and a whole load of 2 million
+    /// entries waits for the app, where its progress shows.
+    ///
+    /// - Parameters:
+    ///   - identifiers: the Call Directory extensions' bundle identifiers, extension `i` loading
+    ///     shard `i` (index order).
+    ///   - manager: CallKit's manager (the app's adapter of `CXCallDirectoryManager`).
+    ///   - progress: called after each reload.
+    public func reloadCallKit(
+        extensions identifiers: [String],
+        using manager: some CallDirectoryManaging,
+        incrementalOnly: Bool = false,
+        in directory: String,
+        progress: @Sendable (CallDirectoryReloadChain.Progress) -> Void = { _ in }
+    ) async -> CallKitReload {
+        let all = CallDirectoryReloadChain(identifiers: identifiers)
+        var chain = all
+        chain.identifiers = []
+        for index in stalePositions(statuses: await all.enabledStatuses(using: manager), in: directory)
+        where index < identifiers.count {
+            let copy = AppGroupLayout.loadedCopy(names[index], in: directory)
+            if ShardLoader.needsWholeLoad(loadedCopyAt: copy) {
+                // An extension that cannot be marked is left for the next time.
+                guard !incrementalOnly, (try? ShardLoader.requestWholeLoad(loadedCopyAt: copy)) != nil else {
+                    continue
+                }
+            }
+            chain.identifiers.append(identifiers[index])
+        }
+        let report = await chain.run(using: manager, progress: progress)
+        let statuses = await all.enabledStatuses(using: manager)
+        return CallKitReload(
+            statuses: statuses,
+            report: report,
+            isLoaded: report.isComplete && !statuses.contains(.unknown) && isLoaded(statuses: statuses, in: directory)
+        )
+    }
+}

@@ -1,0 +1,369 @@
+import BlocklistCore
+import Foundation
+import TestSupport
+import Testing
+import UpdateCore
+
+/// The App Group's installed set as the app and its Notification Service Extension change it
+/// (issue 44, items 4 and 5): a push received end to end, a phone more generations behind than
+/// the publisher keeps catching up, a kill between an update's renames finished or undone, the
+/// shipped set installed only when it is newer, and two writers at once.
+@Suite struct AppGroupUpdateTests {
+    /// A publication of `generations` generations of a 3-shard set, each excluding one more
+    /// number, keeping `keep` earlier ones; the shards of generation 1 to ship.
+    struct Publication {
+        let dir: TemporaryDirectory
+        let shipped: [String]
+        let trust: [UInt8]
+        let pushKey: [UInt8]
+
+        init(generations: Int, keep: Int = 3) throws {
+            let dir = try TemporaryDirectory()
+            self.dir = dir
+            try Self.run(["keys", "create", "keys"], in: dir)
+            var shipped: [String] = []
+            for generation in 1...generations {
+                let excluded = (1..<generation).map { "--exclude=\(1000 + $0)" }
+                try Self.run(
+                    ["generate", "--pattern", "+8270#####", "--range-size", "40000", "-o", "set", "--no-sync"]
+                        + excluded,
+                    in: dir
+                )
+                try Self.run(
+                    ["publish", "set", "--key", "keys/signing.key", "--to", "pub", "--keep", String(keep)],
+                    in: dir
+                )
+                if generation == 1 {
+                    let names = try FileManager.default.contentsOfDirectory(atPath: dir.file("pub/1"))
+                        .filter { $0.hasSuffix(".blk") }.sorted()
+                    try FileManager.default.createDirectory(
+                        atPath: dir.file("shipped"),
+                        withIntermediateDirectories: true
+                    )
+                    for name in names {
+                        try FileManager.default.copyItem(
+                            atPath: dir.file("pub/1/" + name),
+                            toPath: dir.file("shipped/" + name)
+                        )
+                    }
+                    shipped = names.map { dir.file("shipped/" + $0) }
+                }
+            }
+            self.shipped = shipped
+            trust = try readBytes(dir.file("keys/root.json"))
+            pushKey = try readBytes(dir.file("keys/push.key"))
+        }
+
+        @discardableResult
+        static func run(_ arguments: [String], in dir: TemporaryDirectory) throws -> String {
+            let result = try runBlocklist(arguments, in: dir.path)
+            try #require(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout
+        }
+
+        /// The push `push payload` makes for the newest generation, its `blocklist` member as JSON.
+        func push(url: String = "https://cdn.example/pub") throws -> [UInt8] {
+            let payload = try Self.run(
+                ["push", "payload", "--from", "pub", "--key", "keys/signing.key", "--url", url],
+                in: dir
+            )
+            let userInfo = try #require(
+                try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
+            )
+            return [UInt8](try JSONSerialization.data(withJSONObject: try #require(userInfo["blocklist"])))
+        }
+
+        /// The publication's file at `path`, as a static host serves it; nil when it has none.
+        func file(_ path: String) -> [UInt8]? {
+            FileManager.default.contents(atPath: dir.file("pub/" + path)).map { [UInt8]($0) }
+        }
+
+        var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    }
+
+    @Test func aPushIsReceivedInlineOrFromItsURLAndAFailureIsRecorded() async throws {
+        let publication = try Publication(generations: 2)
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        let push = try publication.push()
+        var fetched: [String] = []
+        let fromURL = { (url: String, _: Int) async throws -> [UInt8]? in
+            fetched.append(url)
+            return publication.file(String(url.dropFirst("https://cdn.example/pub/".count)))
+        }
+
+        // Without the push key, the update file comes from the announcement's signed URL.
+        let outcome = await InstalledShards.receive(
+            push: push,
+            trust: publication.trust,
+            pushKey: nil,
+            now: publication.now,
+            in: group,
+            fetch: fromURL
+        )
+        guard case .updated(2, let changed) = outcome else {
+            Issue.record("the push was not applied from its URL: \(outcome)")
+            return
+        }
+        #expect(!changed.isEmpty && fetched == ["https://cdn.example/pub/from-1.push"])
+        #expect(try InstalledShards.isWhole(in: group) && (InstalledShards.read(in: group)).generation == 2)
+        #expect(outcome.notificationBody(reloaded: true)?.hasPrefix("Block list updated:") == true)
+        #expect(outcome.notificationBody(reloaded: false)?.contains("Open the app") == true)
+
+        // The same push again finds the set current, and leaves the push's alert as it came.
+        let again = await InstalledShards.receive(
+            push: push,
+            trust: publication.trust,
+            pushKey: publication.pushKey,
+            now: publication.now,
+            in: group,
+            fetch: fromURL
+        )
+        guard case .current = again else {
+            Issue.record("a push for the installed generation changed something: \(again)")
+            return
+        }
+        #expect(again.notificationBody(reloaded: false) == nil)
+
+        // With the push key, the inline update is applied and nothing is fetched.
+        let inlineGroup = publication.dir.file("inline")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: inlineGroup)
+        fetched = []
+        let inline = await InstalledShards.receive(
+            push: push,
+            trust: publication.trust,
+            pushKey: publication.pushKey,
+            now: publication.now,
+            in: inlineGroup,
+            fetch: fromURL
+        )
+        guard case .updated(2, _) = inline else {
+            Issue.record("the inline update was not applied: \(inline)")
+            return
+        }
+        #expect(fetched.isEmpty)
+
+        // A host without the update file (a phone behind more than --keep generations): the app
+        // catches up; nothing is recorded as a failure.
+        let behindGroup = publication.dir.file("behind")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: behindGroup)
+        let behind = await InstalledShards.receive(
+            push: push,
+            trust: publication.trust,
+            pushKey: nil,
+            now: publication.now,
+            in: behindGroup,
+            fetch: { _, _ in nil }
+        )
+        guard case .behind(1) = behind else {
+            Issue.record("a missing update file is not read as a phone behind: \(behind)")
+            return
+        }
+        #expect(behind.notificationBody(reloaded: false)?.contains("Open the app") == true)
+        #expect(ExtensionFailures.read(in: behindGroup).isEmpty)
+
+        // A push whose announcement's signature was changed is refused; the sentence is recorded
+        // for the app, the notification says no path and no code.
+        var tampered = push
+        let sig = Array("\"sig\":\"".utf8)
+        let at = try #require(tampered.indices.first { tampered[$0...].starts(with: sig) }) + sig.count
+        tampered[at] = tampered[at] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let refused = await InstalledShards.receive(
+            push: tampered,
+            trust: publication.trust,
+            pushKey: nil,
+            now: publication.now,
+            in: behindGroup,
+            fetch: fromURL
+        )
+        guard case .failed = refused else {
+            Issue.record("a tampered push was not refused: \(refused)")
+            return
+        }
+        let failures = ExtensionFailures.read(in: behindGroup)
+        #expect(failures.count == 1 && failures.first?.source == "NotificationService")
+        #expect(refused.notificationBody(reloaded: false)?.contains("/") == false)
+        #expect(try (InstalledShards.read(in: behindGroup)).generation == 1)
+    }
+
+    @Test func aPhoneBehindMoreThanTheKeptGenerationsCatchesUp() throws {
+        let publication = try Publication(generations: 4, keep: 1)
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        #expect(publication.file("from-1.push") == nil, "the publication still keeps generation 1's update file")
+        var paths: [String] = []
+        let outcome = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) { path, _, _ in
+            paths.append(path)
+            return publication.file(path)
+        }
+        guard case .updated(4, let changed) = outcome else {
+            Issue.record("the phone did not catch up to generation 4: \(outcome)")
+            return
+        }
+        #expect(!changed.isEmpty)
+        let record = try InstalledShards.read(in: group)
+        #expect(record.generation == 4 && InstalledShards.isWhole(in: group))
+        // Each shard is generation 4's: the same content as the publication's own.
+        for (name, digest) in zip(record.names, record.digests) {
+            #expect(try ShardContent.digest(ofShardAt: publication.dir.file("pub/4/" + name)) == digest)
+        }
+        #expect(paths.contains("timestamp.json"))
+        guard
+            case .current = InstalledShards.catchUp(
+                trust: publication.trust,
+                now: publication.now,
+                in: group,
+                fetch: { path, _, _ in publication.file(path) }
+            )
+        else {
+            Issue.record("a caught-up phone changes again")
+            return
+        }
+
+        // A host that serves a damaged shard: nothing is installed, the failure is recorded.
+        let damagedGroup = publication.dir.file("damaged")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: damagedGroup)
+        let damaged = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: damagedGroup) {
+            path,
+            _,
+            _ in
+            guard var bytes = publication.file(path) else { return nil }
+            if path.hasSuffix(".blk") || path.contains("delta") { bytes[bytes.count / 2] ^= 1 }
+            return bytes
+        }
+        guard case .failed = damaged else {
+            Issue.record("a damaged shard was installed: \(damaged)")
+            return
+        }
+        #expect(
+            try (InstalledShards.read(in: damagedGroup)).generation == 1 && InstalledShards.isWhole(in: damagedGroup)
+        )
+        #expect(ExtensionFailures.read(in: damagedGroup).first?.source == "catch-up")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: damagedGroup + "/shards").filter {
+            $0.hasPrefix(".")
+        }
+        #expect(leftovers.isEmpty)
+    }
+
+    /// A kill between an update's renames: the next writer finishes it from the staged files, or
+    /// removes them when one is missing, and the set is whole either way.
+    @Test func aKillBetweenRenamesIsFinishedOrUndone() async throws {
+        let publication = try Publication(generations: 2)
+        let updated = publication.dir.file("updated")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: updated)
+        let push = try publication.push()
+        let outcome = await InstalledShards.receive(
+            push: push,
+            trust: publication.trust,
+            pushKey: publication.pushKey,
+            now: publication.now,
+            in: updated,
+            fetch: { _, _ in nil }
+        )
+        guard case .updated(2, let changed) = outcome, let first = changed.first else {
+            Issue.record("the push was not applied: \(outcome)")
+            return
+        }
+        let newRecord = try InstalledShards.read(in: updated)
+        for (renamed, keepStaged) in [(false, true), (true, true), (false, false)] {
+            let group = publication.dir.file("group-\(renamed)-\(keepStaged)")
+            let old = try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+            // What a kill leaves: the new record beside its place, the first changed shard renamed
+            // already or still beside its place (or lost), the others beside their places.
+            for index in changed {
+                let name = newRecord.names[index - 1]
+                let newShard = InstalledShards.shardPath(name, in: updated)
+                if index == first && renamed {
+                    try FileManager.default.removeItem(atPath: InstalledShards.shardPath(name, in: group))
+                    try FileManager.default.copyItem(
+                        atPath: newShard,
+                        toPath: InstalledShards.shardPath(name, in: group)
+                    )
+                } else if index != first || keepStaged {
+                    try FileManager.default.copyItem(atPath: newShard, toPath: group + "/shards/." + name + ".new")
+                }
+            }
+            try FileManager.default.copyItem(
+                atPath: InstalledShards.recordPath(in: updated),
+                toPath: group + "/.installed.json.new"
+            )
+            #expect(InstalledShards.isWhole(in: group) != renamed)
+            try InstalledShards.withLock(in: group) {}
+            let record = try InstalledShards.read(in: group)
+            #expect(record == (keepStaged ? newRecord : old), "renamed \(renamed), staged \(keepStaged)")
+            #expect(InstalledShards.isWhole(in: group), "renamed \(renamed), staged \(keepStaged)")
+            let hidden = try FileManager.default.contentsOfDirectory(atPath: group + "/shards").filter {
+                $0.hasPrefix(".")
+            }
+            #expect(hidden.isEmpty && !FileManager.default.fileExists(atPath: group + "/.installed.json.new"))
+        }
+    }
+
+    @Test func theShippedSetIsInstalledOnlyWhenItIsNewer() throws {
+        let publication = try Publication(generations: 1)
+        let group = publication.dir.file("group")
+        let first = try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 3, in: group)
+        #expect(first.installedNow && first.record.generation == 3)
+        #expect(
+            try !(InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 3, in: group))
+                .installedNow
+        )
+        // An older app's set never replaces a newer installed one.
+        #expect(
+            try !(InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 2, in: group))
+                .installedNow
+        )
+        // A newer app's set does, and so does a set that is no longer whole.
+        #expect(
+            try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 5, in: group)
+                .installedNow
+        )
+        try Data("damaged".utf8).write(
+            to: URL(fileURLWithPath: InstalledShards.shardPath(first.record.names[0], in: group))
+        )
+        let repaired = try InstalledShards.installIfNeeded(
+            shippedShardsAt: publication.shipped,
+            generation: 5,
+            in: group
+        )
+        #expect(repaired.installedNow && InstalledShards.isWhole(in: group))
+    }
+
+    /// Two writers at once (two Notification Service Extensions with the same push): the lock
+    /// makes one apply it and the other find it applied.
+    @Test func twoWritersApplyOnePushOnce() async throws {
+        let publication = try Publication(generations: 2)
+        let push = try publication.push()
+        for round in 0..<4 {
+            let group = publication.dir.file("group-\(round)")
+            try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+            let trust = publication.trust
+            let pushKey = publication.pushKey
+            let now = publication.now
+            async let one = InstalledShards.receive(
+                push: push,
+                trust: trust,
+                pushKey: pushKey,
+                now: now,
+                in: group,
+                fetch: { _, _ in nil }
+            )
+            async let two = InstalledShards.receive(
+                push: push,
+                trust: trust,
+                pushKey: pushKey,
+                now: now,
+                in: group,
+                fetch: { _, _ in nil }
+            )
+            let outcomes = await [one, two]
+            let updated = outcomes.filter {
+                if case .updated(_, let changed) = $0 { !changed.isEmpty } else { false }
+            }
+            let failed = outcomes.filter { if case .failed = $0 { true } else { false } }
+            #expect(failed.isEmpty, "\(outcomes)")
+            #expect(updated.count >= 1)
+            #expect(try InstalledShards.isWhole(in: group) && (InstalledShards.read(in: group)).generation == 2)
+        }
+    }
+}
