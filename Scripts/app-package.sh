@@ -80,13 +80,13 @@ cmp -s <("$bin/blocklist" cat out/shard-1.blk) <(tr -d + <b.txt) ||
 # of CallKit's manager, in the Swift 6 language mode with warnings as errors, against copies of the
 # SDK stand-ins (Tests/SDKStandIns, which carry docs/PLATFORM.md's declarations), in a package that
 # names blocklist by version with no traits.
-"$bin/blocklist" xcodegen set --bundle-id com.example.blocklist -o proj --trust keys/root.json \
+"$bin/blocklist" xcodegen set --bundle-id com.example.blocklist -o proj --trust keys/root.json --generation 1 \
     --push-key keys/push.key >/dev/null
 # Each target of project.yml becomes a target of the app's package (its copy here, so that
 # blocklist and swift-crypto build once) with the same Swift files and the same blocklist products,
 # and nothing else of blocklist: a file that needs a product its target does not link fails here
 # as it would in Xcode. The app target's SwiftUI file is left out (no stand-in for SwiftUI).
-for module in AppGroupContainers CallKit IdentityLookup UserNotifications; do
+for module in AppGroupContainers CallKit IdentityLookup UserNotifications os; do
     cp -R "$root/Tests/SDKStandIns/$module" "$work/app/Sources/$module"
 done
 python3 - proj "$work/app" <<'PY' >>"$work/app/Package.swift"
@@ -96,8 +96,8 @@ spec = yaml.safe_load(open(os.path.join(proj, "project.yml")))
 print("\n// Added by Scripts/app-package.sh: the SDK stand-ins and project.yml's targets.")
 print('let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]')
 print("package.targets += [")
-for module in ["AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications"]:
-    deps = "[]" if module == "AppGroupContainers" else '["AppGroupContainers"]'
+for module in ["AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications", "os"]:
+    deps = "[]" if module in ("AppGroupContainers", "os") else '["AppGroupContainers"]'
     print(f'    .target(name: "{module}", dependencies: {deps}, swiftSettings: strict),')
 for name, target in sorted(spec["targets"].items()):
     files = [s["path"] for s in target.get("sources", []) if s["path"].startswith("Extensions/")]
@@ -105,7 +105,7 @@ for name, target in sorted(spec["targets"].items()):
     os.makedirs(os.path.join(app, "Sources", "Xcode" + name))
     for path in files:
         shutil.copy(os.path.join(proj, path), os.path.join(app, "Sources", "Xcode" + name))
-    deps = ['"CallKit"', '"IdentityLookup"', '"UserNotifications"'] + [
+    deps = ['"CallKit"', '"IdentityLookup"', '"UserNotifications"', '"os"'] + [
         f'.product(name: "{p}", package: "blocklist")' for p in products]
     print(f'    .target(name: "Xcode{name}", dependencies: [{", ".join(deps)}], swiftSettings: strict),')
     print(f"// {name}: {len(files)} files, {', '.join(products)}", file=sys.stderr)

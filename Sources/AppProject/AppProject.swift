@@ -27,8 +27,13 @@ package enum AppProject {
         /// Where Xcode fetches blocklist, and the lowest version it takes.
         package var packageURL = "https://github.com/blocklist/blocklist"
         package var packageVersion = "1.0.0"
-        /// The generation of the shipped set in the publication, for the updates that follow it.
-        package var generation: UInt64 = 1
+        /// The generation of the shipped set in the publication, for the updates that follow it;
+        /// required with `root` (a wrong one would make every phone refuse the publication's
+        /// updates as rollbacks, or fetch the wrong ones).
+        package var generation: UInt64?
+        /// The publication's URL, which the app reads to catch up when pushes were missed (in a
+        /// background refresh, and when it opens).
+        package var publicationURL: String?
         /// The app's root.json and push key (`blocklist keys create`), shipped in the
         /// Notification Service Extension; the extension is left out without a root.
         package var root: String?
@@ -151,7 +156,11 @@ package enum AppProject {
                 )
             }
             if let rules = options.rules { try file("Set/rules.blsms", try FileSystem.readFile(rules)) }
-            if let root = options.root { try file("NotificationService/root.json", try FileSystem.readFile(root)) }
+            if let root = options.root {
+                // The extension checks pushes against it; the app, what it fetches to catch up.
+                try file("NotificationService/root.json", try FileSystem.readFile(root))
+                try file("Set/root.json", try FileSystem.readFile(root))
+            }
             if let key = options.pushKey { try file("NotificationService/push.key", try FileSystem.readFile(key)) }
             try file("App/\(options.name)App.swift", Array(appSource(manifest, options).utf8))
             try file("project.yml", Array(spec(manifest, options).utf8))
@@ -219,8 +228,30 @@ package enum AppProject {
                 )
             }
         }
-        guard options.generation >= 1 else {
+        guard options.generation.map({ $0 >= 1 }) ?? true else {
             throw BlocklistError(.invalidSpec, "The generation is 0; a publication's generations start at 1.")
+        }
+        if options.root != nil && options.generation == nil {
+            throw BlocklistError(
+                .invalidSpec,
+                "--trust ships the set as a generation of the publication, and no --generation was given: give the generation the set was published as (blocklist publication status PUBDIR shows the newest)."
+            )
+        }
+        if let url = options.publicationURL {
+            guard options.root != nil else {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "--publication-url needs --trust: the app checks what it fetches against the root it ships."
+                )
+            }
+            do {
+                _ = try WebURL(parsing: url, schemes: ["https"])
+            } catch {
+                throw BlocklistError(
+                    .invalidSpec,
+                    "The publication URL \(url.debugDescription) \(error.reason); the app fetches updates over https://."
+                )
+            }
         }
         guard options.packageURL.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !options.packageURL.isEmpty else {
             throw BlocklistError(

@@ -1,22 +1,20 @@
 import SetStorage
 
 extension AppProject {
-    /// The host app's source: when the App Group holds no whole set (the first launch, or a kill
-    /// between an update's renames), it installs the set shipped in the app (and the SMS rules);
-    /// it shows each extension's state in Settings with a button that opens them, the reloads
-    /// with the time left while they run, and the failures the extensions recorded; whenever
-    /// the installed generation is not the one CallKit last loaded (an update the Notification
-    /// Service Extension applied), it asks CallKit to reload each extension, one at a time; with
-    /// `--trust` it registers for the pushes that carry updates. It uses SwiftUI, UIKit and
-    /// CallKit's manager, which have no stand-ins here: unlike the handlers, this file is not
-    /// compiled on this machine.
+    /// The host app's source: at launch it installs the set shipped in the app when the App
+    /// Group holds no whole set or an older one (and the SMS rules, when they changed); whenever
+    /// it comes to the foreground it catches up from the publication (with `--publication-url`,
+    /// also in a background refresh) and asks CallKit to reload each extension that does not hold
+    /// its installed shard, one at a time, showing each extension's state in Settings with a
+    /// button that opens them, the reloads with the time left, and the failures the extensions
+    /// recorded; with `--trust` it registers for the pushes that carry updates. Every decision is
+    /// UpdateCore's or BlocklistCore's. It uses SwiftUI, UIKit and BackgroundTasks, which have no
+    /// stand-ins here: unlike the handlers, this file is not compiled on this machine.
     static func appSource(_ manifest: Manifest, _ options: Options) -> String {
-        let count = manifest.shards.count
-        let identifiers = manifest.shards.map {
-            "\"\(options.bundleIdentifier).\(callDirectoryTarget($0.index, of: count))\""
-        }
         let pushes = options.root != nil
+        let catchUp = options.publicationURL != nil
         return """
+            import BackgroundTasks
             import BlocklistCore
             import CallKit
             import SwiftUI
@@ -25,99 +23,103 @@ extension AppProject {
 
             @main
             struct \(options.name)App: App {
-                /// The Call Directory extensions, one per shard.
-                static let callDirectoryExtensions = [
-                    \(identifiers.joined(separator: ",\n        "))
-                ]
-            \(pushes ? "    @UIApplicationDelegateAdaptor(PushRegistration.self) var pushRegistration\n" : "")
+                @UIApplicationDelegateAdaptor(AppDelegate.self) var delegate
                 @StateObject private var lists = Lists()
-
-                init() {
-                    Self.installShippedSet()
-                }
+                @Environment(\\.scenePhase) private var phase
 
                 var body: some Scene {
                     WindowGroup {
                         ListsView(lists: lists)
-                            .task { await lists.refresh() }
-                            // An update the Notification Service Extension applied while the app was
-                            // in the background reaches CallKit when the app comes back.
-                            .onReceive(NotificationCenter.default.publisher(for: UIApplication.willEnterForegroundNotification)) { _ in
-                                Task { await lists.refresh() }
+                            // An update the Notification Service Extension applied, or one the app
+                            // missed, reaches CallKit whenever the app comes to the foreground.
+                            .onChange(of: phase) { _, phase in
+                                if phase == .active { Task { await lists.refresh() } }
                             }
-                    }
-                }
-
-                /// When the App Group holds no whole set (the first launch, or an update killed between
-                /// its renames): installs the shards shipped in Set/ as generation \(options.generation) (later
-                /// generations come as updates to the Notification Service Extension) and copies the SMS
-                /// rules.
-                static func installShippedSet() {
-                    guard let settings = try? ExtensionSettings.current(),
-                        let shipped = Bundle.main.resourceURL?.appendingPathComponent("Set")
-                    else { return }
-                    do {
-                        if !InstalledShards.isWhole(in: settings.path) {
-                            let shards = try FileManager.default.contentsOfDirectory(atPath: shipped.path)
-                                .filter { $0.hasSuffix(".blk") }.sorted()
-                            try InstalledShards.install(
-                                shardsAt: shards.map { shipped.appendingPathComponent($0).path }, generation: \(options.generation), in: settings.path)
-                        }
-                        // Rules shipped with a newer version of the app reach those who had the older.
-                        let rules = shipped.appendingPathComponent("rules.blsms")
-                        if FileManager.default.fileExists(atPath: rules.path),
-                            !FileManager.default.contentsEqual(atPath: rules.path, andPath: settings.rules)
-                        {
-                            try settings.replace(settings.rules, withCopyOf: rules.path)
-                        }
-                    } catch {
-                        print("Installing the shipped block list failed: \\(error)")
                     }
                 }
             }
 
+            /// What the app does, each step BlocklistCore's or UpdateCore's; nothing here decides.
+            enum AppWork {
+                /// The bundle's Set/ folder: the shards shipped as generation \(options.generation.map(String.init) ?? "1"), the SMS rules, the root.
+                static let shipped = Bundle.main.resourceURL!.appendingPathComponent("Set")
+
+                /// Installs the shipped set when the App Group holds no whole one or an older one,
+                /// after finishing an update a kill interrupted; and the rules, when they changed.
+                static func installShipped(in settings: ExtensionSettings) throws {
+                    let shards = try FileManager.default.contentsOfDirectory(atPath: shipped.path)
+                        .filter { $0.hasSuffix(".blk") }.sorted().map { shipped.appendingPathComponent($0).path }
+                    try InstalledShards.installIfNeeded(shippedShardsAt: shards, generation: \(options.generation ?? 1), in: settings.path)
+                    let rules = shipped.appendingPathComponent("rules.blsms").path
+                    if FileManager.default.fileExists(atPath: rules) {
+                        try AppGroupLayout.installRules(copying: rules, in: settings.path)
+                    }
+                }
+
+                /// Brings the set to the publication's newest generation, shard by shard when the
+                /// phone missed more generations than the publisher keeps. Blocks: not on the main
+                /// thread.
+                static func catchUp(in settings: ExtensionSettings) -> UpdateOutcome? {
+                    guard let publication = ExtensionSettings.info("BlocklistPublication"),
+                        let trust = try? Data(contentsOf: shipped.appendingPathComponent("root.json"))
+                    else { return nil }
+                    let base = publication.hasSuffix("/") ? publication : publication + "/"
+                    return InstalledShards.catchUp(trust: [UInt8](trust), now: Int64(Date().timeIntervalSince1970), in: settings.path) {
+                        path, limit, optional in
+                        try URLSession.fetchWaiting(base + path, limit: limit, optional: optional)
+                    }
+                }
+            }
+
+            /// Registers the background refresh that catches up\(pushes ? ", and the pushes that carry updates" : "").
+            final class AppDelegate: NSObject, UIApplicationDelegate {
+                static let catchUpTask = "\(options.bundleIdentifier).catch-up"
+
+                func application(
+                    _ application: UIApplication,
+                    didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
+                ) -> Bool {
+                    if let settings = try? ExtensionSettings.current() {
+                        do { try AppWork.installShipped(in: settings) } catch {
+                            ExtensionSettings.recordFailure(error, source: "app", in: settings)
+                        }
+                    }
+            \(catchUp ? Self.backgroundRefresh : "")\(pushes ? Self.pushRegistration : "")
+                    return true
+                }
+            \(pushes ? Self.tokenHandling : "")\(catchUp ? Self.scheduling : "")
+            }
+
             /// What the app shows: each extension's state in Settings, the reloads while they run,
-            /// and what the extensions could not do. The logic is BlocklistCore's and UpdateCore's.
+            /// and what the extensions could not do.
             @MainActor final class Lists: ObservableObject {
                 @Published var statuses: [CallDirectoryEnabledStatus] = []
                 @Published var progress: CallDirectoryReloadChain.Progress?
                 @Published var failures: [ExtensionFailures.Entry] = []
                 /// When the reloads running now started, for the time left.
                 @Published var started = Date()
-                private var reloading = false
-                let chain = CallDirectoryReloadChain(identifiers: \(options.name)App.callDirectoryExtensions)
+                private var refreshing = false
 
-                /// Reads the extensions' states and failures, and reloads CallKit when the installed
-                /// generation is not the one it last loaded (each extension then loads only its shard's
-                /// differences, one at a time), or loads the extensions turned on that hold nothing
-                /// yet. The generation is recorded only when every enabled extension reloaded, so a
-                /// failed one is tried again the next time.
+                /// Catches up from the publication, then asks CallKit to reload, one at a time,
+                /// each extension that is on and does not hold its installed shard: after an update,
+                /// only its differences; an extension just turned on in Settings, its whole shard
+                /// (its handler left that to the app, where the progress shows).
                 func refresh() async {
-                    statuses = await chain.enabledStatuses(using: CallKitManager())
-                    guard let settings = try? ExtensionSettings.current() else { return }
+                    guard !refreshing, let settings = try? ExtensionSettings.current() else { return }
+                    refreshing = true
+                    defer { refreshing = false }
+                    let extensions = ExtensionSettings.callDirectoryExtensions
+                    statuses = await CallDirectoryReloadChain(identifiers: extensions).enabledStatuses(using: CallKitManager())
                     failures = ExtensionFailures.read(in: settings.path)
-                    let key = "blocklistLoadedGeneration"
-                    guard !reloading, let installed = try? InstalledShards.read(in: settings.path) else { return }
-                    // Extensions turned on in Settings load here, with their progress shown, not in
-                    // Settings (their handlers send nothing until the app asks).
-                    let waiting = chain.awaitingWholeLoad(
-                        statuses: statuses, loadedCopies: installed.names.map(settings.loadedShard))
-                    let updated = UserDefaults.standard.object(forKey: key) as? UInt64 != installed.generation
-                    guard updated || !waiting.identifiers.isEmpty else { return }
-                    reloading = true
+                    _ = await Task.detached { AppWork.catchUp(in: settings) }.value
+                    guard let installed = try? InstalledShards.read(in: settings.path) else { return }
                     started = Date()
-                    let report = await (updated ? chain : waiting).run(using: CallKitManager()) { step in
+                    let reload = await installed.reloadCallKit(extensions: extensions, using: CallKitManager(), in: settings.path) { step in
                         Task { @MainActor in self.progress = step }
                     }
-                    reloading = false
                     progress = nil
+                    statuses = reload.statuses
                     failures = ExtensionFailures.read(in: settings.path)
-                    statuses = await chain.enabledStatuses(using: CallKitManager())
-                    // Recorded only when every extension that is on holds the installed shard: a
-                    // request CallKit reported expired leaves the copy of what it held before.
-                    if updated && report.isComplete && installed.isLoaded(statuses: statuses, in: settings.path) {
-                        UserDefaults.standard.set(installed.generation, forKey: key)
-                    }
                 }
             }
 
@@ -159,30 +161,57 @@ extension AppProject {
                     }
                 }
             }
-            \(pushes ? Self.pushRegistration : "")
+
             """
     }
 
-    /// The app delegate that registers for the pushes the Notification Service Extension opens.
-    static let pushRegistration = """
+    /// Registers the background refresh task (BackgroundTasks: registered before launching ends).
+    static let backgroundRefresh = """
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.catchUpTask, using: nil) { task in
+                    Self.scheduleCatchUp()
+                    let work = Task.detached {
+                        guard let settings = try? ExtensionSettings.current(),
+                            case .updated? = AppWork.catchUp(in: settings),
+                            let installed = try? InstalledShards.read(in: settings.path)
+                        else { return }
+                        // Only differences: a whole load waits for the app, in the foreground.
+                        _ = await installed.reloadCallKit(
+                            extensions: ExtensionSettings.callDirectoryExtensions, using: CallKitManager(),
+                            incrementalOnly: true, in: settings.path)
+                    }
+                    task.expirationHandler = { work.cancel() }
+                    Task { await work.value; task.setTaskCompleted(success: !work.isCancelled) }
+                }
+                Self.scheduleCatchUp()
 
-        /// Registers for remote notifications: the pushes `blocklist push payload` makes reach the
-        /// Notification Service Extension, which applies them. iOS runs the extension only for a
-        /// notification it may show, so the app asks to show alerts.
-        final class PushRegistration: NSObject, UIApplicationDelegate {
-            func application(
-                _ application: UIApplication,
-                didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]? = nil
-            ) -> Bool {
+        """
+
+    /// Asks for the next background refresh.
+    static let scheduling = """
+
+            /// At most one refresh request is pending; iOS chooses when it runs.
+            static func scheduleCatchUp() {
+                let request = BGAppRefreshTaskRequest(identifier: catchUpTask)
+                request.earliestBeginDate = Date(timeIntervalSinceNow: 6 * 3600)
+                try? BGTaskScheduler.shared.submit(request)
+            }
+
+        """
+
+    /// Registers for the pushes the Notification Service Extension opens: iOS runs the
+    /// extension only for a notification it may show, so the app asks to show alerts.
+    static let pushRegistration = """
                 UNUserNotificationCenter.current().requestAuthorization(options: [.alert]) { _, _ in }
                 application.registerForRemoteNotifications()
-                return true
-            }
+
+        """
+
+    /// The device token, for the server that sends the pushes.
+    static let tokenHandling = """
 
             func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken token: Data) {
                 // Send the token to the server that sends your pushes (APNs needs it to reach this phone).
             }
-        }
 
         """
 }

@@ -40,6 +40,11 @@ extension AppProject {
         let deferralHost = options.deferralURL.flatMap { try? WebURL(parsing: $0, schemes: ["https"]).host }
         let associated =
             deferralHost.map { [("com.apple.developer.associated-domains", ["messagefilter:" + $0])] } ?? []
+        // The app and the Notification Service Extension reload the Call Directory extensions.
+        let callDirectoryList = (
+            "BlocklistCallDirectoryExtensions",
+            callDirectories.map { options.bundleIdentifier + "." + $0 }.joined(separator: ",")
+        )
         var extensions = callDirectories + ["MessageFilter"]
         if options.root != nil { extensions.append("NotificationService") }
 
@@ -61,7 +66,15 @@ extension AppProject {
             options,
             identifier: options.bundleIdentifier,
             displayName: options.name,
-            info: [("BlocklistAppGroup", options.group)],
+            info: [("BlocklistAppGroup", options.group), callDirectoryList]
+                + (options.publicationURL.map { [("BlocklistPublication", $0)] } ?? []),
+            // The catch-up when pushes were missed runs as a background app refresh task.
+            infoLists: options.publicationURL == nil
+                ? []
+                : [
+                    ("BGTaskSchedulerPermittedIdentifiers", [options.bundleIdentifier + ".catch-up"]),
+                    ("UIBackgroundModes", ["fetch"]),
+                ],
             launchScreen: true,
             entitlements: associated,
             // Pushes reach the Notification Service Extension only in an app entitled to them.
@@ -110,11 +123,11 @@ extension AppProject {
                 options,
                 "NotificationService",
                 displayName: options.name,
-                sources: ["NotificationService.swift", "ExtensionSettings.swift"],
+                sources: ["NotificationService.swift", "ExtensionSettings.swift", "CallKitManager.swift"],
                 resources: "NotificationService",
                 point: "com.apple.usernotifications.service",
                 principal: "NotificationService",
-                info: [("BlocklistAppGroup", options.group)],
+                info: [("BlocklistAppGroup", options.group), callDirectoryList],
                 products: ["UpdateCore", "BlocklistCore"]
             )
         }
@@ -160,6 +173,7 @@ extension AppProject {
         identifier: String,
         displayName: String,
         info: [(String, String)],
+        infoLists: [(String, [String])] = [],
         launchScreen: Bool = false,
         extension point: (String, String, [(String, String)])? = nil,
         entitlements: [(String, [String])] = [],
@@ -180,6 +194,7 @@ extension AppProject {
         yaml.pair("CFBundleShortVersionString", "$(MARKETING_VERSION)")
         yaml.pair("CFBundleVersion", "$(CURRENT_PROJECT_VERSION)")
         for (key, value) in info { yaml.pair(key, value) }
+        for (key, values) in infoLists { yaml.list(key, values) }
         // An app without a launch screen runs letterboxed.
         if launchScreen { yaml.emptyMapping("UILaunchScreen") }
         if let (point, principal, attributes) = point {

@@ -61,8 +61,21 @@ struct XcodeGen: ParsableCommand {
     @Option(help: ArgumentHelp("The Message Filter extension's deferral server URL.", valueName: "url"))
     var deferralUrl: String?
 
-    @Option(help: ArgumentHelp("The shipped set's generation in the publication.", valueName: "n"))
-    var generation: UInt64 = 1
+    @Option(
+        help: ArgumentHelp(
+            "The shipped set's generation in the publication (needed with --trust).",
+            valueName: "n"
+        )
+    )
+    var generation: UInt64?
+
+    @Option(
+        help: ArgumentHelp(
+            "The publication's https URL, where the app catches up when pushes were missed.",
+            valueName: "url"
+        )
+    )
+    var publicationUrl: String?
 
     @Option(help: ArgumentHelp("Where Xcode fetches blocklist from.", valueName: "url"))
     var packageUrl = "https://github.com/blocklist/blocklist"
@@ -78,6 +91,7 @@ struct XcodeGen: ParsableCommand {
         options.rules = rules
         options.deferralURL = deferralUrl
         options.generation = generation
+        options.publicationURL = publicationUrl
         options.packageURL = packageUrl
         return options
     }

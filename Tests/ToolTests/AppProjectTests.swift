@@ -13,6 +13,7 @@ import TestSupport
     import Testing
     import UpdateCore
     import UserNotifications
+    import os
 
     /// What CallKit stores for one Call Directory extension, with the rules its documentation
     /// gives (docs/PLATFORM.md): a request's changes are kept only when it completes without
@@ -20,6 +21,46 @@ import TestSupport
     /// requests; additions come in strictly ascending order and are not already stored.
     final class CallKitStore {
         var numbers: Set<Int64> = []
+    }
+
+    /// CallKit's manager for one extension, as the app and the Notification Service Extension
+    /// call it: every extension is on, and a reload runs the handler with a request that is
+    /// incremental once the store was loaded (expiring while `expires` is set).
+    final class ReloadingManager: CXCallDirectoryManager, @unchecked Sendable {
+        let store: CallKitStore
+        var expires = false
+        var loadedOnce = false
+        var requests: [RecordingContext] = []
+        init(store: CallKitStore) { self.store = store }
+
+        override func reloadExtension(
+            withIdentifier identifier: String,
+            completionHandler completion: (@Sendable ((any Error)?) -> Void)? = nil
+        ) {
+            let context = RecordingContext(incremental: loadedOnce, store: store, expires: expires)
+            requests.append(context)
+            CallDirectoryHandler().beginRequest(with: context)
+            loadedOnce = loadedOnce || (context.completed && !expires)
+            completion?(context.cancelled)
+        }
+        override func getEnabledStatusForExtension(
+            withIdentifier identifier: String,
+            completionHandler completion:
+                @escaping @Sendable (CXCallDirectoryManager.EnabledStatus, (any Error)?) -> Void
+        ) {
+            completion(.enabled, nil)
+        }
+    }
+
+    /// The notification the Notification Service Extension delivers for `content`.
+    func deliver(_ content: UNNotificationContent, _ identifier: String) async -> UNNotificationContent {
+        /// The content crosses from the extension's task to the test once, and is not shared.
+        struct Delivered: @unchecked Sendable { let content: UNNotificationContent }
+        return await withCheckedContinuation { continuation in
+            NotificationService().didReceive(UNNotificationRequest(identifier: identifier, content: content)) {
+                continuation.resume(returning: Delivered(content: $0))
+            }
+        }.content
     }
 
     /// A Call Directory context that records what the handler sends and applies it to `store` as
@@ -103,7 +144,7 @@ import TestSupport
             .deletingLastPathComponent().deletingLastPathComponent().path
 
         /// A set, a second generation published as an inline push, and compiled SMS rules.
-        @Test func theHandlersRunAsAnAppsExtensionsRunThem() throws {
+        @Test func theHandlersRunAsAnAppsExtensionsRunThem() async throws {
             let dir = try TemporaryDirectory()
             var random = SplitMix64(state: 28)
             var first = Set<Int64>()
@@ -138,6 +179,7 @@ import TestSupport
             try FileManager.default.createDirectory(atPath: dir.file("bundle"), withIntermediateDirectories: true)
             let plist: [String: Any] = [
                 "BlocklistAppGroup": "group.com.example.test", "BlocklistShard": "shard-01.blk",
+                "BlocklistCallDirectoryExtensions": "com.example.CallDirectory01",
             ]
             try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
                 .write(to: URL(fileURLWithPath: dir.file("bundle/Info.plist")))
@@ -147,81 +189,80 @@ import TestSupport
             AppGroupContainers.directories["group.com.example.test"] = URL(fileURLWithPath: dir.file("group"))
             defer { AppGroupContainers.directories = [:] }
             let settings = try ExtensionSettings.current()
+            let loadedCopy = AppGroupLayout.loadedCopy("shard-01.blk", in: settings.path)
+            let installedShard = AppGroupLayout.installedShard("shard-01.blk", in: settings.path)
 
-            // The app installs the set it ships; the extension loads it whole.
-            try InstalledShards.install(shardsAt: [dir.file("shipped/shard-01.blk")], generation: 1, in: settings.path)
+            // The app installs the set it ships.
+            let shipped = [dir.file("shipped/shard-01.blk")]
+            #expect(
+                try InstalledShards.installIfNeeded(shippedShardsAt: shipped, generation: 1, in: settings.path)
+                    .installedNow
+            )
             let store = CallKitStore()
+            let manager = ReloadingManager(store: store)
+            let saved = CXCallDirectoryManager.standInShared
+            CXCallDirectoryManager.standInShared = manager
+            defer { CXCallDirectoryManager.standInShared = saved }
             // The user turns the extension on in Settings: its whole load waits for the app, and
             // Settings does not wait for it.
             let fromSettings = RecordingContext(incremental: false, store: store)
             CallDirectoryHandler().beginRequest(with: fromSettings)
             #expect(fromSettings.completed && fromSettings.cancelled == nil && fromSettings.added.isEmpty)
-            #expect(
-                store.numbers.isEmpty && !FileManager.default.fileExists(atPath: settings.loadedShard("shard-01.blk"))
-            )
+            #expect(store.numbers.isEmpty && !FileManager.default.fileExists(atPath: loadedCopy))
             // The app finds it on and holding nothing, asks for its whole load, and reloads it.
-            let chain = CallDirectoryReloadChain(identifiers: ["com.example.CallDirectory01"])
-            let waiting = chain.awaitingWholeLoad(
-                statuses: [.enabled],
-                loadedCopies: [settings.loadedShard("shard-01.blk")]
+            let installed = try InstalledShards.read(in: settings.path)
+            let opened = await installed.reloadCallKit(
+                extensions: ExtensionSettings.callDirectoryExtensions,
+                using: CallKitManager(),
+                in: settings.path
             )
-            #expect(waiting.identifiers == ["com.example.CallDirectory01"])
-            #expect(
-                chain.awaitingWholeLoad(statuses: [.disabled], loadedCopies: [settings.loadedShard("x")]).identifiers
-                    .isEmpty
-            )
-            let whole = RecordingContext(incremental: false, store: store)
-            CallDirectoryHandler().beginRequest(with: whole)
-            #expect(whole.cancelled == nil && whole.violations.isEmpty)
+            #expect(opened.isLoaded && opened.report.outcomes.map(\.outcome) == [.reloaded])
+            let whole = try #require(manager.requests.last)
+            #expect(!whole.isIncremental && whole.cancelled == nil && whole.violations.isEmpty)
             #expect(whole.completed && whole.added == first.sorted() && store.numbers == first)
-            #expect(
-                FileManager.default.contentsEqual(
-                    atPath: settings.loadedShard("shard-01.blk"),
-                    andPath: dir.file("shipped/shard-01.blk")
-                )
+            #expect(FileManager.default.contentsEqual(atPath: loadedCopy, andPath: shipped[0]))
+            // Loaded, nothing is reloaded again, and the app's mark is gone.
+            let again = await installed.reloadCallKit(
+                extensions: ExtensionSettings.callDirectoryExtensions,
+                using: CallKitManager(),
+                in: settings.path
             )
-
-            #expect(InstalledShards.isWhole(in: settings.path))
-            // Loaded, it waits for nothing, and the app's mark is gone.
-            #expect(
-                chain.awaitingWholeLoad(statuses: [.enabled], loadedCopies: [settings.loadedShard("shard-01.blk")])
-                    .identifiers.isEmpty
-            )
-            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.requested")))
+            #expect(again.isLoaded && again.report.outcomes.isEmpty && manager.requests.count == 1)
+            #expect(!FileManager.default.fileExists(atPath: settings.path + "/loaded/.shard-01.blk.requested"))
             // A run killed before its renames left a new shard beside the installed one: the next
             // push is applied all the same.
             try Data("left by a killed run".utf8).write(
-                to: URL(fileURLWithPath: settings.installedShard(".shard-01.blk.new"))
+                to: URL(fileURLWithPath: settings.path + "/shards/.shard-01.blk.new")
             )
 
-            // A push: the extension opens it, applies it, records generation 2.
+            // A push: the extension opens it, applies it (generation 2), and asks CallKit to
+            // reload the extension. The reload sends only the difference (+25 −7), and CallKit
+            // reports it expired: it stored nothing, so the loaded copy stays the first shard, and
+            // the notification does not say the list is blocking.
             let userInfo = try #require(
                 try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
             )
             let content = UNMutableNotificationContent()
             content.userInfo = userInfo
-            var delivered: UNNotificationContent?
-            NotificationService().didReceive(UNNotificationRequest(identifier: "push", content: content)) {
-                delivered = $0
-            }
+            manager.expires = true
+            var delivered = await deliver(content, "push")
             #expect(
-                delivered?.body == "Block list update ready: 1 of its lists changed. Open the app to apply it.",
-                "\(delivered?.body ?? "nothing")"
+                delivered.body
+                    == "Block list update ready: 1 of its lists changed. Open the app to start blocking with it.",
+                "\(delivered.body)"
             )
             #expect(try InstalledShards.read(in: settings.path).generation == 2)
-            #expect(try readNumbers(settings.installedShard("shard-01.blk")) == second.sorted())
+            #expect(try readNumbers(installedShard) == second.sorted())
             #expect(InstalledShards.isWhole(in: settings.path))
-            #expect(!FileManager.default.fileExists(atPath: settings.installedShard(".shard-01.blk.new")))
-
-            // The reload that follows sends only the difference (+25 −7), and CallKit reports it
-            // expired: it stored nothing, so the loaded copy stays the first shard.
-            let expired = RecordingContext(incremental: true, store: store, expires: true)
-            CallDirectoryHandler().beginRequest(with: expired)
+            #expect(!FileManager.default.fileExists(atPath: settings.path + "/shards/.shard-01.blk.new"))
+            let expired = try #require(manager.requests.last)
+            #expect(manager.requests.count == 2 && expired.isIncremental)
             #expect(expired.completed && expired.cancelled == nil && expired.expiredReported == true)
             #expect(expired.violations.isEmpty)
             #expect(expired.removedAll == 0 && expired.removed.count == 7 && expired.added.count == 25)
             #expect(store.numbers == first)
-            #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == first.sorted())
+            #expect(try readNumbers(loadedCopy) == first.sorted())
+            manager.expires = false
 
             // The reload after it diffs against what CallKit really holds, and is stored.
             let reload = RecordingContext(incremental: true, store: store)
@@ -231,18 +272,17 @@ import TestSupport
             #expect(reload.removed == first.subtracting(second).sorted())
             #expect(reload.added == second.subtracting(first).sorted())
             #expect(store.numbers == second)
-            #expect(try readNumbers(settings.loadedShard("shard-01.blk")) == second.sorted())
-            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.loading")))
+            #expect(try readNumbers(loadedCopy) == second.sorted())
+            #expect(!FileManager.default.fileExists(atPath: settings.path + "/loaded/.shard-01.blk.loading"))
 
             // A request CallKit stored, killed before its copy was renamed: the copy is left, and
             // loaded/ still holds the first shard while CallKit holds the second. The next request
             // must not diff against loaded/; here it expires as well, and the one after it must
             // still send the whole shard.
-            let loadedCopy = settings.loadedShard("shard-01.blk")
             try FileManager.default.removeItem(atPath: loadedCopy)
             try FileManager.default.copyItem(atPath: dir.file("shipped/shard-01.blk"), toPath: loadedCopy)
             try Data("left by a killed request".utf8).write(
-                to: URL(fileURLWithPath: settings.loadedShard(".shard-01.blk.loading"))
+                to: URL(fileURLWithPath: settings.path + "/loaded/.shard-01.blk.loading")
             )
             let afterKill = RecordingContext(incremental: true, store: store, expires: true)
             CallDirectoryHandler().beginRequest(with: afterKill)
@@ -254,37 +294,31 @@ import TestSupport
             #expect(afterThat.cancelled == nil && afterThat.violations.isEmpty, "\(afterThat.violations.prefix(3))")
             #expect(afterThat.removedAll == 1 && afterThat.added == second.sorted() && store.numbers == second)
             #expect(try readNumbers(loadedCopy) == second.sorted())
-            #expect(!FileManager.default.fileExists(atPath: settings.loadedShard(".shard-01.blk.loading")))
+            #expect(!FileManager.default.fileExists(atPath: settings.path + "/loaded/.shard-01.blk.loading"))
 
-            // The same push again is for another base: the body says so, nothing changes.
-            NotificationService().didReceive(UNNotificationRequest(identifier: "again", content: content)) {
-                delivered = $0
-            }
-            #expect(delivered?.body.hasPrefix("Block list not updated") == true || delivered?.body == content.body)
+            // The same push again finds the set current: the push's alert is left as it came.
+            delivered = await deliver(content, "again")
+            #expect(delivered.body == content.body)
             #expect(try InstalledShards.read(in: settings.path).generation == 2)
             // A push that cannot be opened: the notification speaks to people (no path, no
             // code), and the sentence goes to the app's list of problems.
             let damaged = UNMutableNotificationContent()
             damaged.userInfo = ["blocklist": ["inline": Data("not sealed".utf8).base64EncodedString()]]
-            NotificationService().didReceive(UNNotificationRequest(identifier: "damaged", content: damaged)) {
-                delivered = $0
-            }
-            #expect(delivered?.body == "Block list not updated. The app shows why; the next update tries again.")
+            delivered = await deliver(damaged, "damaged")
+            #expect(delivered.body == "Block list not updated. The app shows why; the next update tries again.")
             let recorded = try #require(ExtensionFailures.read(in: settings.path).last)
             #expect(recorded.source == "NotificationService" && !recorded.sentence.isEmpty)
             // An app made without --push-key has no push.key: an inline push is not an error
             // there; the extension goes to the signed URL (this push names none: unchanged).
             try FileManager.default.removeItem(atPath: dir.file("bundle/push.key"))
             ExtensionSettings.bundle = try #require(Bundle(path: dir.file("bundle")))
-            delivered = nil
-            NotificationService().didReceive(UNNotificationRequest(identifier: "no key", content: content)) {
-                delivered = $0
-            }
-            #expect(delivered?.body == content.body, "\(delivered?.body ?? "nothing")")
+            delivered = await deliver(content, "no key")
+            #expect(delivered.body == content.body, "\(delivered.body)")
             #expect(try InstalledShards.read(in: settings.path).generation == 2)
 
             // Messages: classified offline, or deferred when no rule decides.
-            try FileManager.default.copyItem(atPath: dir.file("rules/rules.blsms"), toPath: settings.rules)
+            #expect(try AppGroupLayout.installRules(copying: dir.file("rules/rules.blsms"), in: settings.path))
+            #expect(!(try AppGroupLayout.installRules(copying: dir.file("rules/rules.blsms"), in: settings.path)))
             func verdict(_ body: String, server: String) -> (ILMessageFilterAction, Int) {
                 let context = AnsweringContext(answer: server)
                 let action = Answer(ILMessageFilterAction.none)
@@ -315,7 +349,8 @@ import TestSupport
             #expect(capabilities.transactional.contains(.transactionalFinance))
             for (action, names) in DeferralResponse.subActions {
                 for name in names {
-                    #expect("\(MessageFilterExtension.subAction(name, of: action))" == name, "\(action) \(name)")
+                    let response = MessageFilterExtension.response(DeferralResponse(action: action, subAction: name))
+                    #expect("\(response.subAction)" == name, "\(action) \(name)")
                 }
             }
             #expect(verdict("Congratulations, you have won a car", server: #"{"action":"allow"}"#) == (.junk, 0))
@@ -324,16 +359,16 @@ import TestSupport
             #expect(verdict("see you at five", server: "not json") == (.none, 1))
 
             // A shard that is not the one recorded (a kill between renames): the app reinstalls.
-            try FileManager.default.removeItem(atPath: settings.installedShard("shard-01.blk"))
+            try FileManager.default.removeItem(atPath: installedShard)
             try FileManager.default.copyItem(
                 atPath: dir.file("shipped/shard-01.blk"),
-                toPath: settings.installedShard("shard-01.blk")
+                toPath: installedShard
             )
             #expect(!InstalledShards.isWhole(in: settings.path))
 
             // A request that fails is cancelled with its error, which the App Group keeps for the
             // app to show, with the extension that met it.
-            try Data("not a shard".utf8).write(to: URL(fileURLWithPath: settings.installedShard("shard-01.blk")))
+            try Data("not a shard".utf8).write(to: URL(fileURLWithPath: installedShard))
             let broken = RecordingContext(incremental: true, store: store)
             CallDirectoryHandler().beginRequest(with: broken)
             #expect(broken.cancelled != nil && !broken.completed && store.numbers == second)
@@ -403,6 +438,11 @@ import TestSupport
                     == "The App Group group.none is not in the extension's entitlements."
             )
             #expect(context.added.isEmpty && !context.completed)
+            // With no App Group to record it in, the failure is in the log (os.Logger).
+            #expect(
+                Logger.standInLogged.last
+                    == "error CallDirectory: The App Group group.none is not in the extension's entitlements."
+            )
         }
 
         /// Every Swift listing in the three extension articles is a run of lines of a handler
@@ -466,7 +506,7 @@ import TestSupport
             let result = try runBlocklist(
                 [
                     "xcodegen", "set", "--bundle-id", "com.example.blocklist", "-o", "proj", "--trust",
-                    "keys/root.json",
+                    "keys/root.json", "--generation", "1",
                     "--push-key", "keys/push.key",
                 ],
                 in: dir.path
@@ -564,8 +604,17 @@ import TestSupport
             // A file the extensions would refuse exits 1; a malformed value is a usage error (64).
             for (extra, fault, status) in [
                 (["--rules", "rules.json"], "rules.json", Int32(1)),
-                (["--trust", "keys/push.key"], "keys/push.key", 1),
-                (["--trust", "keys/root.json", "--push-key", "keys/root.json"], "keys/root.json", 1),
+                (["--trust", "keys/push.key", "--generation", "1"], "keys/push.key", 1),
+                (
+                    ["--trust", "keys/root.json", "--generation", "1", "--push-key", "keys/root.json"],
+                    "keys/root.json", 1
+                ),
+                (["--trust", "keys/root.json"], "no --generation was given", 64),
+                (["--publication-url", "https://cdn.example/pub"], "needs --trust", 64),
+                (
+                    ["--trust", "keys/root.json", "--generation", "1", "--publication-url", "http://cdn.example/pub"],
+                    "https://", 64
+                ),
                 (["--deferral-url", "http://filter.example/q"], "https://", 64),
                 (["--deferral-url", "https://user@filter.example/q"], "userinfo", 64),
                 (["--name", "MessageFilter"], "an extension's target name", 64),
@@ -574,7 +623,10 @@ import TestSupport
                 (["--deferral-url", "https://1.2.3.4/q"], "not a domain name", 64),
                 (["--deferral-url", "https://localhost/q"], "not a domain name", 64),
                 (["--deferral-url", "https://filter.example/q#f"], "fragment", 64),
-                (["--trust", "keys/root.json", "--push-key", "keys/signing.key"], "secret signing key", 1),
+                (
+                    ["--trust", "keys/root.json", "--generation", "1", "--push-key", "keys/signing.key"],
+                    "secret signing key", 1
+                ),
                 (["--team", "abc"], "not an Apple team ID", 64),
                 (["--generation", "0"], "generation is 0", 64),
                 (["--bundle-id", "blocklist"], "not a reverse-DNS identifier", 64),
@@ -595,7 +647,8 @@ import TestSupport
             let made = try runBlocklist(
                 base + [
                     "-o", "proj", "--rules", "rules.blsms", "--deferral-url", "https://filter.example/q", "--team",
-                    "ABCDE12345", "--generation", "7",
+                    "ABCDE12345", "--generation", "7", "--trust", "keys/root.json", "--publication-url",
+                    "https://cdn.example/pub",
                 ],
                 in: dir.path
             )
@@ -631,6 +684,21 @@ import TestSupport
             #expect(deployment?["iOS"] as? String == "16.0")
             let app = try String(contentsOfFile: dir.file("proj/App/BlocklistApp.swift"), encoding: .utf8)
             #expect(app.contains("generation: 7"))
+            // The app catches up from the publication in a background refresh, with the root it
+            // ships; the app and the Notification Service Extension reload the extensions.
+            let appInfo = (targets["Blocklist"]?["info"] as? [String: Any])?["properties"] as? [String: Any]
+            #expect(appInfo?["BlocklistPublication"] as? String == "https://cdn.example/pub")
+            #expect(appInfo?["BGTaskSchedulerPermittedIdentifiers"] as? [String] == ["com.example.blocklist.catch-up"])
+            #expect(appInfo?["UIBackgroundModes"] as? [String] == ["fetch"])
+            #expect(app.contains("\"com.example.blocklist.catch-up\""))
+            #expect(try readBytes(dir.file("proj/Set/root.json")) == readBytes(dir.file("keys/root.json")))
+            let service = targets["NotificationService"]
+            let serviceInfo = (service?["info"] as? [String: Any])?["properties"] as? [String: Any]
+            let extensions = try #require(serviceInfo?["BlocklistCallDirectoryExtensions"] as? String)
+            #expect(extensions.split(separator: ",").first == "com.example.blocklist.CallDirectory01")
+            #expect(appInfo?["BlocklistCallDirectoryExtensions"] as? String == extensions)
+            let serviceSources = (service?["sources"] as? [[String: Any]])?.compactMap { $0["path"] as? String }
+            #expect(serviceSources?.contains("Extensions/CallKitManager.swift") == true)
         }
     }
 #endif

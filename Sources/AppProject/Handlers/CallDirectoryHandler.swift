@@ -1,29 +1,30 @@
 import BlocklistCore
 import CallKit
 
-/// A Call Directory extension's principal class: reloads the shard its Info.plist names.
-/// `ShardLoader.reload` keeps `loaded/NAME` equal to what CallKit stores, so that an incremental
-/// request sends only the differences.
+/// A Call Directory extension's principal class: BlocklistCore's `ShardLoader.reload` loads the
+/// shard its Info.plist names, keeping `loaded/NAME` equal to what CallKit stores, so that an
+/// incremental request sends only the differences. Whole loads wait for the app.
 final class CallDirectoryHandler: CXCallDirectoryProvider {
     override func beginRequest(with context: CXCallDirectoryExtensionContext) {
+        let name = ExtensionSettings.info("BlocklistShard") ?? "CallDirectory"
         var settings: ExtensionSettings?
         do {
-            let current = try ExtensionSettings.current()
-            settings = current
-            guard let name = current.shardName else {
+            settings = try ExtensionSettings.current()
+            guard let settings, ExtensionSettings.info("BlocklistShard") != nil else {
                 throw SettingsError("The extension's Info.plist has no BlocklistShard; blocklist xcodegen writes it.")
             }
-            try current.makeLoadedDirectory()
             try ShardLoader.reload(
-                installedShardAt: current.installedShard(name),
-                loadedCopyAt: current.loadedShard(name),
-                into: CallKitCalls(context),
+                installedShardAt: AppGroupLayout.installedShard(name, in: settings.path),
+                loadedCopyAt: AppGroupLayout.loadedCopy(name, in: settings.path),
+                into: CallKitCalls(context: context),
                 wholeLoadsWaitForTheApp: true
             ) { outcome in
-                if let failure = outcome.recordingFailure { current.recordFailure(failure, source: name) }
+                if let failure = outcome.recordingFailure {
+                    ExtensionSettings.recordFailure(failure, source: name, in: settings)
+                }
             }
         } catch {
-            settings?.recordFailure(error, source: settings?.shardName ?? "CallDirectory")
+            ExtensionSettings.recordFailure(error, source: name, in: settings)
             context.cancelRequest(withError: error)
         }
     }
@@ -32,8 +33,6 @@ final class CallDirectoryHandler: CXCallDirectoryProvider {
 /// CallKit's context as BlocklistCore's loader calls it: each call forwarded as it is.
 struct CallKitCalls: CallDirectoryContext {
     let context: CXCallDirectoryExtensionContext
-    init(_ context: CXCallDirectoryExtensionContext) { self.context = context }
-
     var isIncremental: Bool { context.isIncremental }
     func addBlockingEntry(withNextSequentialPhoneNumber n: Int64) {
         context.addBlockingEntry(withNextSequentialPhoneNumber: n)

@@ -1,8 +1,9 @@
 import BlocklistCore
 import CallKit
+import Foundation
 
-/// CallKit's manager as BlocklistCore's reload chain calls it: the app reloads its Call Directory
-/// extensions with `CallDirectoryReloadChain(identifiers:).run(using: CallKitManager())`.
+/// CallKit's manager as BlocklistCore's reload chain calls it (the app and the Notification
+/// Service Extension share this file).
 struct CallKitManager: CallDirectoryManaging {
     func reloadExtension(withIdentifier identifier: String) async throws(CallDirectoryManagerError) {
         do {
@@ -32,5 +33,57 @@ struct CallKitManager: CallDirectoryManaging {
             return CallDirectoryManagerError(rawCode: error.code.rawValue, detail: "\(error)")
         }
         return CallDirectoryManagerError(.unknown, detail: "\(error)")
+    }
+}
+
+extension URLSession {
+    /// A file of a publication, for UpdateCore: its bytes on 200; nil on 404 or 410, and on 403
+    /// for an `optional` file (a static host hides a missing file behind it); otherwise an error
+    /// naming the URL and the status. At most `limit` bytes.
+    static func fetch(_ url: String, limit: Int, optional: Bool = false) async throws -> [UInt8]? {
+        guard let location = URL(string: url) else { throw SettingsError("\(url) is not a URL.") }
+        let (data, response) = try await URLSession.shared.data(for: URLRequest(url: location, timeoutInterval: 20))
+        return try answer(url, data, response, limit: limit, optional: optional)
+    }
+
+    /// `fetch`, waiting for the answer: for UpdateCore's catch-up, which reads files one after
+    /// another on a thread of its own (never the main thread).
+    static func fetchWaiting(_ url: String, limit: Int, optional: Bool) throws -> [UInt8]? {
+        guard let location = URL(string: url) else { throw SettingsError("\(url) is not a URL.") }
+        let result = Answer()
+        URLSession.shared.dataTask(with: URLRequest(url: location, timeoutInterval: 20)) { data, response, error in
+            result.set(Result { try answer(url, data ?? Data(), response, error, limit: limit, optional: optional) })
+        }.resume()
+        return try result.wait().get()
+    }
+
+    private static func answer(
+        _ url: String,
+        _ data: Data,
+        _ response: URLResponse?,
+        _ error: (any Error)? = nil,
+        limit: Int,
+        optional: Bool
+    ) throws -> [UInt8]? {
+        if let error { throw error }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if status == 404 || status == 410 || (optional && status == 403) { return nil }
+        guard status == 200 else { throw SettingsError("\(url) answered HTTP \(status).") }
+        guard data.count <= limit else { throw SettingsError("\(url) is over \(limit) bytes.") }
+        return [UInt8](data)
+    }
+
+    /// One answer, handed from URLSession's queue to the thread that waits for it.
+    private final class Answer: @unchecked Sendable {
+        private let ready = DispatchSemaphore(value: 0)
+        private var result: Result<[UInt8]?, any Error> = .success(nil)
+        func set(_ result: Result<[UInt8]?, any Error>) {
+            self.result = result
+            ready.signal()
+        }
+        func wait() -> Result<[UInt8]?, any Error> {
+            ready.wait()
+            return result
+        }
     }
 }

@@ -1,22 +1,18 @@
 import BlocklistCore
 import Foundation
+import os
 
-/// Where an extension finds its files. `blocklist xcodegen` writes two keys into each extension's
-/// Info.plist: `BlocklistAppGroup`, the App Group the app and its extensions share, and, for a
-/// Call Directory extension, `BlocklistShard`, the file name of the shard it loads.
-///
-/// In the App Group's container, under `blocklist/`, BlocklistCore's `AppGroupLayout`: the
-/// installed shards and their record, the loaded copies, the failures and the SMS rules.
+/// What an extension and the app read from their Info.plist, as `blocklist xcodegen` writes it:
+/// `BlocklistAppGroup`, the App Group they share (its `blocklist/` directory holds BlocklistCore's
+/// `AppGroupLayout`); `BlocklistShard`, the shard a Call Directory extension loads; and
+/// `BlocklistCallDirectoryExtensions`, the Call Directory extensions' bundle identifiers.
 struct ExtensionSettings {
     /// The bundle whose Info.plist and resources are read: the extension's own.
     nonisolated(unsafe) static var bundle = Bundle.main
 
-    /// `<App Group container>/blocklist`.
-    let directory: URL
-    /// The shard this extension loads, for a Call Directory extension.
-    let shardName: String?
+    /// `<App Group container>/blocklist`, as BlocklistCore and UpdateCore take it.
+    let path: String
 
-    /// The settings in the extension's Info.plist.
     static func current() throws -> ExtensionSettings {
         guard let group = bundle.object(forInfoDictionaryKey: "BlocklistAppGroup") as? String else {
             throw SettingsError("The extension's Info.plist has no BlocklistAppGroup; blocklist xcodegen writes it.")
@@ -24,37 +20,15 @@ struct ExtensionSettings {
         guard let container = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: group) else {
             throw SettingsError("The App Group \(group) is not in the extension's entitlements.")
         }
-        return ExtensionSettings(
-            directory: container.appendingPathComponent("blocklist"),
-            shardName: bundle.object(forInfoDictionaryKey: "BlocklistShard") as? String
-        )
+        return ExtensionSettings(path: container.appendingPathComponent("blocklist").path)
     }
 
-    /// The installed copy of the shard `name`.
-    func installedShard(_ name: String) -> String { AppGroupLayout.installedShard(name, in: path) }
+    static func info(_ key: String) -> String? { bundle.object(forInfoDictionaryKey: key) as? String }
 
-    /// `directory` as a path, as BlocklistCore and UpdateCore take it.
-    var path: String { directory.path }
-
-    /// The copy of the shard `name` that its extension loaded last.
-    func loadedShard(_ name: String) -> String { AppGroupLayout.loadedCopy(name, in: path) }
-
-    /// Makes `loaded/` when it is not there yet.
-    func makeLoadedDirectory() throws {
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("loaded"),
-            withIntermediateDirectories: true
-        )
+    /// The Call Directory extensions' bundle identifiers, extension `i` loading shard `i`.
+    static var callDirectoryExtensions: [String] {
+        (info("BlocklistCallDirectoryExtensions") ?? "").split(separator: ",").map(String.init)
     }
-
-    /// Records `error` in the App Group (BlocklistCore's `ExtensionFailures`), where the app shows
-    /// it: nobody sees an extension's errors otherwise.
-    func recordFailure(_ error: any Error, source: String) {
-        ExtensionFailures.record("\(error)", source: source, time: Int64(Date().timeIntervalSince1970), in: path)
-    }
-
-    /// The compiled SMS rules.
-    var rules: String { AppGroupLayout.rules(in: path) }
 
     /// The bytes of a file the app ships in the extension's bundle (`root.json`, `push.key`).
     func resource(_ name: String, _ type: String) throws -> [UInt8] {
@@ -64,20 +38,24 @@ struct ExtensionSettings {
         return [UInt8](try Data(contentsOf: url))
     }
 
-    /// Copies `source` over `destination` through a file beside it and a rename, so that
-    /// `destination` is always whole: the old copy or the new.
-    func replace(_ destination: String, withCopyOf source: String) throws {
-        let target = URL(fileURLWithPath: destination)
-        let aside = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).new")
-        try FileManager.default.createDirectory(
-            at: aside.deletingLastPathComponent(),
-            withIntermediateDirectories: true
+    /// Logs `error` (os.Logger) and records it in the App Group (BlocklistCore's
+    /// `ExtensionFailures`), where the app shows it: nobody sees an extension's errors otherwise.
+    static func recordFailure(_ error: any Error, source: String, in settings: ExtensionSettings?) {
+        log(error, category: source)
+        guard let settings else { return }
+        ExtensionFailures.record(
+            "\(error)",
+            source: source,
+            time: Int64(Date().timeIntervalSince1970),
+            in: settings.path
         )
-        try? FileManager.default.removeItem(at: aside)
-        try FileManager.default.copyItem(at: URL(fileURLWithPath: source), to: aside)
-        guard rename(aside.path, destination) == 0 else {
-            throw SettingsError("Could not rename \(aside.path) to \(destination) (errno \(errno)).")
-        }
+    }
+}
+
+extension ExtensionSettings {
+    /// Logs `error`'s sentence (os.Logger; it names files, never a message or a number).
+    static func log(_ error: any Error, category: String) {
+        Logger(subsystem: "blocklist", category: category).error("\("\(error)", privacy: .public)")
     }
 }
 

@@ -1,82 +1,57 @@
-import Foundation
+import BlocklistCore
 import IdentityLookup
 import MessageFilterCore
 
-/// A Message Filter extension's principal class: classifies offline, then defers.
+/// A Message Filter extension's principal class: classifies offline with MessageFilterCore's
+/// `SharedClassifier` (any thread may call it: the system may ask about two messages at once),
+/// and defers to the server when no rule decides.
 final class MessageFilterExtension: ILMessageFilterExtension {
-    /// The compiled rules, loaded once per process when the app has written them: until then
-    /// each message tries again (and is deferred). Any thread may call it: the system may ask
-    /// about two messages at once.
+    /// The compiled rules the app installed, loaded once per process; until then each message
+    /// tries again (and is deferred).
     static let classifier = SharedClassifier {
-        (try? ExtensionSettings.current()).flatMap { try? CompiledRules(contentsOf: $0.rules) }
+        do {
+            return try CompiledRules(contentsOf: AppGroupLayout.rules(in: try ExtensionSettings.current().path))
+        } catch {
+            ExtensionSettings.log(error, category: "MessageFilter")
+            return nil
+        }
     }
 
-    /// The offline decision for a message; nil when no rules are installed.
-    static func classify(sender: String, body: String) -> MessageClassifier.Decision? {
-        classifier.classify(sender: sender, body: body)
-    }
-
-    /// IdentityLookup's sub-action for a rule's or the server's name of one.
-    static func subAction(_ name: String?, of action: MessageAction) -> ILMessageFilterSubAction {
-        ILMessageFilterSubAction(rawValue: DeferralResponse.subActionRawValue(name, of: action)) ?? .none
+    /// IdentityLookup's response for a verdict, its action and sub-action by raw value.
+    static func response(_ verdict: DeferralResponse) -> ILMessageFilterQueryResponse {
+        let response = ILMessageFilterQueryResponse()
+        response.action = ILMessageFilterAction(rawValue: verdict.actionRawValue) ?? .none
+        response.subAction = ILMessageFilterSubAction(rawValue: verdict.subActionRawValue) ?? .none
+        return response
     }
 }
 
-extension MessageFilterExtension: ILMessageFilterQueryHandling {
+extension MessageFilterExtension: ILMessageFilterQueryHandling, ILMessageFilterCapabilitiesQueryHandling {
     func handle(
         _ request: ILMessageFilterQueryRequest,
         context: ILMessageFilterExtensionContext,
         completion: @escaping @Sendable (ILMessageFilterQueryResponse) -> Void
     ) {
-        let decision = Self.classify(sender: request.sender ?? "", body: request.messageBody ?? "")
-        let response = ILMessageFilterQueryResponse()
-        switch decision?.action ?? .none {
-        case .allow: response.action = .allow
-        case .junk: response.action = .junk
-        case .promotion: response.action = .promotion  // iOS 14 and later; sub-actions iOS 16
-        case .transaction: response.action = .transaction
-        case .none:
-            return deferToServer(request, context: context, completion: completion)
+        if let verdict = Self.classifier.verdict(sender: request.sender ?? "", body: request.messageBody ?? "") {
+            return completion(Self.response(verdict))
         }
-        if let decision { response.subAction = Self.subAction(decision.subAction, of: decision.action) }
-        completion(response)
-    }
-}
-
-extension MessageFilterExtension {
-    func deferToServer(
-        _ request: ILMessageFilterQueryRequest,
-        context: ILMessageFilterExtensionContext,
-        completion: @escaping @Sendable (ILMessageFilterQueryResponse) -> Void
-    ) {
         context.deferQueryRequestToNetwork { network, _ in
-            let response = ILMessageFilterQueryResponse()
-            if let data = network?.data,
-                let answer = try? data.withUnsafeBytes({ try DeferralResponse.parse($0) })
-            {
-                response.action = ILMessageFilterAction(rawValue: Int(answer.action.rawValue)) ?? .none
-                response.subAction = Self.subAction(answer.subAction, of: answer.action)
-            }
-            completion(response)
+            completion(Self.response(DeferralResponse.answer(network.map { [UInt8]($0.data) })))
         }
     }
-}
 
-extension MessageFilterExtension: ILMessageFilterCapabilitiesQueryHandling {
-    /// The sub-actions rules and the server may give, every one of IdentityLookup's (iOS 16):
-    /// Messages shows a folder for each.
+    /// Every sub-action of IdentityLookup's (iOS 16): Messages shows a folder for each.
     func handle(
         _ capabilitiesQueryRequest: ILMessageFilterCapabilitiesQueryRequest,
         context: ILMessageFilterExtensionContext,
         completion: @escaping @Sendable (ILMessageFilterCapabilitiesQueryResponse) -> Void
     ) {
         let response = ILMessageFilterCapabilitiesQueryResponse()
-        response.transactionalSubActions = DeferralResponse.subActionRawValues(of: .transaction).compactMap {
-            ILMessageFilterSubAction(rawValue: $0)
+        let sorted = { (action: MessageAction) in
+            DeferralResponse.subActionRawValues(of: action).compactMap(ILMessageFilterSubAction.init(rawValue:))
         }
-        response.promotionalSubActions = DeferralResponse.subActionRawValues(of: .promotion).compactMap {
-            ILMessageFilterSubAction(rawValue: $0)
-        }
+        response.transactionalSubActions = sorted(.transaction)
+        response.promotionalSubActions = sorted(.promotion)
         completion(response)
     }
 }
