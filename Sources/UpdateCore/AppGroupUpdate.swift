@@ -116,6 +116,8 @@ extension InstalledShards {
     /// - Parameters:
     ///   - trust: the app's `root.json`; the roots it rotated to are followed from the
     ///     publication each time.
+    ///   - now: seconds since 1970.
+    ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
     ///   - fetch: reads a file of the publication by its path (`timestamp.json`,
     ///     `deltas/...`), at most `maximumBytes`; nil when it does not exist (for an `optional`
     ///     file, a 403 or an HTML page too: `UpdatePlan.make`).
@@ -314,6 +316,8 @@ extension InstalledShards {
     ///   - identifiers: the Call Directory extensions' bundle identifiers, extension `i` loading
     ///     shard `i` (index order).
     ///   - manager: CallKit's manager (the app's adapter of `CXCallDirectoryManager`).
+    ///   - incrementalOnly: leaves an extension that holds nothing yet to the app.
+    ///   - directory: the App Group's directory.
     ///   - progress: called after each reload.
     public func reloadCallKit(
         extensions identifiers: [String],

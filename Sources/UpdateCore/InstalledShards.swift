@@ -111,7 +111,7 @@ public struct InstalledShards: Sendable, Equatable {
     /// finishes an update a kill interrupted, then installs the set it ships when the App Group
     /// holds no whole set, or an older generation than the shipped one (a new version of the app
     /// that ships a newer set). A whole set of the shipped generation or newer is kept: the
-    /// Notification Service Extension and ``catchUp(trusting:now:in:fetch:)`` bring it forward.
+    /// Notification Service Extension and ``catchUp(trust:now:in:fetch:)`` bring it forward.
     ///
     /// - Returns: the installed record, and whether the shipped set was installed now.
     /// - Throws: `UpdateError` naming the file that could not be read or written.
