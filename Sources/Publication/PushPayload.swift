@@ -76,7 +76,13 @@ public enum PushPayload {
                 let sealed = try push.sealed(signingWith: [signingKey], pushKey: pushKey)
                 let json = payload(["inline": .string(TextEncodings.base64(sealed)), "announcement": announcement])
                 if json.count <= maximumBytes {
-                    return Made(json: json, generation: generation, inline: true, note: nil)
+                    // Inline alone reaches only the apps that hold the push key and generation
+                    // \(generation - 1): say so, since the others are told nothing to fetch.
+                    let alone =
+                        url == nil
+                        ? "no --url: apps made without a push key, and phones not at generation \(generation - 1), have nothing to fetch; they catch up from the publication"
+                        : nil
+                    return Made(json: json, generation: generation, inline: true, note: alone)
                 }
                 note = "the update is \(json.count) bytes inline, over APNs's \(maximumBytes); the push carries the URL"
             case .noBase:

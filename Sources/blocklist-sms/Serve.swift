@@ -116,8 +116,15 @@ struct Serve: AsyncParsableCommand {
             // served as it is, with no redirect.
             var unique: [String] = []
             for appID in appIDs where !unique.contains(appID) { unique.append(appID) }
-            let association = Self.json(.ok, try Self.association(unique))
-            router.get(RouterPath(Self.associationPath)) { _, _ -> Response in association }
+            let text = try Self.association(unique)
+            router.get(RouterPath(Self.associationPath)) { _, _ -> Response in Self.json(.ok, text) }
+            // HEAD as GET would answer, without the body (a CDN's or Apple's check, `curl -I`).
+            router.head(RouterPath(Self.associationPath)) { _, _ -> Response in
+                var response = Self.json(.ok, text)
+                response.body = ResponseBody()
+                response.headers[.contentLength] = String(text.utf8.count)
+                return response
+            }
         }
         router.post(RouterPath(path)) { request, context -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBody { return tooLarge }

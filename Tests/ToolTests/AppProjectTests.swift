@@ -374,6 +374,18 @@ import TestSupport
             #expect(broken.cancelled != nil && !broken.completed && store.numbers == second)
             let failure = try #require(ExtensionFailures.read(in: settings.path).last)
             #expect(failure.source == "shard-01.blk" && failure.sentence == "\(broken.cancelled!)", "\(failure)")
+            // A request CallKit fails (here one started in Settings) reaches the extension's
+            // delegate, which records it for the app: Settings shows no reason.
+            let handler = CallDirectoryHandler()
+            let fromSettingsAgain = RecordingContext(incremental: false, store: store)
+            handler.beginRequest(with: fromSettingsAgain)
+            let delegate = try #require(fromSettingsAgain.delegate)
+            delegate.requestFailed(
+                for: fromSettingsAgain,
+                withError: CXErrorCodeCallDirectoryManagerError(.maximumEntriesExceeded)
+            )
+            let heard = try #require(ExtensionFailures.read(in: settings.path).last)
+            #expect(heard.source == "shard-01.blk" && heard.sentence.contains("maximumEntriesExceeded"), "\(heard)")
         }
 
         /// CallKit's manager, as the app's adapter hands it to the reload chain: CallKit's error

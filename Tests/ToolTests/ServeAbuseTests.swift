@@ -114,6 +114,15 @@ private func post(_ body: String, close: Bool = false) -> String {
             try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: [String: [String]]]
         )
         #expect(json == ["messagefilter": ["apps": ["ABCDE12345.com.example.blocklist", "ABCDE12345.org.b"]]])
+        // HEAD answers as GET would, with the body's length and no body.
+        let head = try RawConnection(port: port(of: server.url))
+        head.send(
+            "HEAD /.well-known/apple-app-site-association HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        let headResponse = head.read(seconds: 10).text
+        #expect(headResponse.hasPrefix("HTTP/1.1 200"), "\(headResponse)")
+        #expect(headResponse.lowercased().contains("content-length: \(body.utf8.count)"), "\(headResponse)")
+        #expect(headResponse.hasSuffix("\r\n\r\n"), "\(headResponse)")
 
         let plain = try start([])
         defer { _ = try? plain.stop() }

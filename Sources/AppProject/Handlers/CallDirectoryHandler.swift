@@ -3,9 +3,11 @@ import CallKit
 
 /// A Call Directory extension's principal class: BlocklistCore's `ShardLoader.reload` loads the
 /// shard its Info.plist names, keeping `loaded/NAME` equal to what CallKit stores, so that an
-/// incremental request sends only the differences. Whole loads wait for the app.
-final class CallDirectoryHandler: CXCallDirectoryProvider {
+/// incremental request sends only the differences. Whole loads wait for the app. A request CallKit
+/// fails (one started in Settings, too) is recorded for the app.
+final class CallDirectoryHandler: CXCallDirectoryProvider, CXCallDirectoryExtensionContextDelegate {
     override func beginRequest(with context: CXCallDirectoryExtensionContext) {
+        context.delegate = self
         let name = ExtensionSettings.info("BlocklistShard") ?? "CallDirectory"
         var settings: ExtensionSettings?
         do {
@@ -27,6 +29,11 @@ final class CallDirectoryHandler: CXCallDirectoryProvider {
             ExtensionSettings.recordFailure(error, source: name, in: settings)
             context.cancelRequest(withError: error)
         }
+    }
+
+    func requestFailed(for extensionContext: CXCallDirectoryExtensionContext, withError error: any Error) {
+        let name = ExtensionSettings.info("BlocklistShard") ?? "CallDirectory"
+        ExtensionSettings.recordFailure(error, source: name, in: try? ExtensionSettings.current())
     }
 }
 
