@@ -155,7 +155,7 @@ let appProjectTargets: [Target] = [
 ]
 
 /// No iOS SDK is available on Linux: stand-ins with the SDK's signatures for CallKit,
-/// IdentityLookup, UserNotifications and os's Logger (and Foundation's App Group directory) let the handler
+/// IdentityLookup, UserNotifications and os's Logger (LoggerStandIn) (and Foundation's App Group directory) let the handler
 /// sources compile and run in the tests as they are. Built on Linux only; on Apple platforms the
 /// names would be the SDK's own.
 #if os(Linux)
@@ -168,21 +168,23 @@ let appProjectTargets: [Target] = [
             dependencies: ["AppGroupContainers"],
             path: "Tests/SDKStandIns/UserNotifications"
         ),
-        .target(name: "os", path: "Tests/SDKStandIns/os"),
+        // Not named `os`: a module of that name makes `canImport(os)` true for every package
+        // built beside it (swift-argument-parser then calls os_unfair_lock on Linux).
+        .target(name: "LoggerStandIn", path: "Tests/SDKStandIns/LoggerStandIn"),
         /// The handler sources, compiled as an app's extension compiles them (the Swift 6
         /// language mode, as the project's SWIFT_VERSION), against the stand-ins.
         .target(
             name: "ExtensionHandlers",
             dependencies: [
                 "BlocklistCore", "MessageFilterCore", "UpdateCore", "CallKit", "IdentityLookup", "UserNotifications",
-                "os",
+                "LoggerStandIn",
             ],
             path: "Sources/AppProject/Handlers"
         ),
     ]
     /// What the tests (AppProjectTests) add on Linux: the handlers and the stand-ins they run on.
     let standInTestDependencies: [Target.Dependency] = [
-        "ExtensionHandlers", "AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications", "os",
+        "ExtensionHandlers", "AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications", "LoggerStandIn",
     ]
 #else
     let sdkStandIns: [Target] = []

@@ -86,7 +86,7 @@ cmp -s <("$bin/blocklist" cat out/shard-1.blk) <(tr -d + <b.txt) ||
 # blocklist and swift-crypto build once) with the same Swift files and the same blocklist products,
 # and nothing else of blocklist: a file that needs a product its target does not link fails here
 # as it would in Xcode. The app target's SwiftUI file is left out (no stand-in for SwiftUI).
-for module in AppGroupContainers CallKit IdentityLookup UserNotifications os; do
+for module in AppGroupContainers CallKit IdentityLookup UserNotifications LoggerStandIn; do
     cp -R "$root/Tests/SDKStandIns/$module" "$work/app/Sources/$module"
 done
 python3 - proj "$work/app" <<'PY' >>"$work/app/Package.swift"
@@ -96,8 +96,8 @@ spec = yaml.safe_load(open(os.path.join(proj, "project.yml")))
 print("\n// Added by Scripts/app-package.sh: the SDK stand-ins and project.yml's targets.")
 print('let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]')
 print("package.targets += [")
-for module in ["AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications", "os"]:
-    deps = "[]" if module in ("AppGroupContainers", "os") else '["AppGroupContainers"]'
+for module in ["AppGroupContainers", "CallKit", "IdentityLookup", "UserNotifications", "LoggerStandIn"]:
+    deps = "[]" if module in ("AppGroupContainers", "LoggerStandIn") else '["AppGroupContainers"]'
     print(f'    .target(name: "{module}", dependencies: {deps}, swiftSettings: strict),')
 for name, target in sorted(spec["targets"].items()):
     files = [s["path"] for s in target.get("sources", []) if s["path"].startswith("Extensions/")]
@@ -105,7 +105,7 @@ for name, target in sorted(spec["targets"].items()):
     os.makedirs(os.path.join(app, "Sources", "Xcode" + name))
     for path in files:
         shutil.copy(os.path.join(proj, path), os.path.join(app, "Sources", "Xcode" + name))
-    deps = ['"CallKit"', '"IdentityLookup"', '"UserNotifications"', '"os"'] + [
+    deps = ['"CallKit"', '"IdentityLookup"', '"UserNotifications"', '"LoggerStandIn"'] + [
         f'.product(name: "{p}", package: "blocklist")' for p in products]
     print(f'    .target(name: "Xcode{name}", dependencies: [{", ".join(deps)}], swiftSettings: strict),')
     print(f"// {name}: {len(files)} files, {', '.join(products)}", file=sys.stderr)

@@ -13,7 +13,7 @@ import TestSupport
     import Testing
     import UpdateCore
     import UserNotifications
-    import os
+    import LoggerStandIn
 
     /// What CallKit stores for one Call Directory extension, with the rules its documentation
     /// gives (docs/PLATFORM.md): a request's changes are kept only when it completes without

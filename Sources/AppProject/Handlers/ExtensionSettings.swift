@@ -1,6 +1,11 @@
 import BlocklistCore
 import Foundation
-import os
+
+#if canImport(Darwin)
+    import os
+#else
+    import LoggerStandIn  // blocklist's tests on Linux: os's Logger as docs/PLATFORM.md declares it
+#endif
 
 /// What an extension and the app read from their Info.plist, as `blocklist xcodegen` writes it:
 /// `BlocklistAppGroup`, the App Group they share (its `blocklist/` directory holds BlocklistCore's

@@ -1,5 +1,7 @@
 // A stand-in for the `os` module's Logger, with the iOS SDK's signatures (docs/PLATFORM.md,
 // "os"; no iOS SDK is available here). A test reads what was logged in `Logger.standInLogged`.
+// Named LoggerStandIn, not os: a module named os would make `canImport(os)` true in every package
+// built beside it.
 
 /// The alignment of an interpolated value.
 public struct OSLogStringAlignment {
