@@ -43,7 +43,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("CallKit", "CallKit", 15), ("IdentityLookup (SMS and Call Reporting)", "IdentityLookup", 15), ("os", "LoggerStandIn", 6),
+        ("CallKit", "CallKit", 15), ("IdentityLookup (SMS and Call Reporting)", "IdentityLookup", 15),
+        ("os", "LoggerStandIn", 6),
     ])
     func theStandInsCarryTheTablesDeclarations(section: String, module: String, least: Int) throws {
         let declarations = Self.declarations(of: section)

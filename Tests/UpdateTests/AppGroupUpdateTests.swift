@@ -79,6 +79,23 @@ import UpdateCore
         }
 
         var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+        /// `InstalledShards.receive` with this publication's root, and its push key or none.
+        func receive(
+            _ push: [UInt8],
+            withKey: Bool,
+            in group: String,
+            fetch: (String, Int) async throws -> [UInt8]?
+        ) async -> UpdateOutcome {
+            await InstalledShards.receive(
+                push: push,
+                trust: trust,
+                pushKey: withKey ? pushKey : nil,
+                now: now,
+                in: group,
+                fetch: fetch
+            )
+        }
     }
 
     @Test func aPushIsReceivedInlineOrFromItsURLAndAFailureIsRecorded() async throws {
@@ -93,14 +110,7 @@ import UpdateCore
         }
 
         // Without the push key, the update file comes from the announcement's signed URL.
-        let outcome = await InstalledShards.receive(
-            push: push,
-            trust: publication.trust,
-            pushKey: nil,
-            now: publication.now,
-            in: group,
-            fetch: fromURL
-        )
+        let outcome = await publication.receive(push, withKey: false, in: group, fetch: fromURL)
         guard case .updated(2, let changed) = outcome else {
             Issue.record("the push was not applied from its URL: \(outcome)")
             return
@@ -111,14 +121,7 @@ import UpdateCore
         #expect(outcome.notificationBody(reloaded: false)?.contains("Open the app") == true)
 
         // The same push again finds the set current, and leaves the push's alert as it came.
-        let again = await InstalledShards.receive(
-            push: push,
-            trust: publication.trust,
-            pushKey: publication.pushKey,
-            now: publication.now,
-            in: group,
-            fetch: fromURL
-        )
+        let again = await publication.receive(push, withKey: true, in: group, fetch: fromURL)
         guard case .current = again else {
             Issue.record("a push for the installed generation changed something: \(again)")
             return
@@ -129,14 +132,7 @@ import UpdateCore
         let inlineGroup = publication.dir.file("inline")
         try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: inlineGroup)
         fetched = []
-        let inline = await InstalledShards.receive(
-            push: push,
-            trust: publication.trust,
-            pushKey: publication.pushKey,
-            now: publication.now,
-            in: inlineGroup,
-            fetch: fromURL
-        )
+        let inline = await publication.receive(push, withKey: true, in: inlineGroup, fetch: fromURL)
         guard case .updated(2, _) = inline else {
             Issue.record("the inline update was not applied: \(inline)")
             return
@@ -147,14 +143,7 @@ import UpdateCore
         // catches up; nothing is recorded as a failure.
         let behindGroup = publication.dir.file("behind")
         try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: behindGroup)
-        let behind = await InstalledShards.receive(
-            push: push,
-            trust: publication.trust,
-            pushKey: nil,
-            now: publication.now,
-            in: behindGroup,
-            fetch: { _, _ in nil }
-        )
+        let behind = await publication.receive(push, withKey: false, in: behindGroup, fetch: { _, _ in nil })
         guard case .behind(1) = behind else {
             Issue.record("a missing update file is not read as a phone behind: \(behind)")
             return
@@ -168,14 +157,7 @@ import UpdateCore
         let sig = Array("\"sig\":\"".utf8)
         let at = try #require(tampered.indices.first { tampered[$0...].starts(with: sig) }) + sig.count
         tampered[at] = tampered[at] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        let refused = await InstalledShards.receive(
-            push: tampered,
-            trust: publication.trust,
-            pushKey: nil,
-            now: publication.now,
-            in: behindGroup,
-            fetch: fromURL
-        )
+        let refused = await publication.receive(tampered, withKey: false, in: behindGroup, fetch: fromURL)
         guard case .failed = refused else {
             Issue.record("a tampered push was not refused: \(refused)")
             return
@@ -252,14 +234,7 @@ import UpdateCore
         let updated = publication.dir.file("updated")
         try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: updated)
         let push = try publication.push()
-        let outcome = await InstalledShards.receive(
-            push: push,
-            trust: publication.trust,
-            pushKey: publication.pushKey,
-            now: publication.now,
-            in: updated,
-            fetch: { _, _ in nil }
-        )
+        let outcome = await publication.receive(push, withKey: true, in: updated, fetch: { _, _ in nil })
         guard case .updated(2, let changed) = outcome, let first = changed.first else {
             Issue.record("the push was not applied: \(outcome)")
             return
