@@ -25,15 +25,15 @@ extension AppProject {
             struct \(options.name)App: App {
                 @UIApplicationDelegateAdaptor(AppDelegate.self) var delegate
                 @StateObject private var lists = Lists()
-                @Environment(\\.scenePhase) private var phase
 
                 var body: some Scene {
                     WindowGroup {
                         ListsView(lists: lists)
+                            .task { await lists.refresh() }
                             // An update the Notification Service Extension applied, or one the app
-                            // missed, reaches CallKit whenever the app comes to the foreground.
-                            .onChange(of: phase) { _, phase in
-                                if phase == .active { Task { await lists.refresh() } }
+                            // missed, reaches CallKit whenever the app comes back to the foreground.
+                            .onReceive(NotificationCenter.default.publisher(for: UIApplication.willEnterForegroundNotification)) { _ in
+                                Task { await lists.refresh() }
                             }
                     }
                 }
@@ -73,7 +73,7 @@ extension AppProject {
 
             /// Registers the background refresh that catches up\(pushes ? ", and the pushes that carry updates" : "").
             final class AppDelegate: NSObject, UIApplicationDelegate {
-                static let catchUpTask = "\(options.bundleIdentifier).catch-up"
+                nonisolated static let catchUpTask = "\(options.bundleIdentifier).catch-up"
 
                 func application(
                     _ application: UIApplication,
@@ -168,6 +168,8 @@ extension AppProject {
     /// Registers the background refresh task (BackgroundTasks: registered before launching ends).
     static let backgroundRefresh = """
                 BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.catchUpTask, using: nil) { task in
+                    // The handler is not @Sendable; the task is used by this closure and the one below.
+                    nonisolated(unsafe) let task = task
                     Self.scheduleCatchUp()
                     let work = Task.detached {
                         guard let settings = try? ExtensionSettings.current(),
@@ -190,7 +192,7 @@ extension AppProject {
     static let scheduling = """
 
             /// At most one refresh request is pending; iOS chooses when it runs.
-            static func scheduleCatchUp() {
+            nonisolated static func scheduleCatchUp() {
                 let request = BGAppRefreshTaskRequest(identifier: catchUpTask)
                 request.earliestBeginDate = Date(timeIntervalSinceNow: 6 * 3600)
                 try? BGTaskScheduler.shared.submit(request)

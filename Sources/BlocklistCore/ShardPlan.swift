@@ -34,7 +34,7 @@ package struct ShardPlan: Sendable {
             guard count <= spec.capacity else {
                 throw BlocklistError(
                     .capacityExceeded,
-                    "Shard \(index) (candidates \(ranks.lowerBound)..<\(ranks.upperBound)) would hold \(count) entries, more than the capacity of \(spec.capacity); lower --range-size or add exclusions."
+                    "Shard \(index) (candidates \(Figures.grouped(ranks.lowerBound)) to \(Figures.grouped(ranks.upperBound - 1))) would hold \(Figures.grouped(count)) entries, more than the capacity of \(Figures.grouped(spec.capacity)); lower --range-size or add exclusions."
                 )
             }
             shards.append(Shard(index: index, ranks: ranks, entryCount: count))
@@ -42,7 +42,7 @@ package struct ShardPlan: Sendable {
         guard shards.contains(where: { $0.entryCount > 0 }) else {
             throw BlocklistError(
                 .invalidSpec,
-                "The exclusions \(spec.exclusions.joined(separator: ", ")) leave none of the \(spec.candidateCount) numbers of \(Self.named(spec.patterns)) to block; drop or lengthen an exclusion."
+                "The exclusions \(spec.exclusions.joined(separator: ", ")) leave none of the \(Figures.grouped(spec.candidateCount)) numbers of \(Self.named(spec.patterns)) to block; drop or lengthen an exclusion."
             )
         }
         self.compiled = compiled

@@ -109,7 +109,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let capacity = try runBlocklist(["generate", "--capacity", "1000000", "--output", directory.file("out")])
         #expect(capacity.status == 1)
-        #expect(capacity.stderr.contains("Shard 2 (candidates 2000000..<4000000) would hold 1992600 entries"))
+        #expect(capacity.stderr.contains("Shard 2 (candidates 2,000,000 to 3,999,999) would hold 1,992,600 entries"))
         #expect(!FileManager.default.fileExists(atPath: directory.file("out")))
 
         try writeBytes([1], to: directory.file("file"))
