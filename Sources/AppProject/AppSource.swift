@@ -167,21 +167,24 @@ extension AppProject {
 
     /// Registers the background refresh task (BackgroundTasks: registered before launching ends).
     static let backgroundRefresh = """
-                BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.catchUpTask, using: nil) { task in
+                // On the main queue: this closure is the main actor's, as the delegate is.
+                BGTaskScheduler.shared.register(forTaskWithIdentifier: Self.catchUpTask, using: .main) { task in
                     // The handler is not @Sendable; the task is used by this closure and the one below.
                     nonisolated(unsafe) let task = task
                     Self.scheduleCatchUp()
                     let work = Task.detached {
-                        guard let settings = try? ExtensionSettings.current(),
-                            case .updated? = AppWork.catchUp(in: settings),
-                            let installed = try? InstalledShards.read(in: settings.path)
-                        else { return }
+                        guard let settings = try? ExtensionSettings.current() else { return }
+                        _ = AppWork.catchUp(in: settings)
+                        // Whatever the catch-up did (an update, or one a kill interrupted and
+                        // it finished), only the extensions that do not hold their shard reload.
+                        guard let installed = try? InstalledShards.read(in: settings.path) else { return }
                         // Only differences: a whole load waits for the app, in the foreground.
                         _ = await installed.reloadCallKit(
                             extensions: ExtensionSettings.callDirectoryExtensions, using: CallKitManager(),
                             incrementalOnly: true, in: settings.path)
                     }
-                    task.expirationHandler = { work.cancel() }
+                    // Not the main actor's: iOS may call it on any queue.
+                    task.expirationHandler = { @Sendable in work.cancel() }
                     Task { await work.value; task.setTaskCompleted(success: !work.isCancelled) }
                 }
                 Self.scheduleCatchUp()

@@ -8,6 +8,7 @@
 /// - `loaded/NAME`: each shard as CallKit stored it last (``ShardLoader``'s loaded copies);
 /// - `failures.log`: what the extensions could not do (``ExtensionFailures``);
 /// - `rules.blsms`: the compiled SMS rules;
+/// - `roots/N.root.json`: the roots the app followed after the one it ships;
 /// - `.lock`: the lock writers of the installed set hold (UpdateCore's `InstalledShards.withLock`).
 public enum AppGroupLayout {
     /// The installed shard `name`.
@@ -26,6 +27,12 @@ public enum AppGroupLayout {
 
     /// The compiled SMS rules.
     public static func rules(in directory: String) -> String { directory + "/rules.blsms" }
+
+    /// Root version `version`, which the app followed from its publication (UpdateCore's
+    /// `InstalledShards.trustedRoot`).
+    public static func root(_ version: Int64, in directory: String) -> String {
+        directory + "/roots/\(version).root.json"
+    }
 
     /// The lock the writers of the installed set take.
     public static func lock(in directory: String) -> String { directory + "/.lock" }

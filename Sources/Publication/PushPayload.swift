@@ -38,6 +38,15 @@ package enum PushPayload {
     ) throws -> Made {
         let directory = try DirectoryHandle(path: publication)
         let (timestamp, snapshot) = try Publisher.current(directory)
+        // Phones check the push against the newest root the publication publishes.
+        if let root = try Publisher.publishedRoots(directory).last?.root,
+            root.keys[Keys.keyID(of: signingKey.publicKey)] == nil
+        {
+            throw UpdateError(
+                .badSignature,
+                "The signing key is not one of the keys of root version \(root.version), which \(publication) publishes: every phone would refuse this push. Give the signing.key of the key directory that published it."
+            )
+        }
         // A push for what phones would refuse only tells users "the update finishes later".
         for (role, expires) in [("timestamp.json", timestamp.expires), ("the snapshot", snapshot.expires)]
         where expires <= now {

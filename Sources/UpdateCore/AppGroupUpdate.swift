@@ -9,8 +9,9 @@ public enum UpdateOutcome: Sendable {
     case updated(generation: UInt64, changedShards: [Int])
     /// Nothing newer than the installed generation.
     case current
-    /// A newer generation was announced, but the update file from the installed one is not
-    /// published (the phone is more generations behind than the publisher keeps): the app's
+    /// A newer generation, `generation`, was announced, but the push gives no way to reach it:
+    /// the update file from the installed generation is not published (the phone is more
+    /// generations behind than the publisher keeps), or the push names no URL. The app's
     /// catch-up brings the set forward, shard by shard.
     case behind(generation: UInt64)
     /// Refused or failed; the installed set is as it was. The sentence is recorded in the App
@@ -62,29 +63,55 @@ extension InstalledShards {
     ) async -> UpdateOutcome {
         let outcome: UpdateOutcome
         do {
-            let root = try Root.trusted(trust, what: "the app's root.json")
-            try root.checkCurrent(now: now)
+            var root = try trustedRoot(shipped: trust, in: directory)
             let fields = try JSONFields(
                 try JSONValue(parsing: push, what: "the push's blocklist member"),
                 what: "the push"
             )
-            let sealed = fields.members["inline"] == nil ? nil : try fields.base64("inline")
+            // An app without the push key never opens the inline update, whatever it holds.
+            let sealed = fields.members["inline"] == nil || pushKey == nil ? nil : try fields.base64("inline")
+            let announcement = fields.members["announcement"]?.canonicalBytes
             var installed = try read(in: directory)
-            let step = try installed.step(
-                inline: sealed,
-                announcement: fields.members["announcement"]?.canonicalBytes,
-                root: root,
-                pushKey: pushKey,
-                now: now
-            )
+            let decide = { (root: Root) throws(UpdateError) -> PushStep in
+                try root.checkCurrent(now: now)
+                return try installed.step(
+                    inline: sealed,
+                    announcement: announcement,
+                    root: root,
+                    pushKey: pushKey,
+                    now: now
+                )
+            }
+            let step: PushStep
+            let first = Result { () throws(UpdateError) -> PushStep in try decide(root) }
+            switch first {
+            case .success(let decided):
+                step = decided
+            case .failure(let refusal):
+                guard refusal.code == .badSignature || refusal.code == .expired else { throw refusal }
+                // Signed by a newer root than the app holds: follow the roots from the
+                // publication the announcement names (each checked by the one before, so the
+                // URL needs no trust), keep them, and decide again.
+                let followed = try await followRoots(from: root, announcement: announcement, fetch: fetch)
+                guard let newest = followed.last else { throw refusal }
+                try withLock(in: directory) { () throws(UpdateError) in
+                    try keepRoots(followed.map { ($0.root.version, $0.bytes) }, in: directory)
+                }
+                root = newest.root
+                step = try decide(root)
+            }
             switch step {
             case .nothing:
                 outcome = .current
+            case .behind(let generation):
+                outcome = .behind(generation: generation)
             case .apply(let update):
                 outcome = .updated(generation: update.to, changedShards: try installed.apply(update, in: directory))
-            case .fetch(let url, let name):
-                guard let bytes = try await fetch(url, InlinePush.maximumFileBytes) else {
-                    outcome = .behind(generation: installed.generation)
+            case .fetch(let url, let name, let generation):
+                // A host that hides a missing file behind a page (S3's 403, a CDN's HTML) has
+                // none: the phone is further behind than the publisher keeps.
+                guard let bytes = try await fetch(url, InlinePush.maximumFileBytes), !Self.isPage(bytes) else {
+                    outcome = .behind(generation: generation)
                     break
                 }
                 let update = try InlinePush(signed: bytes, trusting: root, now: now, what: name)
@@ -131,50 +158,68 @@ extension InstalledShards {
     ) -> UpdateOutcome {
         let outcome: UpdateOutcome
         do {
-            let root = try Root.trusted(trust, what: "the app's root.json")
             let base = try read(in: directory)
-            let route: UpdatePlan.Route?
-            var files: [Int: [UInt8]] = [:]
-            do {
-                route = try UpdatePlan.route(
-                    trusting: root,
-                    installed: InstalledPublication(generation: base.generation, shardDigests: base.digests),
-                    now: now,
-                    fetch: fetch
-                )
-                if case .plan(let plan)? = route { files = try download(plan, fetch: fetch) }
-            } catch let error as UpdateError {
-                throw error
-            } catch {
-                throw UpdateError(.shard, "Reading the publication failed: \(error).")
-            }
-            outcome = try withLock(in: directory) { () throws(UpdateError) -> UpdateOutcome in
-                var installed = try read(in: directory)
-                switch route {
-                case nil:
-                    return .current
-                case .updateFile(let update, _)?:
-                    guard installed.generation < update.to else { return .current }
-                    let changed = try installed.applyUnlocked(update, in: directory)
-                    return .updated(generation: update.to, changedShards: changed)
-                case .plan(let plan)?:
-                    guard installed.generation < plan.snapshot.generation else { return .current }
-                    guard installed == base else {
+            let installed = InstalledPublication(generation: base.generation, shardDigests: base.digests)
+            let roots = try UpdatePlan.Roots(from: try trustedRoot(shipped: trust, in: directory), fetch: fetch)
+            let route = try UpdatePlan.route(
+                roots: roots,
+                installed: installed,
+                now: now,
+                source: "the publication",
+                fetch: fetch
+            )
+            // Downloads the plan's files, then installs them under the lock.
+            func install(_ plan: UpdatePlan) throws -> UpdateOutcome {
+                let files = try download(plan, fetch: fetch)
+                return try withLock(in: directory) { () throws(UpdateError) -> UpdateOutcome in
+                    var current = try read(in: directory)
+                    guard current.generation < plan.snapshot.generation else { return .current }
+                    guard current == base else {
                         throw UpdateError(
                             .wrongBase,
-                            "The installed set changed to generation \(installed.generation) while generation \(plan.snapshot.generation) downloaded; nothing was installed, and the next catch-up starts from it."
+                            "The installed set changed to generation \(current.generation) while generation \(plan.snapshot.generation) downloaded; nothing was installed, and the next catch-up starts from it."
                         )
                     }
-                    return .updated(
-                        generation: plan.snapshot.generation,
-                        changedShards: try installed.follow(plan, files: files, in: directory)
-                    )
+                    let changed = try current.follow(plan, files: files, in: directory)
+                    return .updated(generation: plan.snapshot.generation, changedShards: changed)
+                }
+            }
+            // The roots followed are kept first: a key rotated out stays out from now on.
+            try withLock(in: directory) { () throws(UpdateError) in try keepRoots(roots.files, in: directory) }
+            switch route {
+            case nil:
+                outcome = .current
+            case .plan(let plan)?:
+                outcome = try install(plan)
+            case .updateFile(let update, _)?:
+                let applied = try withLock(in: directory) { () throws(UpdateError) -> UpdateOutcome? in
+                    var current = try read(in: directory)
+                    guard current.generation < update.to else { return .current }
+                    guard current == base else { return nil }
+                    // An update file that does not fit the installed shards (a set shipped under
+                    // another generation's number) is passed over for the snapshot's way, which
+                    // compares every shard's digest.
+                    guard let changed = try? current.applyUnlocked(update, in: directory) else { return nil }
+                    return .updated(generation: update.to, changedShards: changed)
+                }
+                if let applied {
+                    outcome = applied
+                } else if let plan = try UpdatePlan.make(
+                    roots: roots,
+                    installed: installed,
+                    now: now,
+                    source: "the publication",
+                    fetch: fetch
+                ) {
+                    outcome = try install(plan)
+                } else {
+                    outcome = .current
                 }
             }
         } catch let error as UpdateError {
             outcome = .failed(error)
         } catch {
-            outcome = .failed(UpdateError(.shard, "\(error)"))
+            outcome = .failed(UpdateError(.shard, "Reading the publication failed: \(error)."))
         }
         if case .failed(let error) = outcome {
             ExtensionFailures.record(error.message, source: "catch-up", time: now, in: directory)
@@ -286,6 +331,81 @@ extension InstalledShards {
                 && (try? ShardContent.digest(ofShardAt: AppGroupLayout.loadedCopy(names[index], in: directory)))
                     != digests[index]
         }
+    }
+}
+
+extension InstalledShards {
+    /// The root the app trusts now: the one it ships (`shipped`, its `root.json`), then each
+    /// newer root kept in the App Group (`roots/N.root.json`, followed by a catch-up or a push),
+    /// each signed by the one before. A key rotated out stays out, even for a publication that
+    /// leaves the newer roots out.
+    ///
+    /// - Throws: `UpdateError` when the shipped root is not one, or a kept root does not follow.
+    public static func trustedRoot(shipped: [UInt8], in directory: String) throws(UpdateError) -> Root {
+        var root = try Root.trusted(shipped, what: "the app's root.json")
+        while root.version < Int64(Int32.max) {
+            let path = AppGroupLayout.root(root.version + 1, in: directory)
+            guard FileDescriptor.nameExists(path) else { break }
+            let bytes: [UInt8]
+            do throws(BlocklistError) {
+                bytes = try FileDescriptor.readWholeFile(path, limit: SignedDocument.maximumBytes)
+            } catch {
+                throw UpdateError(error)
+            }
+            root = try root.next(bytes, what: path)
+        }
+        return root
+    }
+
+    /// Keeps roots followed from a publication (each verified by the one before) in the App
+    /// Group, written aside and renamed. Called under the lock.
+    static func keepRoots(_ roots: [(version: Int64, bytes: [UInt8])], in directory: String) throws(UpdateError) {
+        guard !roots.isEmpty else { return }
+        do throws(BlocklistError) {
+            try FileDescriptor.makeDirectory(directory + "/roots")
+            for (version, bytes) in roots where !FileDescriptor.nameExists(AppGroupLayout.root(version, in: directory))
+            {
+                try replace(AppGroupLayout.root(version, in: directory)) { aside throws(BlocklistError) in
+                    try FileDescriptor.writeNewFile(aside, bytes, sync: true)
+                }
+            }
+        } catch {
+            throw UpdateError(error)
+        }
+    }
+
+    /// The roots after `root` at the publication the announcement names (its URL read without
+    /// trust: every root must be signed by the one before), in order; none when it names none.
+    static func followRoots(
+        from root: Root,
+        announcement: [UInt8]?,
+        fetch: (_ url: String, _ maximumBytes: Int) async throws -> [UInt8]?
+    ) async throws -> [(root: Root, bytes: [UInt8])] {
+        guard let announcement,
+            let payload = try? SignedDocument(parsing: announcement, what: "the push's announcement").payload,
+            let url = (try? PushAnnouncement(payload: payload, what: "the push's announcement"))?.url, !url.isEmpty
+        else { return [] }
+        var followed: [(root: Root, bytes: [UInt8])] = []
+        var current = root
+        while current.version < Int64(Int32.max) {
+            let name = "\(current.version + 1).root.json"
+            guard
+                let bytes = try await fetch(
+                    url.hasSuffix("/") ? url + name : url + "/" + name,
+                    SignedDocument.maximumBytes
+                ),
+                !isPage(bytes)
+            else { break }
+            current = try current.next(bytes, what: name)
+            followed.append((current, bytes))
+        }
+        return followed
+    }
+
+    /// Whether `bytes` are a web page (a host's answer for a file it does not have), not a file
+    /// of the publication: the first byte that is not white space is `<`.
+    static func isPage(_ bytes: [UInt8]) -> Bool {
+        bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
     }
 }
 

@@ -320,7 +320,7 @@ public struct InstalledShards: Sendable, Equatable {
 
     /// Writes `path` through `.NAME.new` beside it (a leftover of a killed run is removed first:
     /// the name is this type's own) and renames it into place.
-    private static func replace(
+    static func replace(
         _ path: String,
         writing write: (String) throws(BlocklistError) -> Void
     ) throws(BlocklistError) {

@@ -6,9 +6,13 @@ public enum PushStep: Sendable {
     case apply(InlinePush)
     /// Fetch `url`, the update file for the installed generation (`fileName`) at the publication
     /// the push's signed announcement names, read it with
-    /// ``InlinePush/init(signed:trusting:now:what:)`` and apply it.
-    case fetch(url: String, fileName: String)
-    /// Nothing newer than the installed generation, or no way to reach it.
+    /// ``InlinePush/init(signed:trusting:now:what:)`` and apply it; `generation` is the one
+    /// announced.
+    case fetch(url: String, fileName: String, generation: UInt64)
+    /// A newer generation, `generation`, that this push gives no way to reach (an inline update
+    /// from another generation, or none the app can open, and no URL): the app catches up.
+    case behind(generation: UInt64)
+    /// Nothing newer than the installed generation.
     case nothing
 }
 
@@ -19,7 +23,8 @@ extension InstalledShards {
     ///    push key and the update leads from the installed generation.
     /// 2. Otherwise the update file for the installed generation, from the publication URL of its
     ///    signed announcement (never from an unsigned field), when the announcement is newer.
-    /// 3. Otherwise nothing.
+    /// 3. Otherwise, when the push names a newer generation it gives no way to reach, behind;
+    ///    else nothing.
     ///
     /// - Parameters:
     ///   - sealed: the push's `inline` field, decoded from base64; nil when it has none.
@@ -37,15 +42,25 @@ extension InstalledShards {
         pushKey: [UInt8]?,
         now: Int64
     ) throws(UpdateError) -> PushStep {
+        var newer: UInt64?
         if let sealed, let pushKey {
             let key = try PushKeyFile.key(pushKey, what: "the app's push key")
             let update = try InlinePush(opening: sealed, pushKey: key, trusting: root, now: now)
             if update.from == generation { return .apply(update) }
+            if update.to > generation { newer = update.to }
         }
-        guard let announcement else { return .nothing }
-        let announced = try PushAnnouncement.verified(announcement, trusting: root, now: now)
-        guard announced.generation > generation, let url = announced.url, !url.isEmpty else { return .nothing }
-        let name = InlinePush.fileName(from: generation)
-        return .fetch(url: url.hasSuffix("/") ? url + name : url + "/" + name, fileName: name)
+        if let announcement {
+            let announced = try PushAnnouncement.verified(announcement, trusting: root, now: now)
+            if announced.generation > generation {
+                guard let url = announced.url, !url.isEmpty else { return .behind(generation: announced.generation) }
+                let name = InlinePush.fileName(from: generation)
+                return .fetch(
+                    url: url.hasSuffix("/") ? url + name : url + "/" + name,
+                    fileName: name,
+                    generation: announced.generation
+                )
+            }
+        }
+        return newer.map { .behind(generation: $0) } ?? .nothing
     }
 }

@@ -144,7 +144,23 @@ public struct UpdatePlan: Sendable {
         source: String = "the publication",
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) throws -> Route? {
-        let roots = try Roots(from: trusted, fetch: fetch)
+        try route(
+            roots: try Roots(from: trusted, fetch: fetch),
+            installed: installed,
+            now: now,
+            source: source,
+            fetch: fetch
+        )
+    }
+
+    /// ``route(trusting:installed:now:source:fetch:)`` after the roots were followed.
+    static func route(
+        roots: Roots,
+        installed: InstalledPublication,
+        now: Int64,
+        source: String,
+        fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
+    ) throws -> Route? {
         if roots.files.isEmpty, installed.generation >= 1, !installed.shardDigests.isEmpty,
             let bytes = try? fetch(InlinePush.fileName(from: installed.generation), InlinePush.maximumFileBytes, true),
             let update = try? InlinePush(

@@ -62,9 +62,9 @@ import UpdateCore
         }
 
         /// The push `push payload` makes for the newest generation, its `blocklist` member as JSON.
-        func push(url: String = "https://cdn.example/pub") throws -> [UInt8] {
+        func push(url: String = "https://cdn.example/pub", key: String = "keys/signing.key") throws -> [UInt8] {
             let payload = try Self.run(
-                ["push", "payload", "--from", "pub", "--key", "keys/signing.key", "--url", url],
+                ["push", "payload", "--from", "pub", "--key", key, "--url", url],
                 in: dir
             )
             let userInfo = try #require(
@@ -144,7 +144,7 @@ import UpdateCore
         let behindGroup = publication.dir.file("behind")
         try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: behindGroup)
         let behind = await publication.receive(push, withKey: false, in: behindGroup, fetch: { _, _ in nil })
-        guard case .behind(1) = behind else {
+        guard case .behind(2) = behind else {
             Issue.record("a missing update file is not read as a phone behind: \(behind)")
             return
         }
@@ -272,6 +272,125 @@ import UpdateCore
             }
             #expect(hidden.isEmpty && !FileManager.default.fileExists(atPath: group + "/.installed.json.new"))
         }
+    }
+
+    /// A rotated root, followed once (by a catch-up or a push), is kept in the App Group: a
+    /// publication signed by the retired key is refused from then on, and a push signed by the
+    /// new key reaches an app that ships the old root.
+    @Test func aRotatedRootIsKeptAndTheRetiredKeyRefused() async throws {
+        let publication = try Publication(generations: 2)
+        let dir = publication.dir
+        // What an attacker holding the retired key keeps: the publication before the rotation.
+        try FileManager.default.copyItem(atPath: dir.file("pub"), toPath: dir.file("evil"))
+        try Publication.run(["keys", "rotate", "keys", "keys2"], in: dir)
+        try Publication.run(["publish", "set", "--key", "keys2/signing.key", "--to", "pub"], in: dir)
+        // The retired key cannot make a push for it any more; the new one does, for generation
+        // 3, to an app that ships root version 1.
+        let refused = try runBlocklist(
+            ["push", "payload", "--from", "pub", "--key", "keys/signing.key", "--url", "https://cdn.example/pub"],
+            in: dir.path
+        )
+        #expect(refused.status == 1 && refused.stderr.contains("not one of the keys of root version 2"))
+        let push = try publication.push(key: "keys2/signing.key")
+        let pushed = dir.file("pushed")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: pushed)
+        let received = await publication.receive(push, withKey: false, in: pushed) { url, _ in
+            publication.file(String(url.dropFirst("https://cdn.example/pub/".count)))
+        }
+        guard case .updated(3, _) = received else {
+            Issue.record("a push signed by the rotated key was not applied: \(received)")
+            return
+        }
+        #expect(try InstalledShards.trustedRoot(shipped: publication.trust, in: pushed).version == 2)
+
+        let group = dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        let caughtUp = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) {
+            path,
+            _,
+            _ in publication.file(path)
+        }
+        guard case .updated(3, _) = caughtUp else {
+            Issue.record("the catch-up did not follow the rotation: \(caughtUp)")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: AppGroupLayout.root(2, in: group)))
+        // The retired key publishes generation 4 without the new root: refused.
+        try Publication.run(["publish", "set", "--key", "keys/signing.key", "--to", "evil"], in: dir)
+        try Publication.run(["publish", "set", "--key", "keys/signing.key", "--to", "evil"], in: dir)
+        let evil = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) { path, _, _ in
+            FileManager.default.contents(atPath: dir.file("evil/" + path)).map { [UInt8]($0) }
+        }
+        guard case .failed(let error) = evil else {
+            Issue.record("a publication signed by the retired key was installed: \(evil)")
+            return
+        }
+        #expect(error.code == .badSignature, "\(error)")
+        #expect(try InstalledShards.read(in: group).generation == 3)
+    }
+
+    /// A push that names a newer generation but gives no way to reach it (an inline update from
+    /// another generation and no URL), or whose update file the host hides behind a page, tells
+    /// the phone it is behind; an app without the push key ignores an inline field it cannot open.
+    @Test func aPushThatCannotBeFollowedSaysBehind() async throws {
+        let publication = try Publication(generations: 3)
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        let payload = try Publication.run(
+            ["push", "payload", "--from", "pub", "--key", "keys/signing.key"],
+            in: publication.dir
+        )
+        let userInfo = try #require(
+            try JSONSerialization.jsonObject(with: Data(payload.split(separator: "\n")[0].utf8)) as? [String: Any]
+        )
+        let noURL = [UInt8](try JSONSerialization.data(withJSONObject: try #require(userInfo["blocklist"])))
+        let behind = await publication.receive(noURL, withKey: true, in: group) { _, _ in nil }
+        guard case .behind(3) = behind else {
+            Issue.record("a push from generation 2 to a phone at 1, with no URL, is not read as behind: \(behind)")
+            return
+        }
+        let page = await publication.receive(try publication.push(), withKey: false, in: group) { _, _ in
+            Array("<!DOCTYPE html><html>Not Found</html>".utf8)
+        }
+        guard case .behind(3) = page else {
+            Issue.record("an update file hidden behind a page is not read as missing: \(page)")
+            return
+        }
+        var fields = try #require(
+            try JSONSerialization.jsonObject(with: Data(try publication.push())) as? [String: Any]
+        )
+        fields["inline"] = "not base64 !"
+        let odd = [UInt8](try JSONSerialization.data(withJSONObject: fields))
+        let fetched = await publication.receive(odd, withKey: false, in: group) { url, _ in
+            publication.file(String(url.dropFirst("https://cdn.example/pub/".count)))
+        }
+        guard case .updated(3, _) = fetched else {
+            Issue.record("an inline field the app cannot open stopped the fetch: \(fetched)")
+            return
+        }
+        #expect(ExtensionFailures.read(in: group).isEmpty)
+    }
+
+    /// A set shipped under a lower generation number than it was published as: the update file
+    /// from that generation does not fit, and the catch-up takes the snapshot's way, which keeps
+    /// every shard whose digest already is the newest.
+    @Test func aSetShippedUnderTheWrongGenerationCatchesUpByDigest() throws {
+        let publication = try Publication(generations: 3)
+        let newest = try FileManager.default.contentsOfDirectory(atPath: publication.dir.file("pub/3"))
+            .filter { $0.hasSuffix(".blk") }.sorted().map { publication.dir.file("pub/3/" + $0) }
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: newest, generation: 1, in: group)
+        let outcome = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) {
+            path,
+            _,
+            _ in publication.file(path)
+        }
+        guard case .updated(3, let changed) = outcome else {
+            Issue.record("the catch-up did not take the snapshot's way: \(outcome)")
+            return
+        }
+        #expect(changed.isEmpty && InstalledShards.isWhole(in: group))
+        #expect(try InstalledShards.read(in: group).generation == 3)
     }
 
     @Test func theShippedSetIsInstalledOnlyWhenItIsNewer() throws {

@@ -177,7 +177,7 @@ import UpdateCore
         #expect(update.from == 1 && update.to == 2)
         // Without one, the update file for generation 1 comes from the announcement's URL.
         let fetch = try installed.step(inline: inline, announcement: announcement, root: root, pushKey: nil, now: now)
-        guard case .fetch(let url, let name) = fetch else {
+        guard case .fetch(let url, let name, 2) = fetch else {
             Issue.record("without a push key the push is not fetched: \(fetch)")
             return
         }

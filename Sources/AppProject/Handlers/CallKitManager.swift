@@ -38,8 +38,8 @@ struct CallKitManager: CallDirectoryManaging {
 
 extension URLSession {
     /// A file of a publication, for UpdateCore: its bytes on 200; nil on 404 or 410, and on 403
-    /// for an `optional` file (a static host hides a missing file behind it); otherwise an error
-    /// naming the URL and the status. At most `limit` bytes.
+    /// or a web page for an `optional` file (a static host hides a missing file behind them);
+    /// otherwise an error naming the URL and the status. At most `limit` bytes.
     static func fetch(_ url: String, limit: Int, optional: Bool = false) async throws -> [UInt8]? {
         guard let location = URL(string: url) else { throw SettingsError("\(url) is not a URL.") }
         let (data, response) = try await URLSession.shared.data(for: URLRequest(url: location, timeoutInterval: 20))
@@ -68,6 +68,8 @@ extension URLSession {
         if let error { throw error }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         if status == 404 || status == 410 || (optional && status == 403) { return nil }
+        // A host that answers a missing optional file with a page of its own has none.
+        if optional, data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<") { return nil }
         guard status == 200 else { throw SettingsError("\(url) answered HTTP \(status).") }
         guard data.count <= limit else { throw SettingsError("\(url) is over \(limit) bytes.") }
         return [UInt8](data)

@@ -28,7 +28,7 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
                 pushKey: try? settings.resource("push", "key"),
                 now: now,
                 in: settings.path,
-                fetch: { try await URLSession.fetch($0, limit: $1) }
+                fetch: { try await URLSession.fetch($0, limit: $1, optional: true) }
             )
             if case .failed(let error) = outcome { ExtensionSettings.log(error, category: "NotificationService") }
             var reloaded = false
