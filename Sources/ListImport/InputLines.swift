@@ -1,5 +1,6 @@
 import BlocklistCore
 internal import ByteCodecs
+import JSONStream
 internal import LibC
 
 /// Reads a list file a line at a time through fixed buffers: a regular file, a pipe, or standard
@@ -279,7 +280,7 @@ package final class InputLines {
             started = true
             // Read the first bytes to tell gzip from text, and from what is neither.
             let n = try readRaw(keeping: 0, wanted: 6)
-            if let format = Self.unreadableFormat(UnsafeRawBufferPointer(rebasing: raw[0..<n]), name: name) {
+            if let format = TextFormat.unreadable(UnsafeRawBufferPointer(rebasing: raw[0..<n]), name: name) {
                 throw BlocklistError(
                     .invalidInput,
                     "\(name) is \(format.what), and blocklist reads plain text (UTF-8) and gzip: \(format.fix); nothing was read."
@@ -340,7 +341,7 @@ package final class InputLines {
             // What gzip holds is told as a file is: an xz file or UTF-16 text gzipped is named,
             // not read as lines of binary.
             let head = UnsafeRawBufferPointer(rebasing: data[0..<min(count, 6)])
-            if let format = Self.unreadableFormat(head, name: name + ".out") {
+            if let format = TextFormat.unreadable(head, name: name + ".out") {
                 var what = String(format.what.prefix { $0 != "(" }.trimmingSuffixSpaces)
                 if what.hasSuffix("-compressed") { what = what.dropLast("-compressed".count) + " data" }
                 let fix = format.fix.replacing(" first (", with: " (")
@@ -350,62 +351,6 @@ package final class InputLines {
                 )
             }
         }
-    }
-
-    /// What a file that starts with `head` (its first 6 bytes, or all of a shorter file) is, when
-    /// it is neither text nor gzip but something people export or compress lists into: its
-    /// magic bytes, and the command that makes it readable. Otherwise nil.
-    package static func unreadableFormat(_ head: UnsafeRawBufferPointer, name: String) -> (what: String, fix: String)? {
-        func starts(_ bytes: [UInt8]) -> Bool { head.count >= bytes.count && head.starts(with: bytes) }
-        // The file's name in the commands, when a shell takes it as it is.
-        let plain = name.utf8.allSatisfy {
-            (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
-                || Array("/._-+,=:@%".utf8).contains($0)
-        }
-        let file = plain && !name.isEmpty ? name : "FILE"
-        if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) {
-            return (
-                "xz-compressed (it starts with xz's magic bytes, whatever its name says)",
-                "decompress it first (xz -dc \(file) > \(file).txt)"
-            )
-        }
-        if starts([0x28, 0xB5, 0x2F, 0xFD]) {
-            return (
-                "zstd-compressed (it starts with zstd's magic bytes)",
-                "decompress it first (zstd -dc \(file) > \(file).txt)"
-            )
-        }
-        if starts([0x42, 0x5A, 0x68]), head.count >= 4, (0x31...0x39).contains(head[3]) {
-            return (
-                "bzip2-compressed (it starts with BZh)",
-                "decompress it first (bzip2 -dc \(file) > \(file).txt)"
-            )
-        }
-        if starts([0x50, 0x4B, 0x03, 0x04]) {
-            return ("a zip archive (an .xlsx or .zip file)", "export the sheet as CSV, or unzip it, and give that file")
-        }
-        if head.count >= 2, head[0] == 0x78, [0x01, 0x9C, 0xDA].contains(head[1]) {
-            return ("a raw zlib stream", "compress it with gzip instead, or give it uncompressed")
-        }
-        if starts([0xFF, 0xFE]) || starts([0xFE, 0xFF]) {
-            return (
-                "UTF-16 or UTF-32 text (it starts with a byte-order mark)",
-                "convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8 \(file) > \(file).txt)"
-            )
-        }
-        if head.count >= 4, head[1] == 0, head[3] == 0, head[0] != 0, head[2] != 0 {
-            return (
-                "UTF-16 text (every other byte is 0)",
-                "convert it to UTF-8 first (iconv -f UTF-16LE -t UTF-8 \(file) > \(file).txt)"
-            )
-        }
-        if head.count >= 4, head[0] == 0, head[2] == 0, head[1] != 0, head[3] != 0 {
-            return (
-                "UTF-16 text (every other byte is 0)",
-                "convert it to UTF-8 first (iconv -f UTF-16BE -t UTF-8 \(file) > \(file).txt)"
-            )
-        }
-        return nil
     }
 
     /// After a gzip member: whether another follows (its magic bytes are next), or the file ends.

@@ -65,6 +65,12 @@ package struct ListFile: Sendable, Equatable {
                 failure = BlocklistError(.io, "Reading \(name) failed: \(String(cString: strerror(errno))).")
                 throw JSONError(kind: .io, offset: total, line: 0, column: 0, message: "")
             }
+            if total == 0,
+                let sentence = TextFormat.notUTF8JSON(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), name: name)
+            {
+                failure = BlocklistError(.invalidInput, sentence)
+                throw JSONError(kind: .io, offset: 0, line: 0, column: 0, message: "")
+            }
             total += Int64(n)
             guard total <= Int64(maximumBytes) else {
                 failure = BlocklistError(
@@ -101,6 +107,9 @@ package struct ListFile: Sendable, Equatable {
                 .limitExceeded,
                 "\(source) is \(bytes.count) bytes; a list file is at most \(maximumBytes) bytes."
             )
+        }
+        if let sentence = TextFormat.notUTF8JSON(bytes, name: source) {
+            throw BlocklistError(.invalidInput, sentence)
         }
         var file = try parse(JSONReader(bytes: bytes), source: source)
         file.input = Manifest.Input(

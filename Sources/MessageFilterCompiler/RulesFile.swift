@@ -43,6 +43,9 @@ package struct RulesFile: Sendable {
     /// - Throws: `.invalidRules` naming the key given twice, nesting past 64, or the line and
     ///   column of broken JSON.
     static func checkStrictly(_ bytes: [UInt8], source: String) throws(MessageFilterError) {
+        if let sentence = TextFormat.notUTF8JSON(bytes, name: source) {
+            throw MessageFilterError(.invalidRules, sentence)
+        }
         let reader = JSONReader(bytes: bytes)
         do {
             while try reader.next() != nil {}

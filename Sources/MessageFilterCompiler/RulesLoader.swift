@@ -67,6 +67,9 @@ package struct TestMessage: Codable, Sendable {
     /// - Throws: a sentence naming the file and line for a line that is not valid UTF-8, not a
     ///   message object, or a message the filter refuses (empty sender, too long).
     package static func load(_ bytes: [UInt8], source: String) throws -> [TestMessage] {
+        if let sentence = TextFormat.notUTF8JSON(bytes, name: source) {
+            throw MessageFilterError(.invalidMessage, sentence)
+        }
         var messages: [TestMessage] = []
         var lineNumber = 0
         let decoder = JSONDecoder()

@@ -21,6 +21,7 @@ public indirect enum JSONValue: Hashable, Sendable {
     ///   - what: names the document in errors, e.g. "timestamp.json".
     /// - Throws: `UpdateError` `.malformed` naming the line and column.
     public init(parsing bytes: [UInt8], what: String) throws(UpdateError) {
+        if let sentence = TextFormat.notUTF8JSON(bytes, name: what) { throw UpdateError(.malformed, sentence) }
         // A string is bounded by the document, which its reader bounds (a signed envelope's
         // payload, base64 in one string, is most of it: a 10,000-shard snapshot's is 3 MB).
         let reader = JSONReader(

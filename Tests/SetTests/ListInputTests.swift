@@ -179,9 +179,17 @@ import Testing
                 ["python3", "-c", "import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))"],
                 "a raw zlib stream"
             ),
-            ("list16.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16"], "UTF-16 or UTF-32 text"),
-            ("list16le.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16LE"], "UTF-16 text"),
-            ("list16be.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16BE"], "UTF-16 text"),
+            (
+                "list16.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16"],
+                "UTF-16LE text (it starts with a byte-order mark)"
+            ),
+            (
+                "list32.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-32"],
+                "UTF-32LE text (it starts with a byte-order mark)"
+            ),
+            ("list16le.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16LE"], "UTF-16LE text"),
+            ("list16be.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-16BE"], "UTF-16BE text"),
+            ("list32be.txt", ["iconv", "-f", "UTF-8", "-t", "UTF-32BE"], "UTF-32BE text"),
         ]
         for (name, command, words) in cases {
             let made = try runProcess("/usr/bin/env", command, input: Data(text))
@@ -247,7 +255,8 @@ import Testing
                 else:
                     words = {"zlib": "a raw zlib stream", "bz2": "bzip2-compressed", "xz": "xz-compressed"}.get(wrap)
                     if words is None:
-                        words = "UTF-16 or UTF-32 text" if encoding in ("utf-16", "utf-32") else "UTF-16 text"
+                        words = {"utf-16": "UTF-16LE text", "utf-32": "UTF-32LE text", "utf-16-le": "UTF-16LE text",
+                                 "utf-16-be": "UTF-16BE text"}[encoding]
                     if wrap == "gzip":
                         words = "gzip-compressed " + words.split(" (")[0]
                     cases.append({"name": name, "words": words})
