@@ -103,7 +103,7 @@ extension ShardSet {
         producer: some ShardProducer,
         into outputDirectory: String,
         sync: Bool = true,
-        force: Bool = false,
+        force: Bool? = false,
         progress: (Progress) throws(BlocklistError) -> Void = { _ in }
     ) throws(BlocklistError) -> Generated {
         let (directory, created) = try prepareDirectory(outputDirectory)
@@ -306,10 +306,10 @@ extension ShardSet {
     }
 
     /// Refuses a foreign `manifest.json` always, and a non-empty directory that is not a
-    /// blocklist set unless `force`.
+    /// blocklist set unless `force` (nil: the command has no --force to offer, as `update`).
     ///
     /// - Returns: the sentence `force` earned, if any.
-    static func checkOwnership(_ directory: DirectoryHandle, force: Bool) throws(BlocklistError) -> [String] {
+    static func checkOwnership(_ directory: DirectoryHandle, force: Bool?) throws(BlocklistError) -> [String] {
         var isSet = false
         var foreign: [String] = []
         for name in try directory.entries() {
@@ -330,10 +330,10 @@ extension ShardSet {
         guard !isSet, !foreign.isEmpty else { return [] }
         let shown =
             foreign.prefix(3).joined(separator: ", ") + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
-        guard force else {
+        guard force == true else {
             throw BlocklistError(
                 .invalidInput,
-                "The output directory \(directory.path) is not empty and holds no blocklist set (it has \(shown)); give an empty or new directory, or --force to write beside those files."
+                "The output directory \(directory.path) is not empty and holds no blocklist set (it has \(shown)); give an empty or new directory\(force == nil ? "" : ", or --force to write beside those files")."
             )
         }
         return [

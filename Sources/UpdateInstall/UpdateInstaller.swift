@@ -555,7 +555,7 @@ final class UpdateProducer: ShardProducer {
     /// commit); an UpdateError that stopped a shard is thrown as itself.
     func generate(into appGroup: String, sync: Bool) throws -> ShardSet.Generated {
         do {
-            return try ShardSet.generate(producer: self, into: appGroup, sync: sync)
+            return try ShardSet.generate(producer: self, into: appGroup, sync: sync, force: nil)
         } catch {
             if let failure { throw failure }
             throw error

@@ -38,6 +38,26 @@ import Testing
         try writeBytes([0, 1, 2, 255], to: path + "/sub/photo.bin")
     }
 
+    /// update has no --force: its refusal of a directory of someone else's files offers none.
+    @Test func updateRefusesAForeignDirectoryWithoutOfferingForce() throws {
+        let scratch = try TemporaryDirectory()
+        for arguments in [
+            ["generate", "--output", scratch.file("set")] + Self.small, ["keys", "create", scratch.file("keys")],
+            ["publish", scratch.file("set"), "--key", scratch.file("keys/signing.key"), "--to", scratch.file("pub")],
+        ] {
+            let made = try runBlocklist(arguments)
+            try #require(made.status == 0, "\(arguments): \(made.stderr)")
+        }
+        try FileManager.default.createDirectory(atPath: scratch.file("home"), withIntermediateDirectories: true)
+        try writeBytes(Array("todo\n".utf8), to: scratch.file("home/todo.txt"))
+        let refused = try runBlocklist([
+            "update", "--from", scratch.file("pub"), "--trust", scratch.file("keys/root.json"), "--app-group",
+            scratch.file("home"),
+        ])
+        #expect(refused.status == 1 && refused.stderr.contains("holds no blocklist set"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("--force"), "\(refused.stderr)")
+    }
+
     @Test func aUsersSetUpFolderAndOtherFilesSurviveGenerateWithForce() throws {
         let scratch = try TemporaryDirectory()
         let output = scratch.file("home")
