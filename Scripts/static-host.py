@@ -14,6 +14,7 @@
             holding the connection open (a network that stops moving).
 --no-range  Range is ignored: every GET answers 200 with the whole file.
 --redirect-from  a GET under PREFIX answers 301 to the same path without it.
+--relative-redirects  that 301's Location is a relative reference (../../1/shard.blk), as RFC 9110 allows.
 --junk-bundle  `GET /v1/update` answers 200 with a bundle of this many bytes whose one file,
             timestamp.json, is random bytes (a hostile host filling a phone's memory).
 
@@ -36,6 +37,7 @@ parser.add_argument("--cut-after", type=int, default=-1)
 parser.add_argument("--stall-after", type=int, default=-1)
 parser.add_argument("--no-range", action="store_true")
 parser.add_argument("--redirect-from", default="")
+parser.add_argument("--relative-redirects", action="store_true")
 parser.add_argument("--junk-bundle", type=int, default=0)
 options = parser.parse_args()
 root = os.path.realpath(options.root)
@@ -90,6 +92,8 @@ def serve(conn):
                 fields[name.strip().lower().decode()] = value.strip().decode()
         if options.redirect_from and path.startswith(options.redirect_from):
             location = path[len(options.redirect_from) - 1:]
+            if options.relative_redirects:
+                location = "../" * (len(path.split("/")) - 2) + location.lstrip("/")
             answer(conn, 301, "Moved Permanently", [("Location", location)], b"moved\n")
             log("%s %s -> 301" % (method.decode(), path))
             return

@@ -126,11 +126,11 @@ package struct WebURL: Sendable, Equatable {
 
     // MARK: - Character classes (RFC 3986)
 
-    static func isSchemeStart(_ byte: UInt8) -> Bool {
+    package static func isSchemeStart(_ byte: UInt8) -> Bool {
         byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")
     }
 
-    static func isSchemeByte(_ byte: UInt8) -> Bool {
+    package static func isSchemeByte(_ byte: UInt8) -> Bool {
         isSchemeStart(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
             || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
     }

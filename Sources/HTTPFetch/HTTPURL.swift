@@ -85,4 +85,58 @@ package struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         let directory = String(target[target.startIndex..<slash])
         return HTTPURL(host: host, port: port, target: (directory.isEmpty ? "/" : directory) + relative)
     }
+
+    /// The URL a `Location` header's `reference` names, resolved against this one as RFC 3986
+    /// (section 5.2) resolves a reference: absolute (`http://…`), scheme-relative (`//host/…`),
+    /// an absolute path (`/…`), a query (`?…`) or a relative path (`x.blk`, `../pub/`), with its
+    /// `.` and `..` segments removed; a fragment is dropped. RFC 9110 allows each in `Location`.
+    ///
+    /// - Throws: `HTTPFetchError` `.badURL` when the result is not a URL this client fetches.
+    package func resolving(_ reference: String) throws(HTTPFetchError) -> HTTPURL {
+        let text = String(reference.prefix { $0 != "#" })
+        let bytes = Array(text.utf8)
+        let colon = bytes.firstIndex(of: UInt8(ascii: ":"))
+        let beforeSlash = bytes.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.count
+        if let colon, colon < beforeSlash, colon > 0,
+            bytes[..<colon].allSatisfy({ WebURL.isSchemeByte($0) }), WebURL.isSchemeStart(bytes[0])
+        {
+            return try HTTPURL(text)
+        }
+        if text.hasPrefix("//") { return try HTTPURL("http:" + text) }
+        let path = String(target.prefix { $0 != "?" })
+        let merged: String
+        if text.isEmpty {
+            merged = target
+        } else if text.hasPrefix("/") {
+            merged = Self.removingDotSegments(text)
+        } else if text.hasPrefix("?") {
+            merged = path + text
+        } else {
+            let directory = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[...$0]) } ?? "/"
+            merged = Self.removingDotSegments(directory + text)
+        }
+        return try HTTPURL("http://" + hostHeader + merged)
+    }
+
+    /// `target` (a path, and a query kept as it is) without its `.` and `..` segments (RFC 3986,
+    /// section 5.2.4).
+    static func removingDotSegments(_ target: String) -> String {
+        let query = target.firstIndex(of: "?").map { String(target[$0...]) } ?? ""
+        let path = String(target.prefix { $0 != "?" })
+        var output: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (offset, segment) in segments.enumerated() {
+            let last = offset == segments.count - 1
+            switch segment {
+            case ".":
+                if last { output.append("") }
+            case "..":
+                if !output.isEmpty { output.removeLast() }
+                if last { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        return "/" + output.joined(separator: "/") + query
+    }
 }

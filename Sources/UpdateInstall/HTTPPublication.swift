@@ -257,7 +257,7 @@ package final class HTTPPublication: PublicationReader {
     package static let maximumRedirects = 5
 
     /// One GET through HTTPFetch, following up to `maximumRedirects` redirects (301, 302, 303,
-    /// 307, 308 with a `Location`, absolute `http://` or a path on the same host), as a CDN or a
+    /// 307, 308 with a `Location`, absolute or relative as RFC 9110 allows), as a CDN or a
     /// bucket's website endpoint sends them: everything read is checked against the signed
     /// metadata, wherever it came from. `onHead` and `body` see only the final response;
     /// `restart` is called before each redirect is followed. `isCancelled` is asked besides
@@ -289,10 +289,7 @@ package final class HTTPPublication: PublicationReader {
             )
             guard redirect, let location = head.value(of: "Location") else { return head }
             restart()
-            url =
-                location.hasPrefix("/")
-                ? try HTTPURL("http://" + url.hostHeader + location)
-                : try HTTPURL(location)
+            url = try url.resolving(location)
         }
         throw HTTPFetchError(.status, "\(first) redirected more than \(Self.maximumRedirects) times.")
     }

@@ -150,12 +150,17 @@ import Testing
         #expect(outcome.generation == 1 && outcome.totalEntries == Int64(PublicationTests.expand(shard).count))
     }
 
-    /// A host that moved answers 301 for every file: the update follows (within five
-    /// redirects), and installs what the signed metadata names.
-    @Test func redirectsAreFollowed() throws {
+    /// A host that moved answers 301 for every file, with an absolute path or a relative
+    /// reference: the update follows (within five redirects), and installs what the signed
+    /// metadata names.
+    @Test(arguments: [false, true]) func redirectsAreFollowed(relative: Bool) throws {
         let fixture = try Fixture()
         try fixture.publish([PublicationTests.random(3_000, seed: 8)])
-        let host = try Host(fixture.publication, ["--redirect-from", "/old/"])
+        // Relative: `Location: ../../1/shard-01.blk`, resolved against the request's URL.
+        let host = try Host(
+            fixture.publication,
+            ["--redirect-from", "/old/"] + (relative ? ["--relative-redirects"] : [])
+        )
         let outcome = try UpdateInstaller.update(
             from: try HTTPPublication(host.url + "old/"),
             trust: try fixture.trust,
