@@ -43,12 +43,17 @@ struct DownloadCache {
         if try FileSystem.kind(appGroup) == .missing { _ = try FileSystem.makeDirectory(appGroup) }
         let group = try DirectoryHandle(path: appGroup)
         let name = OutputDirectory.downloadsName
+        // A run killed (or out of disk) between making the cache and writing its marker left
+        // it empty, or with a marker cut short: made by blocklist, so made again.
+        if try group.kind(of: name) == .directory, try !OutputDirectory.isDownloadCache(name, in: group) {
+            Self.removeIfCutShort(group.path(of: name), expected: OutputDirectory.downloadsMarkerContent, age: 0)
+        }
         if try group.kind(of: name) == .missing {
             try group.makeDirectory(name)
             try FileSystem.writeNewFile(
                 group.path(of: name) + "/" + OutputDirectory.downloadsMarkerName,
                 OutputDirectory.downloadsMarkerContent,
-                sync: false
+                sync: true
             )
         }
         guard try OutputDirectory.isDownloadCache(name, in: group) else {
@@ -93,6 +98,18 @@ struct DownloadCache {
         }
     }
 
+    /// Empties the App Group's cache, when it has one that is blocklist's, after an install
+    /// that did not go through it (an update file, or a publication in a directory): what an
+    /// earlier interrupted run left is of no use once the set is newer. Best effort.
+    static func emptyIfPresent(in appGroup: String) {
+        guard let group = try? DirectoryHandle(path: appGroup),
+            (try? group.kind(of: OutputDirectory.downloadsName)) == .directory,
+            (try? OutputDirectory.isDownloadCache(OutputDirectory.downloadsName, in: group)) == true,
+            let directory = try? group.openDirectory(OutputDirectory.downloadsName)
+        else { return }
+        try? DownloadCache(directory: directory, isTemporary: false).prune(keeping: [])
+    }
+
     static let temporaryPrefix = "blocklist-update"
 
     /// Removes a temporary cache: its files of the cache's names, its marker, the directory.
@@ -118,7 +135,13 @@ struct DownloadCache {
     ) {
         guard let names = try? FileSystem.list(parent) else { return }
         for name in names where name.hasPrefix(temporaryPrefix + "-") {
-            removeIfCutShort(parent + "/" + name)
+            // What a whole marker's writer may have written so far, with any pid.
+            removeIfCutShort(
+                parent + "/" + name,
+                expected: OutputDirectory.downloadsMarkerContent + Array("pid ".utf8),
+                age: 60,
+                digitsAfter: true
+            )
             guard let child = try? DirectoryHandle(path: parent + "/" + name, followingSymlinks: false),
                 let marker = try? child.readFile(OutputDirectory.downloadsMarkerName, limit: 64),
                 marker.starts(with: OutputDirectory.downloadsMarkerContent),
@@ -133,13 +156,14 @@ struct DownloadCache {
         }
     }
 
-    /// Removes `path` if it is a temporary cache whose run was killed before its marker was
-    /// whole: empty, or holding only the marker with a proper beginning of its content (the
-    /// marker's own text, "pid " and digits), and unchanged for a minute.
-    private static func removeIfCutShort(_ path: String) {
+    /// Removes `path` if it is a cache whose run was killed before its marker was whole: empty,
+    /// or holding only the marker with a proper beginning of `expected` (for a temporary cache,
+    /// with `digitsAfter`, the marker's text, "pid " and digits), and unchanged for `age`
+    /// seconds (an update starting now may be about to write its marker).
+    private static func removeIfCutShort(_ path: String, expected: [UInt8], age: Int, digitsAfter: Bool = false) {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-            Int(time(nil)) - Int(info.st_mtim.tv_sec) >= 60,
+            Int(time(nil)) - Int(info.st_mtim.tv_sec) >= age,
             let child = try? DirectoryHandle(path: path, followingSymlinks: false),
             let entries = try? child.entries()
         else { return }
@@ -148,12 +172,10 @@ struct DownloadCache {
             guard (try? child.kind(of: marker)) == .file,
                 let bytes = try? child.readFile(marker, limit: 64)
             else { return }
-            // What a whole marker's writer may have written so far, with any pid.
-            let expected = OutputDirectory.downloadsMarkerContent + Array("pid ".utf8)
             let written = bytes.prefix(expected.count)
-            // A whole marker ends in a newline after the digits; it is the pid check's to judge.
-            guard expected.starts(with: written),
-                bytes.dropFirst(expected.count).allSatisfy({ (48...57).contains($0) })
+            // A whole temporary marker ends in a newline after the digits: the pid check's.
+            guard expected.starts(with: written), written.count < expected.count || digitsAfter,
+                bytes.dropFirst(expected.count).allSatisfy({ digitsAfter && (48...57).contains($0) })
             else { return }
             try? child.removeRegularFile(marker)
         } else if !entries.isEmpty {

@@ -159,7 +159,12 @@ package final class HTTPPublication: PublicationReader {
         if let range = bundled[file.path] {
             let bytes = Array(bundle[range])
             try file.check(bytes, what: "\(base)\(file.path) (in the bundle)")
-            try FileSystem.writeNewFile(destination, bytes, sync: false)
+            // Written aside and renamed over the destination: a kill or a full disk leaves a
+            // part, never a short file under the digest's name.
+            let part = destination + ".\(getpid()).part"
+            try? FileSystem.removeFile(part)
+            try FileSystem.writeNewFile(part, bytes, sync: false)
+            try FileSystem.rename(part, to: destination)
             return
         }
         do {

@@ -151,6 +151,7 @@ package enum UpdateInstaller {
             do {
                 var outcome = try apply(update, appGroup: appGroup, now: now, isCancelled: isCancelled, sync: sync)
                 outcome.bytesDownloaded = reader.bytesOnTheWire ?? bytes
+                DownloadCache.emptyIfPresent(in: appGroup)
                 return outcome
             } catch  where !isCancelled() {
                 refusal = "\(error)"
@@ -291,6 +292,7 @@ package enum UpdateInstaller {
         }
         let (generated, producer, deltaCount) = installation
         try? cache.prune(keeping: [])
+        if cache.isTemporary { DownloadCache.emptyIfPresent(in: appGroup) }
         let changedCount = plan.steps.filter { if case .keep = $0 { false } else { true } }.count
         return Outcome(
             fromGeneration: installed.publication.generation,

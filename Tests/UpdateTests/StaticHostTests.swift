@@ -1,5 +1,6 @@
 import Foundation
 import HTTPFetch
+import SetStorage
 import TestSupport
 import Testing
 
@@ -109,6 +110,62 @@ import Testing
         // Nothing is left in the download cache once installed.
         let cache = fixture.appGroup + "/.blocklist-downloads"
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache) == [".blocklist-downloads-marker"])
+    }
+
+    /// A phone killed, or out of disk, on its first update (issue 46): the download cache left
+    /// empty, with its marker cut short, or with a cached file cut short under its digest's
+    /// name; the next update repairs what it made, and installs.
+    @Test(arguments: ["empty", "short marker", "short file"]) func aCacheCutShortIsMadeAgain(state: String) throws {
+        let fixture = try Fixture()
+        let shard = PublicationTests.random(20_000, seed: 46)
+        try fixture.publish([shard])
+        let cache = fixture.appGroup + "/.blocklist-downloads"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        switch state {
+        case "short marker":
+            try writeBytes(
+                Array(OutputDirectory.downloadsMarkerContent.prefix(5)),
+                to: cache + "/.blocklist-downloads-marker"
+            )
+        case "short file":
+            try writeBytes(OutputDirectory.downloadsMarkerContent, to: cache + "/.blocklist-downloads-marker")
+            let sum = try runProcess("/usr/bin/sha256sum", [fixture.publication + "/1/shard-01.blk"])
+            let digest = String(String(decoding: sum.stdout, as: UTF8.self).prefix(64))
+            try writeBytes([1, 2, 3], to: cache + "/" + digest)
+        default:
+            break
+        }
+        let host = try Host(fixture.publication, [])
+        #expect(try Self.update(fixture, from: host).generation == 1, "\(state)")
+        #expect(try fixture.installedNumbers() == [PublicationTests.expand(shard)])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache) == [".blocklist-downloads-marker"])
+    }
+
+    /// An install that does not go through the download cache (from a directory) empties it
+    /// all the same: an earlier interrupted run's part is of no use once the set is newer.
+    @Test func anInstallFromADirectoryEmptiesTheCache() throws {
+        let fixture = try Fixture()
+        try fixture.publish([PublicationTests.random(5_000, seed: 47)])
+        let cache = fixture.appGroup + "/.blocklist-downloads"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        try writeBytes(OutputDirectory.downloadsMarkerContent, to: cache + "/.blocklist-downloads-marker")
+        let stale = String(repeating: "ab", count: 32) + ".part"
+        try writeBytes([1, 2, 3], to: cache + "/" + stale)
+        try writeBytes([4], to: cache + "/notes.txt")
+        let outcome = try UpdateInstaller.update(
+            from: DirectoryPublication(directory: fixture.publication),
+            trust: try fixture.trust,
+            appGroup: fixture.appGroup,
+            now: PublicationTests.now,
+            sync: false
+        )
+        #expect(outcome.generation == 1)
+        // The part goes; a file of another name, not the cache's, stays.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: cache).sorted() == [
+                ".blocklist-downloads-marker", "notes.txt",
+            ]
+        )
     }
 
     /// A network that stops moving stops the update after the stall timeout (not a whole-update
