@@ -186,13 +186,15 @@ package enum Publisher {
                 snapshot: previous,
                 from: Array(existing.filter { $0 < previous.generation }.suffix(keep)),
                 signingKey: signingKey,
-                expires: now + timestampLifetime
+                expires: min(now + timestampLifetime, previous.expires)
             )
+            // A timestamp never outlives the snapshot it names: phones refuse that snapshot once
+            // it expires, whatever the timestamp says.
             try writeTimestamp(
                 directory,
                 generation: previous.generation,
                 signingKey: signingKey,
-                expires: now + timestampLifetime
+                expires: min(now + timestampLifetime, previous.expires)
             )
             return Outcome(
                 generation: previous.generation,
@@ -330,9 +332,14 @@ package enum Publisher {
             snapshot: snapshot,
             from: Array(existing.suffix(keep)),
             signingKey: signingKey,
-            expires: now + timestampLifetime
+            expires: min(now + timestampLifetime, snapshot.expires)
         )
-        try writeTimestamp(directory, generation: generation, signingKey: signingKey, expires: now + timestampLifetime)
+        try writeTimestamp(
+            directory,
+            generation: generation,
+            signingKey: signingKey,
+            expires: min(now + timestampLifetime, snapshot.expires)
+        )
         if let generationRecord { try writeGenerationRecord(generationRecord, generation) }
 
         // Generations past `keep` are no longer a base for deltas: remove them (only what we

@@ -115,6 +115,11 @@ struct Publish: ParsableCommand {
         try keep.check("--keep", 0...1_000)
         try timestampLifetime.check("--timestamp-lifetime", 60...31_536_000, unit: " seconds")
         try snapshotLifetime.check("--snapshot-lifetime", 120...31_536_000, unit: " seconds")
+        guard timestampLifetime.value <= snapshotLifetime.value else {
+            throw ValidationError(
+                "--timestamp-lifetime \(Figures.grouped(timestampLifetime.value)) is longer than --snapshot-lifetime \(Figures.grouped(snapshotLifetime.value)): a timestamp cannot outlive the snapshot it names, which phones refuse once it expires."
+            )
+        }
     }
 
     func run() throws {

@@ -145,6 +145,46 @@ import Testing
         #expect(try fixture.update().upToDate)
     }
 
+    /// A timestamp never outlives the snapshot it names (issue 46): re-signed when the snapshot
+    /// has less time left than --timestamp-lifetime, it expires with the snapshot, not after it;
+    /// and publish refuses a timestamp lifetime longer than the snapshot's.
+    @Test func aTimestampNeverOutlivesItsSnapshot() throws {
+        let fixture = try Fixture()
+        let shard = PublicationTests.random(2_000, seed: 46)
+        try PublicationTests.writeSet([shard], in: fixture.set)
+        func publish(at now: Int64) throws {
+            try Publisher.publish(
+                setDirectory: fixture.set,
+                signingKey: try KeyFiles.signingKey(at: fixture.keys + "/signing.key"),
+                root: try readBytes(fixture.keys + "/root.json"),
+                to: fixture.publication,
+                keep: 3,
+                now: now,
+                timestampLifetime: 20 * 86_400,
+                snapshotLifetime: 30 * 86_400
+            )
+        }
+        try publish(at: Self.now)
+        // 14 days on, the snapshot has 16 days left: more than half, so it stays, and the
+        // re-signed timestamp stops where the snapshot does.
+        try publish(at: Self.now + 14 * 86_400)
+        let root = try Root.trusted(try readBytes(fixture.keys + "/root.json"), what: "root.json")
+        let timestamp = try Timestamp(
+            payload: try SignedDocument(
+                parsing: try readBytes(fixture.publication + "/timestamp.json"),
+                what: "timestamp.json"
+            ).verifiedPayload(trusting: root, what: "timestamp.json"),
+            what: "timestamp.json"
+        )
+        #expect(timestamp.generation == 1)
+        #expect(timestamp.expires == Self.now + 30 * 86_400, "\(timestamp.expires - Self.now)")
+        let refused = try runBlocklist([
+            "publish", fixture.set, "--key", fixture.keys + "/signing.key", "--to", fixture.publication,
+            "--timestamp-lifetime", "2592001",
+        ])
+        #expect(refused.status == 64 && refused.stderr.contains("cannot outlive the snapshot"), "\(refused.stderr)")
+    }
+
     @Test func roundTripInstallsThenAppliesDeltas() throws {
         let fixture = try Fixture()
         var shards = [Self.random(20_000, seed: 1), Self.random(20_000, seed: 2), Self.random(500, seed: 3)]
