@@ -873,7 +873,14 @@ package enum Publisher {
             if isMarked(directory, name) {
                 try removeGeneration(directory, name)
             } else if try directory.kind(of: name) == .directory {
-                // Killed between its mkdir and its marker: rmdir takes only an empty directory.
+                // Killed between its mkdir and its marker, or while it wrote the marker (cut
+                // short, and nothing else there): rmdir takes only an empty directory.
+                if let child = try? directory.openDirectory(name), (try? child.entries()) == [markerName],
+                    (try? child.kind(of: markerName)) == .file,
+                    let bytes = try? child.readFile(markerName, limit: 64), markerContent.starts(with: bytes)
+                {
+                    try? child.removeRegularFile(markerName)
+                }
                 try? directory.removeEmptyDirectory(name)
             }
         }
@@ -886,19 +893,32 @@ package enum Publisher {
     }
 
     /// Removes a generation directory: only the files publish writes in one, then the directory.
+    ///
+    /// A committed generation (`N`) is marked as publish's own and renamed aside to
+    /// `.staging-N` first: a reader (a host's sync, `blocklist diff`) sees it whole or not at
+    /// all, and a kill leaves a marked directory the next publish removes. The marker goes last,
+    /// so that a kill at any file leaves it while anything else is there.
     static func removeGeneration(_ directory: DirectoryHandle, _ name: String) throws {
+        var name = name
+        if UInt64(name) != nil {
+            let committed = try directory.openDirectory(name)
+            if try committed.kind(of: markerName) == .missing {
+                try FileSystem.writeNewFile(committed.path(of: markerName), markerContent, sync: true)
+            }
+            try directory.rename(name, to: ".staging-" + name)
+            name = ".staging-" + name
+        }
         let generation = try directory.openDirectory(name)
         for entry in try generation.entries() {
             if entry.hasPrefix("from-"), try generation.kind(of: entry) == .directory {
                 let deltas = try generation.openDirectory(entry)
                 for file in try deltas.entries() where file.hasSuffix(".delta") { try deltas.removeRegularFile(file) }
                 try generation.removeEmptyDirectory(entry)
-            } else if entry == "snapshot.json" || entry == markerName
-                || (entry.hasPrefix("shard-") && entry.hasSuffix(".blk"))
-            {
+            } else if entry == "snapshot.json" || (entry.hasPrefix("shard-") && entry.hasSuffix(".blk")) {
                 try generation.removeRegularFile(entry)
             }
         }
+        if try generation.kind(of: markerName) == .file { try generation.removeRegularFile(markerName) }
         try directory.removeEmptyDirectory(name)
     }
 

@@ -350,9 +350,13 @@ import Testing
         try writeBytes([1], to: unmarked + "/notes.txt")
         try writeBytes([9], to: publication + "/.publish-tmp/timestamp.json.tmp")
         try writeBytes([9], to: publication + "/.publish-tmp/keep-me")
+        // A publish killed while it wrote its marker (issue 46): the marker cut short, nothing else.
+        let cut = publication + "/.staging-2"
+        try FileManager.default.createDirectory(atPath: cut, withIntermediateDirectories: true)
+        try writeBytes(Array(Publisher.markerContent.prefix(4)), to: cut + "/" + Publisher.markerName)
         let outcome = try Self.publish(fixture, [PublicationTests.random(1_100, seed: 1)], keep: 0)
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: publication))
-        #expect(!names.contains(".staging-7"))
+        #expect(!names.contains(".staging-7") && !names.contains(".staging-2"))
         #expect(FileManager.default.fileExists(atPath: unmarked + "/notes.txt"))
         #expect(FileManager.default.fileExists(atPath: publication + "/.publish-tmp/keep-me"))
         #expect(!FileManager.default.fileExists(atPath: publication + "/.publish-tmp/timestamp.json.tmp"))
@@ -361,6 +365,10 @@ import Testing
         #expect(names.contains("1") && names.contains("2"))
         let third = try Self.publish(fixture, [PublicationTests.random(1_200, seed: 1)], keep: 0)
         #expect(third.removedGenerations == [1])
+        // A generation is removed by way of a marked `.staging-N`: nothing of it is left, and
+        // nothing of it was ever visible half removed under its own name.
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: publication))
+        #expect(!after.contains("1") && !after.contains(".staging-1"), "\(after)")
     }
 
     /// An update's downloads of a killed run in $TMPDIR go at the next run; a directory without
