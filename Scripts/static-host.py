@@ -15,6 +15,8 @@
 --no-range  Range is ignored: every GET answers 200 with the whole file.
 --redirect-from  a GET under PREFIX answers 301 to the same path without it.
 --relative-redirects  that 301's Location is a relative reference (../../1/shard.blk), as RFC 9110 allows.
+--bundle-fault  `GET /v1/update` misbehaves: cut (a body cut short), loop (a redirect to itself),
+               garbage (bytes that are not HTTP).
 --junk-bundle  `GET /v1/update` answers 200 with a bundle of this many bytes whose one file,
             timestamp.json, is random bytes (a hostile host filling a phone's memory).
 
@@ -39,6 +41,7 @@ parser.add_argument("--no-range", action="store_true")
 parser.add_argument("--redirect-from", default="")
 parser.add_argument("--relative-redirects", action="store_true")
 parser.add_argument("--junk-bundle", type=int, default=0)
+parser.add_argument("--bundle-fault", default="", choices=["", "cut", "loop", "garbage"])
 options = parser.parse_args()
 root = os.path.realpath(options.root)
 cut = set()
@@ -96,6 +99,17 @@ def serve(conn):
                 location = "../" * (len(path.split("/")) - 2) + location.lstrip("/")
             answer(conn, 301, "Moved Permanently", [("Location", location)], b"moved\n")
             log("%s %s -> 301" % (method.decode(), path))
+            return
+        if options.bundle_fault and path == "/v1/update":
+            # The optional route misbehaving: a body cut short, a redirect to itself, or bytes
+            # that are not HTTP.
+            log("%s %s -> bundle fault %s" % (method.decode(), path, options.bundle_fault))
+            if options.bundle_fault == "cut":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nConnection: close\r\n\r\nBLKBNDL1")
+            elif options.bundle_fault == "loop":
+                answer(conn, 302, "Found", [("Location", "/v1/update?from=0")], b"")
+            else:
+                conn.sendall(b"\x00\x01 not http at all\r\n\r\n")
             return
         if options.junk_bundle and path == "/v1/update":
             name = b"timestamp.json"

@@ -93,7 +93,10 @@ package final class HTTPPublication: PublicationReader {
                 },
                 body: { bytes.append(contentsOf: $0) }
             )
-        } catch let error as HTTPFetchError where error.code == .tooLarge {
+        } catch let error as HTTPFetchError where ![.cancelled, .connect, .badURL].contains(error.code) {
+            // The route is optional: a bundle too large, cut short, looping, stalled or not HTTP
+            // at all is no bundle, and the files are fetched one by one (a host that cannot be
+            // reached fails there, with its own sentence).
             return
         }
         bytesReceived += Int64(bytes.count)

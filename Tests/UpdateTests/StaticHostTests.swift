@@ -168,6 +168,18 @@ import Testing
         )
     }
 
+    /// The optional `/v1/update` route misbehaving (issue 46) does not stop an update whose
+    /// files are all served: it is no bundle, and the files come one by one.
+    @Test(arguments: ["cut", "loop", "garbage"]) func aMisbehavingBundleRouteIsPassedOver(fault: String) throws {
+        let fixture = try Fixture()
+        let shard = PublicationTests.random(5_000, seed: 48)
+        try fixture.publish([shard])
+        let host = try Host(fixture.publication, ["--bundle-fault", fault])
+        #expect(try Self.update(fixture, from: host).generation == 1, "\(fault)")
+        #expect(try fixture.installedNumbers() == [PublicationTests.expand(shard)])
+        #expect(host.requests().contains { $0.contains("bundle fault") }, "\(fault)")
+    }
+
     /// A network that stops moving stops the update after the stall timeout (not a whole-update
     /// deadline), keeping what arrived; a host that ignores Range then sends it all again.
     @Test func aStalledDownloadStopsAndAHostIgnoringRangeStartsOver() throws {
