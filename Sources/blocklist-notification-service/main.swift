@@ -105,6 +105,9 @@ final class Work: Sendable {
 
 let work = Work()
 let started = monotonicMilliseconds()
+/// The installed generation before the push, to tell whether a run cut short by the deadline
+/// changed the App Group all the same (its commit is a rename, done or not).
+let generationBefore = (try? UpdateInstaller.installed(in: appGroup))?.publication.generation
 let now = Int64(time(nil))
 let body: @Sendable () -> Void = {
     do {
@@ -180,7 +183,12 @@ if let delivery = work.delivery {
 } else if timedOut {
     report["notification"] = NotificationService.bestAttempt(payload)
     report["result"] = .string("expired")
-    report["message"] = .string("the deadline of \(deadlineSeconds) s passed; the App Group is unchanged")
+    let generationNow = (try? UpdateInstaller.installed(in: appGroup))?.publication.generation
+    report["message"] = .string(
+        generationNow == generationBefore
+            ? "the deadline of \(deadlineSeconds) s passed; the App Group is unchanged"
+            : "the deadline of \(deadlineSeconds) s passed as the update was committed; the App Group holds generation \(generationNow.map(String.init) ?? "none")"
+    )
 } else {
     fputs("Error: \(work.error ?? "the update failed")\n", stderr)
     report["notification"] = NotificationService.bestAttempt(payload)
