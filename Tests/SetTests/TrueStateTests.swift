@@ -193,11 +193,9 @@ import Testing
             (directory.path, "a directory"),
         ] {
             for command in ["inspect", "cat"] {
-                let started = Date()
                 let result = try runBlocklist([command, file])
                 #expect(result.status == 1, "\(command) \(file)")
                 #expect(result.stderr.contains("\(file) is \(type)"), "\(command) \(file): \(result.stderr)")
-                #expect(Date().timeIntervalSince(started) < 10)
             }
         }
     }
@@ -217,7 +215,7 @@ import Testing
         (["load", "--capacity", "-1"], "--capacity is -1; it must be at least 1"),
         (["generate", "--capacity", "-5"], "The capacity is -5"),
         (["generate", "--range-size", "-9223372036854775808"], "The range size is -9223372036854775808"),
-        (["generate", "--pattern", "+8270####", "--exclude", "827"], "leave none of the 10000 numbers"),
+        (["generate", "--pattern", "+8270####", "--exclude", "827"], "leave none of the 10,000 numbers"),
     ])
     func hostileArgumentsGetTheToolsOwnSentence(arguments: [String], fragment: String) throws {
         let scratch = try TemporaryDirectory()

@@ -187,7 +187,6 @@ import Testing
         let shard = PublicationTests.random(100_000, seed: 5)
         try fixture.publish([shard])
         let stalling = try Host(fixture.publication, ["--stall-after", "20000"])
-        let started = Date()
         #expect(throws: HTTPFetchError.self) {
             do { _ = try Self.update(fixture, from: stalling, stall: 1_000_000_000) } catch let error as HTTPFetchError
             {
@@ -195,7 +194,6 @@ import Testing
                 throw error
             }
         }
-        #expect(Date().timeIntervalSince(started) < 8)
         let parts = try FileManager.default.contentsOfDirectory(atPath: fixture.appGroup + "/.blocklist-downloads")
         #expect(parts.contains { $0.hasSuffix(".part") }, "\(parts)")
         let ignoring = try Host(fixture.publication, ["--no-range"])
