@@ -169,7 +169,7 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let text = Array(repeatElement(rest, count: 1 + Int(rest.last ?? 0) % 24).joined())
         write(text)
         let read = lines()
-        let other = text.prefix(6).withUnsafeBytes { InputLines.unreadableFormat($0, name: "fuzz") } != nil
+        let other = text.prefix(6).withUnsafeBytes { TextFormat.unreadable($0, name: "fuzz") } != nil
         if other {
             precondition(read == nil, "a list in another format was read as lines")
         } else if !(text.count >= 2 && text[0] == 0x1F && text[1] == 0x8B) {
@@ -183,7 +183,7 @@ public func test(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         // What gzip holds is told as a file is: the first member with bytes gives the head.
         let bounds = [0] + cuts.map { min($0, text.count) }.sorted() + [text.count]
         let first = zip(bounds, bounds.dropFirst()).first { $0.0 < $0.1 }.map { text[$0.0..<$0.1] } ?? []
-        let inner = first.prefix(6).withUnsafeBytes { InputLines.unreadableFormat($0, name: "fuzz") } != nil
+        let inner = first.prefix(6).withUnsafeBytes { TextFormat.unreadable($0, name: "fuzz") } != nil
         if inner {
             precondition(lines() == nil, "a gzipped list in another format was read as lines")
         } else {
