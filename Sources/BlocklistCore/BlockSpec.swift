@@ -6,33 +6,33 @@
 /// digits, so extension `i` gets range `i` as in the seed app. With several patterns the ranks of
 /// each pattern follow those of the numerically lower patterns.
 
-@usableFromInline package struct BlockSpec: Hashable, Sendable {
+public struct BlockSpec: Hashable, Sendable {
     /// Every Korean 070 internet-phone number.
-    package static let defaultPatterns = ["+8270########"]
+    public static let defaultPatterns = ["+8270########"]
     /// The seed app skips any number whose digits contain "000".
-    package static let defaultExclusions = ["000"]
+    public static let defaultExclusions = ["000"]
     /// Candidates per shard: 50 shards for the default pattern.
-    package static let defaultRangeSize: Int64 = 2_000_000
+    public static let defaultRangeSize: Int64 = 2_000_000
     /// Devices accept 1,999,999 entries per extension and refuse 2,000,000.
-    @usableFromInline package static let defaultCapacity: Int64 = 1_999_999
+    public static let defaultCapacity: Int64 = 1_999_999
     /// More shards than this is refused before any work: no app ships that many extensions.
-    package static let maximumShardCount = 10_000
+    public static let maximumShardCount = 10_000
     /// The most entries a shard can hold: the format counts runs in 32 bits, and runs ≤ entries.
-    package static let maximumCapacity = Int64(UInt32.max)
+    public static let maximumCapacity = Int64(UInt32.max)
     /// The longest exclusion accepted.
-    package static let maximumExclusionLength = BlockPattern.maximumDigits
+    public static let maximumExclusionLength = BlockPattern.maximumDigits
 
     /// The patterns, sorted by the numbers they spell.
-    package let patterns: [BlockPattern]
+    public let patterns: [BlockPattern]
     /// Digit strings; a number whose digits contain any of them is not blocked.
-    package let exclusions: [String]
+    public let exclusions: [String]
     /// Candidates per shard.
-    package let rangeSize: Int64
+    public let rangeSize: Int64
     /// The most entries one shard may hold.
-    package let capacity: Int64
+    public let capacity: Int64
 
     /// The default spec: every +82 70 number without "000" in its digits, 50 shards.
-    package static var `default`: BlockSpec {
+    public static var `default`: BlockSpec {
         try! BlockSpec(patterns: defaultPatterns, exclusions: defaultExclusions)
     }
 
@@ -45,7 +45,7 @@
     ///   - capacity: the most entries per shard, at least 1. Default: 1,999,999.
     /// - Throws: `BlocklistError` with `.invalidSpec` or `.limitExceeded`, one sentence naming the
     ///   offending value.
-    package init(
+    public init(
         patterns: [String],
         exclusions: [String] = [],
         rangeSize: Int64 = BlockSpec.defaultRangeSize,
@@ -61,7 +61,7 @@
     /// are kept without a copy, so the spec shares the caller's array.
     ///
     /// - Throws: `BlocklistError` as `init(patterns:exclusions:rangeSize:capacity:)` for texts.
-    package init(
+    public init(
         patterns: [BlockPattern],
         exclusions: [String] = [],
         rangeSize: Int64 = BlockSpec.defaultRangeSize,
@@ -148,7 +148,7 @@
     /// Sentences about a spec that is valid but probably not what was meant: an exclusion longer
     /// than every pattern, which can never match. (A spec whose exclusions leave nothing is
     /// refused by `ShardPlan`.)
-    package var warnings: [String] {
+    public var warnings: [String] {
         let longest = patterns.lazy.map(\.length).max() ?? 0
         return exclusions.filter { $0.utf8.count > longest }.map {
             "exclusion \($0) has \($0.utf8.count) digits, more than the \(longest) of the longest pattern, so it excludes nothing."
@@ -156,13 +156,13 @@
     }
 
     /// How many numbers the patterns spell before exclusions.
-    package var candidateCount: Int64 { patterns.reduce(0) { $0 + $1.candidateCount } }
+    public var candidateCount: Int64 { patterns.reduce(0) { $0 + $1.candidateCount } }
 
     /// How many shards the spec makes.
-    package var shardCount: Int { Int((candidateCount - 1) / rangeSize + 1) }
+    public var shardCount: Int { Int((candidateCount - 1) / rangeSize + 1) }
 
     /// The candidate ranks shard `index` (from 1) covers.
-    package func rankRange(ofShard index: Int) -> Range<Int64> {
+    public func rankRange(ofShard index: Int) -> Range<Int64> {
         precondition(index >= 1 && index <= shardCount, "shard \(index) is outside 1...\(shardCount)")
         let lower = Int64(index - 1) * rangeSize
         return lower..<min(lower + rangeSize, candidateCount)

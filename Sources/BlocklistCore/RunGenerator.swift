@@ -9,7 +9,7 @@
 /// A generator is single-pass: iterating it consumes it.
 ///
 /// - Complexity: O(runs × digits × 10) steps; memory is fixed.
-package final class RunGenerator: IteratorProtocol, Sequence {
+public final class RunGenerator: IteratorProtocol, Sequence {
     struct Frame {
         var position: Int
         var state: Int
@@ -56,7 +56,7 @@ package final class RunGenerator: IteratorProtocol, Sequence {
     deinit { frames.deallocate() }
 
     /// The next maximal run, or `nil` when the range is exhausted.
-    package func next() -> NumberRun? {
+    public func next() -> NumberRun? {
         while let run = nextPiece() {
             guard var merged = pending else {
                 pending = run
@@ -76,7 +76,7 @@ package final class RunGenerator: IteratorProtocol, Sequence {
 
     /// Leaves out the numbers below `number`: the next run starts at `number` or later. The walk
     /// jumps there (a few steps per digit) instead of visiting what lies between.
-    package func skip(below number: Int64) {
+    public func skip(below number: Int64) {
         guard number > skipBelow else { return }
         skipBelow = number
         if let run = pending, run.last >= number {

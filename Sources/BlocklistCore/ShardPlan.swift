@@ -3,28 +3,28 @@
 /// Shard `i` (from 1) covers candidate ranks `[(i-1)·rangeSize, i·rangeSize)`. Planning refuses a
 /// spec whose shard would hold more than `capacity` entries, naming the shard and its count, so a
 /// bad spec is stopped before any file is touched.
-package struct ShardPlan: Sendable {
+public struct ShardPlan: Sendable {
     /// One planned shard.
-    package struct Shard: Hashable, Sendable {
+    public struct Shard: Hashable, Sendable {
         /// From 1; extension `index` loads it.
-        package var index: Int
+        public var index: Int
         /// The candidate ranks it covers.
-        package var ranks: Range<Int64>
+        public var ranks: Range<Int64>
         /// How many numbers it holds.
-        package var entryCount: Int64
+        public var entryCount: Int64
     }
 
     /// The compiled spec.
-    package let compiled: CompiledSpec
+    public let compiled: CompiledSpec
     /// The shards, by index.
-    package let shards: [Shard]
+    public let shards: [Shard]
 
     /// Plans `spec`.
     ///
     /// - Throws: `BlocklistError` `.capacityExceeded` naming the first shard over capacity;
     ///   `.invalidSpec` if the exclusions leave no number at all.
     /// - Complexity: O(shards × digits × 10 × states).
-    package init(_ spec: BlockSpec) throws(BlocklistError) {
+    public init(_ spec: BlockSpec) throws(BlocklistError) {
         let compiled = CompiledSpec(spec)
         var shards: [Shard] = []
         shards.reserveCapacity(spec.shardCount)
@@ -56,8 +56,8 @@ package struct ShardPlan: Sendable {
     }
 
     /// The spec.
-    package var spec: BlockSpec { compiled.spec }
+    public var spec: BlockSpec { compiled.spec }
 
     /// How many numbers all shards hold together.
-    package var totalEntries: Int64 { shards.reduce(0) { $0 + $1.entryCount } }
+    public var totalEntries: Int64 { shards.reduce(0) { $0 + $1.entryCount } }
 }

@@ -18,9 +18,9 @@ internal import ByteCodecs
 ///
 /// - Complexity: O(n) in the document's bytes; memory is the read buffer, one string buffer of at
 ///   most `maximumStringBytes`, and the keys of the open objects (at most `maximumKeys` each).
-package final class JSONReader {
+public final class JSONReader {
     /// One token of the document.
-    package enum Token: Equatable, Sendable {
+    public enum Token: Equatable, Sendable {
         case objectStart, objectEnd, arrayStart, arrayEnd
         /// An object's key; its bytes are `text`.
         case key
@@ -33,20 +33,20 @@ package final class JSONReader {
     }
 
     /// How deep arrays and objects may nest.
-    package let maximumDepth: Int
+    public let maximumDepth: Int
     /// The longest string or number, in bytes after unescaping.
-    package let maximumStringBytes: Int
+    public let maximumStringBytes: Int
     /// The most keys one object may have.
-    package let maximumKeys: Int
+    public let maximumKeys: Int
 
     /// The bytes of the last key, string or number; valid until the next call.
-    package private(set) var text: [UInt8] = []
+    public private(set) var text: [UInt8] = []
     /// The last key, string or number as a `String`.
-    package var string: String { String(decoding: text, as: UTF8.self) }
+    public var string: String { String(decoding: text, as: UTF8.self) }
     /// The offset in the document where the last token starts.
-    package private(set) var tokenOffset: Int64 = 0
+    public private(set) var tokenOffset: Int64 = 0
     /// How deep the reader is: 0 outside any array or object.
-    package var depth: Int { containers.count }
+    public var depth: Int { containers.count }
 
     private let refill: (UnsafeMutableRawBufferPointer) throws(JSONError) -> Int
     private let buffer: UnsafeMutableRawBufferPointer
@@ -68,7 +68,7 @@ package final class JSONReader {
 
     /// Reads a document that `refill` hands over piece by piece: it fills the buffer it is given
     /// and returns how many bytes it wrote, 0 at the end.
-    package init(
+    public init(
         bufferBytes: Int = 32 * 1024,
         maximumDepth: Int = 64,
         maximumStringBytes: Int = 64 * 1024,
@@ -83,7 +83,7 @@ package final class JSONReader {
     }
 
     /// Reads a document held in memory.
-    package convenience init(
+    public convenience init(
         bytes: [UInt8],
         maximumDepth: Int = 64,
         maximumStringBytes: Int = 64 * 1024,
@@ -112,7 +112,7 @@ package final class JSONReader {
     /// The next token; `nil` once the value has ended and only white space followed it.
     ///
     /// - Throws: `JSONError` naming the line, column and byte offset of the first problem.
-    package func next() throws(JSONError) -> Token? {
+    public func next() throws(JSONError) -> Token? {
         if !started {
             started = true
             try skipByteOrderMark()
@@ -169,7 +169,7 @@ package final class JSONReader {
     /// Skips the value that starts with the next token (a whole array or object), or the token
     /// just read if it opened one: call it right after `.objectStart` or `.arrayStart` to skip the
     /// rest of that container, or instead of `next()` to skip a value.
-    package func skipValue(openedBy token: Token? = nil) throws(JSONError) {
+    public func skipValue(openedBy token: Token? = nil) throws(JSONError) {
         var level = 0
         if let token {
             guard token == .objectStart || token == .arrayStart else { return }
@@ -186,7 +186,7 @@ package final class JSONReader {
     }
 
     /// An error at the start of the last token.
-    package func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
+    public func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
         error(kind, message, at: tokenOffset)
     }
 
@@ -502,9 +502,9 @@ package final class JSONReader {
 private func hex(_ value: UInt32, _ width: Int) -> String { Hex.padded(UInt64(value), width: width, uppercase: true) }
 
 /// Why a document was refused, and where.
-package struct JSONError: Error, Sendable, Equatable {
+public struct JSONError: Error, Sendable, Equatable {
     /// What kind of problem it is.
-    package enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
         /// Not JSON.
         case syntax
         /// Nested deeper than the reader allows.
@@ -517,16 +517,16 @@ package struct JSONError: Error, Sendable, Equatable {
         case io
     }
 
-    package var kind: Kind
+    public var kind: Kind
     /// Where the problem is, in bytes from the start of the document.
-    package var offset: Int64
+    public var offset: Int64
     /// The line (from 1) and column (in bytes, from 1) of `offset`.
-    package var line: Int
-    package var column: Int
+    public var line: Int
+    public var column: Int
     /// What is wrong, as a clause without the file's name.
-    package var message: String
+    public var message: String
 
-    package init(kind: Kind, offset: Int64, line: Int, column: Int, message: String) {
+    public init(kind: Kind, offset: Int64, line: Int, column: Int, message: String) {
         self.kind = kind
         self.offset = offset
         self.line = line
@@ -535,10 +535,10 @@ package struct JSONError: Error, Sendable, Equatable {
     }
 
     /// Where and what, as "line 3, column 7: …".
-    package var description: String { "line \(line), column \(column): \(message)" }
+    public var description: String { "line \(line), column \(column): \(message)" }
 
     /// `bytes` with non-printable bytes as `?`, at most 40 characters.
-    package static func printable(_ bytes: [UInt8]) -> String {
+    public static func printable(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(120), as: UTF8.self)
         var result = ""
         for scalar in text.unicodeScalars.prefix(40) {
@@ -549,11 +549,11 @@ package struct JSONError: Error, Sendable, Equatable {
 }
 
 /// UTF-8 as Unicode defines it: no overlong forms, no surrogates, nothing past U+10FFFF.
-package enum UTF8Sequence {
+public enum UTF8Sequence {
     /// For a lead byte, the sequence's length and the range its second byte must fall in (the
     /// bytes after it are 0x80–0xBF); `nil` for a byte that cannot start a multi-byte sequence.
     @inlinable
-    package static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
+    public static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
         switch lead {
         case 0xC2...0xDF: return (2, 0x80...0xBF)
         case 0xE0: return (3, 0xA0...0xBF)
@@ -569,7 +569,7 @@ package enum UTF8Sequence {
     /// The well-formed sequence starting at `offset` of `bytes`: its scalar and length, or `nil`
     /// if none starts there (a stray continuation byte, an overlong form, a cut sequence).
     @inlinable
-    package static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (
+    public static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (
         scalar: UInt32, length: Int
     )?
     where Bytes.Element == UInt8, Bytes.Index == Int {

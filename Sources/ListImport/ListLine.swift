@@ -13,19 +13,19 @@ import JSONStream
 ///
 /// Spaces, `-`, `.`, `/` and parentheses between digits are ignored. The result has 7 to 15 digits
 /// (E.164 allows 15) and does not start with 0.
-package struct ListLine: Sendable {
+public struct ListLine: Sendable {
     /// The shortest number accepted, in digits with its country code.
-    package static let minimumDigits = 7
+    public static let minimumDigits = 7
     /// The longest label accepted, in UTF-8 bytes.
-    package static let maximumLabelBytes = 128
+    public static let maximumLabelBytes = 128
 
     /// The country code that national numbers get, such as 33; `nil` refuses them.
-    package var defaultCountry: Int64?
+    public var defaultCountry: Int64?
 
-    package init(defaultCountry: Int64? = nil) { self.defaultCountry = defaultCountry }
+    public init(defaultCountry: Int64? = nil) { self.defaultCountry = defaultCountry }
 
     /// What a line holds.
-    package enum Content: Equatable, Sendable {
+    public enum Content: Equatable, Sendable {
         /// A blank line or a `#` comment.
         case nothing
         /// A number, and the line's fields as a CSV record.
@@ -41,23 +41,23 @@ package struct ListLine: Sendable {
     /// the closing quote as that one refused record: a label holds no control characters). Spaces
     /// around a field are not part of it. A quote inside an unquoted field is kept as it is, as
     /// Python's `csv` and spreadsheets read it.
-    package struct Fields: Equatable, Sendable {
+    public struct Fields: Equatable, Sendable {
         /// The first field's bytes in the line.
-        package var first: Range<Int>
+        public var first: Range<Int>
         /// Whether the first field was quoted (its `""` stand for `"`).
-        package var firstQuoted: Bool
+        public var firstQuoted: Bool
         /// The second field's bytes in the line, if the record has one.
-        package var second: Range<Int>?
+        public var second: Range<Int>?
         /// Whether the second field was quoted.
-        package var secondQuoted: Bool
+        public var secondQuoted: Bool
         /// How many fields the record has.
-        package var count: Int
+        public var count: Int
         /// The separator, if the record has more than one field.
-        package var separator: UInt8?
+        public var separator: UInt8?
     }
 
     /// Reads `line`; throws a sentence without the file and line, which the caller adds.
-    package func parse(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Content {
+    public func parse(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Content {
         var start = 0
         while start < line.count, line[start] == 32 || line[start] == 9 { start += 1 }
         if start == line.count || line[start] == UInt8(ascii: "#") { return .nothing }
@@ -73,7 +73,7 @@ package struct ListLine: Sendable {
     ///
     /// - Throws: a sentence for a quoted field with no closing quote, or one followed by anything
     ///   but a separator.
-    package static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
+    public static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
         var separator: UInt8?
         var result = Fields(
             first: 0..<0,
@@ -144,7 +144,7 @@ package struct ListLine: Sendable {
     }
 
     /// The number a field spells.
-    package func number(_ field: UnsafeRawBufferPointer) throws(ListLineError) -> Int64 {
+    public func number(_ field: UnsafeRawBufferPointer) throws(ListLineError) -> Int64 {
         var value: Int64 = 0
         var digits = 0
         var plus = false
@@ -226,7 +226,7 @@ package struct ListLine: Sendable {
     /// Reads the label in `field` of `line` into `label` (replacing what it held, keeping its
     /// capacity, so that a file of labels allocates nothing per line): `""` read as `"` in a quoted
     /// field, whose spaces are kept, then checked as `validLabel` checks it.
-    package static func label(
+    public static func label(
         _ line: UnsafeRawBufferPointer,
         _ field: Range<Int>,
         quoted: Bool,
@@ -246,7 +246,7 @@ package struct ListLine: Sendable {
 
     /// Checks label bytes: UTF-8, not empty or blank, at most `maximumLabelBytes`, no control
     /// characters.
-    package static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
+    public static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
         try checkLabel(bytes)
         return bytes
     }
@@ -371,11 +371,11 @@ package struct ListLine: Sendable {
 }
 
 /// Why a line was refused; the caller adds the file and line.
-package struct ListLineError: Error, Sendable, Equatable {
-    package var reason: String
+public struct ListLineError: Error, Sendable, Equatable {
+    public var reason: String
     /// The line ends inside this quoted field ("the quoted field 2 (from column 14)"): as RFC
     /// 4180 reads it, the record goes on over the next lines (a field that holds a line break),
     /// which are then no records of their own.
-    package var openQuotedField: String?
-    package init(_ reason: String) { self.reason = reason }
+    public var openQuotedField: String?
+    public init(_ reason: String) { self.reason = reason }
 }

@@ -4,46 +4,46 @@ import SetStorage
 
 /// Everything a packed `generate` combines: patterns (with their exclusions), number lists,
 /// labels, and the allow-list that overrides them all.
-package struct ListSpec: Sendable {
+public struct ListSpec: Sendable {
     /// Blocking patterns and exclusions, as a range-layout spec has them; `nil` for none.
-    package var spec: BlockSpec?
+    public var spec: BlockSpec?
     /// Files of numbers to block.
-    package var numbers: [String] = []
+    public var numbers: [String] = []
     /// Files of numbers never to block or identify.
-    package var allow: [String] = []
+    public var allow: [String] = []
     /// Patterns never to block or identify.
-    package var allowPatterns: [BlockPattern] = []
+    public var allowPatterns: [BlockPattern] = []
     /// CSV files of `number,label`.
-    package var labels: [String] = []
+    public var labels: [String] = []
     /// List files (JSON patterns with actions).
-    package var lists: [String] = []
+    public var lists: [String] = []
     /// Skip (and report) lines that are not numbers instead of refusing the run.
-    package var skipInvalid = false
+    public var skipInvalid = false
     /// Whether inputs that give no number at all may make an empty set. `generate` refuses that
     /// unless told (`--allow-empty`): an empty set installed replaces a whole list on phones,
     /// and is what a wrong file (another format, every line skipped) gives.
-    package var allowEmpty = true
+    public var allowEmpty = true
     /// The country code national numbers get.
-    package var defaultCountry: Int64?
+    public var defaultCountry: Int64?
     /// The most entries of each kind one shard holds.
-    package var capacity = BlockSpec.defaultCapacity
+    public var capacity = BlockSpec.defaultCapacity
     /// Keys a sorter holds in memory before it writes a run.
-    package var sortBufferKeys = 64 * 1024
+    public var sortBufferKeys = 64 * 1024
 
-    package init() {}
+    public init() {}
 
     /// Whether anything besides patterns is given.
-    package var hasLists: Bool {
+    public var hasLists: Bool {
         !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty
     }
 
     /// The most distinct labels one generate accepts.
-    package static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
+    public static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
     /// Invalid lines shown before "and N more".
     static let examplesShown = 5
     /// Packing fills a shard to this fraction of capacity (15/16), so that a list that grows a
     /// little keeps its shard boundaries.
-    package static func fillTarget(_ capacity: Int64) -> Int64 { max(1, capacity - capacity / 16) }
+    public static func fillTarget(_ capacity: Int64) -> Int64 { max(1, capacity - capacity / 16) }
 }
 
 /// A packed set's producer: reads the lists into external sorters inside the staging
@@ -528,7 +528,7 @@ extension ShardSet {
     /// directory, and a previous packed generation's shard bounds are kept while they fit.
     ///
     /// - Returns: what was committed; its notes include skipped lines and CSV headers.
-    package static func generate(
+    public static func generate(
         _ list: ListSpec,
         into outputDirectory: String,
         sync: Bool = true,

@@ -18,13 +18,13 @@
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
 /// is compared with always agree.
 
-package struct TextView: Hashable, Sendable, CustomStringConvertible {
-    package let caseInsensitive: Bool
-    package let normalized: Bool
+public struct TextView: Hashable, Sendable, CustomStringConvertible {
+    public let caseInsensitive: Bool
+    public let normalized: Bool
     /// Through confusables: the skeleton of the normalized text. Only a normalized view has it.
-    package let confusables: Bool
+    public let confusables: Bool
 
-    package init(caseInsensitive: Bool, normalized: Bool, confusables: Bool = false) {
+    public init(caseInsensitive: Bool, normalized: Bool, confusables: Bool = false) {
         precondition(normalized || !confusables, "only a normalized view reads confusables")
         self.caseInsensitive = caseInsensitive
         self.normalized = normalized
@@ -33,18 +33,18 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
 
     /// 0…7, the view's slot: bit 0 ignoring case, bit 1 normalized, bit 2 confusables (a
     /// compiled rule's flags byte holds the same bits).
-    package var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) | (confusables ? 4 : 0) }
+    public var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) | (confusables ? 4 : 0) }
 
     /// The view of a slot, or nil for a slot with no view (confusables without normalization).
-    package init?(index: Int) {
+    public init?(index: Int) {
         guard (0..<8).contains(index), index & 4 == 0 || index & 2 != 0 else { return nil }
         self.init(caseInsensitive: index & 1 != 0, normalized: index & 2 != 0, confusables: index & 4 != 0)
     }
 
     /// Every view: six.
-    package static let all: [TextView] = (0..<8).compactMap(TextView.init(index:))
+    public static let all: [TextView] = (0..<8).compactMap(TextView.init(index:))
 
-    package var description: String {
+    public var description: String {
         let base =
             switch (caseInsensitive, normalized) {
             case (false, false): "exact"
@@ -59,7 +59,7 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Complexity: O(n). ASCII text is folded byte by byte with no allocation; other text
     ///   allocates a few strings once per message.
-    package func fold(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    public func fold(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
         if confusables {
             foldConfusables(text, into: &output)
@@ -176,7 +176,7 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Convenience for compiling and tests: the view of `text` as bytes.
-    package func fold(_ text: String) -> [UInt8] {
+    public func fold(_ text: String) -> [UInt8] {
         var output: [UInt8] = []
         var copy = text
         copy.withUTF8 { fold($0, into: &output) }

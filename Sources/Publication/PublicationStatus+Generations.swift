@@ -4,28 +4,28 @@ import UpdateCore
 
 extension PublicationStatus {
     /// One generation the publication still holds, as its publisher's files give it.
-    package struct Generation: Sendable, Equatable {
-        package var generation: UInt64
-        package var shards: Int
+    public struct Generation: Sendable, Equatable {
+        public var generation: UInt64
+        public var shards: Int
         /// Blocking entries, from the shard headers.
-        package var numbers: Int64
+        public var numbers: Int64
         /// Identification entries (numbers with a label), from the shard headers.
-        package var labels: Int64
+        public var labels: Int64
         /// The shard files' bytes, as the snapshot lists them.
-        package var bytes: Int64
+        public var bytes: Int64
         /// When its snapshot expires: phones refuse it after.
-        package var expires: Int64
+        public var expires: Int64
         /// The generation its changes are counted from: the one before it that the publication
         /// still holds (`nil` for the oldest held).
-        package var previous: UInt64?
+        public var previous: UInt64?
         /// The shards that differ from `previous`'s (by content digest).
-        package var changedShards: [Int] = []
+        public var changedShards: [Int] = []
         /// Numbers and labels added and removed since `previous`, over the changed shards.
-        package var changes = ShardChangeCounts()
+        public var changes = ShardChangeCounts()
         /// The deltas from `previous`: how many, and their bytes (what a phone holding
         /// `previous` downloads for the shards that have one).
-        package var deltas: Int = 0
-        package var deltaBytes: Int64 = 0
+        public var deltas: Int = 0
+        public var deltaBytes: Int64 = 0
     }
 
     /// The generations `directory` holds (a directory `N` with a readable `snapshot.json`),

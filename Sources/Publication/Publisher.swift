@@ -20,30 +20,30 @@ import UpdateCore
 /// A generation's directory is written aside (`.staging-N`), synced and renamed into place;
 /// then `timestamp.json` is replaced by rename, which is the commit. A reader sees the old
 /// publication or the new one, never a mix: every file it reads is named by the timestamp it read.
-package enum Publisher {
+public enum Publisher {
     /// What a publish did.
-    package struct Outcome: Sendable {
-        package var generation: UInt64
+    public struct Outcome: Sendable {
+        public var generation: UInt64
         /// Whether a new generation was written (else the set was unchanged and only the timestamp was re-signed).
-        package var published: Bool
-        package var changedShards: [Int]
-        package var deltas: Int
-        package var deltaBytes: Int64
-        package var bytesWritten: Int64
-        package var removedGenerations: [UInt64]
+        public var published: Bool
+        public var changedShards: [Int]
+        public var deltas: Int
+        public var deltaBytes: Int64
+        public var bytesWritten: Int64
+        public var removedGenerations: [UInt64]
         /// Why a new generation was written although the set is unchanged (a damaged or
         /// wrongly signed generation, a snapshot past half its lifetime); empty otherwise.
-        package var resigned: [String]
+        public var resigned: [String]
         /// The generations that have an update file (`from-M.push`) to this one.
-        package var updateFiles: [UInt64] = []
+        public var updateFiles: [UInt64] = []
         /// Why the publication's page (`index.html`) was not written; `nil` when it was.
-        package var pageProblem: String? = nil
+        public var pageProblem: String? = nil
         /// Whether this is the publication's first generation (nothing before it to change from).
-        package var first = false
+        public var first = false
     }
 
-    package static let timestampName = "timestamp.json"
-    package static let lockName = ".publish.lock"
+    public static let timestampName = "timestamp.json"
+    public static let lockName = ".publish.lock"
 
     /// Publishes the set committed in `setDirectory`.
     ///
@@ -68,7 +68,7 @@ package enum Publisher {
     ///   - snapshotLifetime: seconds a snapshot is valid (default 30 days).
     /// - Throws: `UpdateError` naming the mistake and the command that fixes it; nothing is
     ///   written in PUBDIR when the set or the key is refused.
-    package static func publish(
+    public static func publish(
         setDirectory: String,
         signingKey: Curve25519.Signing.PrivateKey,
         root rootBytes: [UInt8]?,
@@ -708,7 +708,7 @@ package enum Publisher {
     /// `timestamp.json`, `root.json`, `N.root.json`, `from-M.push`, `N/snapshot.json`, `N/shard-*.blk`,
     /// `N/from-M/shard-*.delta` for phones, and `index.html` for people. A server serves these and nothing else, whatever else sits in
     /// the directory (a key copied there by mistake, notes, a backup).
-    package static func isPublishedFile(_ path: String) -> Bool {
+    public static func isPublishedFile(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         func isGeneration(_ part: Substring) -> Bool {
             !part.isEmpty && part.allSatisfy(\.isASCII) && UInt64(part) != nil
@@ -734,7 +734,7 @@ package enum Publisher {
     }
 
     /// The name of the generation record beside the signing key.
-    package static let generationRecordName = "last-generation"
+    public static let generationRecordName = "last-generation"
 
     /// The highest generation the record at `path` holds; 0 if there is none.
     static func readGenerationRecord(_ path: String) throws -> UInt64 {

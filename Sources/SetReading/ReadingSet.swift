@@ -8,11 +8,11 @@ import SetStorage
 ///
 /// `load` and `verify` read through one, so a `generate` that commits a new set meanwhile leaves
 /// the old one in place for them (and removes it on a later run).
-package final class ReadingSet {
+public final class ReadingSet {
     /// The output directory.
-    package let directory: String
+    public let directory: String
     /// The manifest of the generation held.
-    package let manifest: Manifest
+    public let manifest: Manifest
     private let lock: FileLock?
 
     /// Reads `directory`'s manifest and locks its generation (shared). Reads only: a set written
@@ -22,7 +22,7 @@ package final class ReadingSet {
     /// lock, the marker is gone (or unlinked once the lock is had) and the manifest is read again.
     ///
     /// - Throws: `BlocklistError` from `Manifest.load`, or `.busy` if the set keeps changing.
-    package init(directory: String) throws(BlocklistError) {
+    public init(directory: String) throws(BlocklistError) {
         self.directory = directory
         var attempts = 0
         while true {
@@ -77,8 +77,8 @@ package final class ReadingSet {
     }
 
     /// The path of `shard`.
-    package func path(of shard: Manifest.Shard) -> String { manifest.path(of: shard, in: directory) }
+    public func path(of shard: Manifest.Shard) -> String { manifest.path(of: shard, in: directory) }
 
     /// Lets go of the generation (also when this value goes away).
-    package func close() { lock?.unlock() }
+    public func close() { lock?.unlock() }
 }

@@ -4,26 +4,26 @@ import SetStorage
 
 extension ShardSet {
     /// What `verify` found.
-    package struct Verification: Sendable {
+    public struct Verification: Sendable {
         /// The manifest, if it could be read.
-        package var manifest: Manifest?
+        public var manifest: Manifest?
         /// Every problem found, each naming its file; empty when the set is sound.
-        package var problems: [BlocklistError]
+        public var problems: [BlocklistError]
         /// Shards that passed every check.
-        package var shardsVerified: Int
+        public var shardsVerified: Int
         /// Entries in the shards that passed.
-        package var entriesVerified: Int64
+        public var entriesVerified: Int64
         /// Bytes of the shards that passed.
-        package var bytesVerified: Int64
+        public var bytesVerified: Int64
         /// Sentences about what could not be checked, and why.
-        package var notes: [String] = []
+        public var notes: [String] = []
         /// A packed set: how many input files were found unchanged, and whether the set was made
         /// again from them and found equal.
-        package var inputsUnchanged = 0
-        package var equalsInputs = false
+        public var inputsUnchanged = 0
+        public var equalsInputs = false
 
         /// Whether everything holds.
-        package var isValid: Bool { problems.isEmpty && manifest != nil }
+        public var isValid: Bool { problems.isEmpty && manifest != nil }
     }
 
     /// Checks a shard set completely and reports every problem, not just the first. Holds the
@@ -40,7 +40,7 @@ extension ShardSet {
     ///   packed set made with `--list`.
     /// - Complexity: O(runs) for a range set, with one reader's fixed buffers; a packed set costs
     ///   what its generate did.
-    package static func verify(_ outputDirectory: String) -> Verification {
+    public static func verify(_ outputDirectory: String) -> Verification {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
         let plan: ShardPlan?

@@ -19,9 +19,9 @@ internal import LibC
 /// one. A reader therefore sees the old complete set or the new one, never a mix, and a failed or
 /// killed generate leaves the previous set in place. Old generations are removed only when no
 /// reader holds them, and only when `OutputDirectory` proves blocklist wrote them.
-package enum ShardSet {
+public enum ShardSet {
     /// The lock file, held by `generate` for its whole run.
-    package static let lockFileName = ".blocklist.lock"
+    public static let lockFileName = ".blocklist.lock"
     static let stagingPrefix = ".staging-"
     static let setPrefix = "set-"
     /// Older versions wrote the new manifest beside the old one under this prefix.
@@ -30,7 +30,7 @@ package enum ShardSet {
     static let pendingManifestName = ".manifest.json"
 
     /// The name of shard `index` in a set of `count` shards: `shard-01.blk`.
-    package static func fileName(ofShard index: Int, of count: Int) -> String {
+    public static func fileName(ofShard index: Int, of count: Int) -> String {
         let width = max(2, String(count).count)
         let digits = String(index)
         return "shard-" + String(repeating: "0", count: width - digits.count) + digits + ".blk"
@@ -39,29 +39,29 @@ package enum ShardSet {
 
 extension ShardSet {
     /// Where a running generate is.
-    package struct Progress: Sendable {
+    public struct Progress: Sendable {
         /// Shards written so far.
-        package var shardsDone: Int
+        public var shardsDone: Int
         /// Shards in the plan.
-        package var shardCount: Int
+        public var shardCount: Int
         /// Entries written so far.
-        package var entriesDone: Int64
+        public var entriesDone: Int64
         /// Entries in the plan.
-        package var totalEntries: Int64
+        public var totalEntries: Int64
     }
 
     /// What a committed generate made.
-    package struct Generated: Sendable, Equatable {
+    public struct Generated: Sendable, Equatable {
         /// The new generation's name.
-        package var generation: String
+        public var generation: String
         /// Its directory inside the output directory (`set-<generation>`).
-        package var directory: String
-        package var shardCount: Int
-        package var totalEntries: Int64
-        package var totalBytes: Int64
+        public var directory: String
+        public var shardCount: Int
+        public var totalEntries: Int64
+        public var totalBytes: Int64
         /// Sentences about what was kept and why (an old set a reader still uses, a directory
         /// that holds files blocklist did not write) or allowed (`force`).
-        package var notes: [String]
+        public var notes: [String]
     }
 
     /// Writes `plan` as a new generation in `outputDirectory` and commits it.
@@ -85,7 +85,7 @@ extension ShardSet {
     ///   new one is left behind.
     /// - Complexity: O(runs); memory is one shard writer's fixed buffers and the manifest
     ///   writer's: no per-shard record is kept.
-    package static func generate(
+    public static func generate(
         _ plan: ShardPlan,
         into outputDirectory: String,
         sync: Bool = true,
@@ -343,10 +343,10 @@ extension ShardSet {
 
     /// The file in a generation's directory that records which publication it was installed
     /// from (`blocklist update`); removed with the generation.
-    package static let publicationStateName = "publication.json"
+    public static let publicationStateName = "publication.json"
     /// The file beside it that keeps the root rotations an update followed (`N.root.json` files in
     /// an update bundle), so that a retired key stays retired; removed with the generation.
-    package static let trustedRootsName = "roots.bundle"
+    public static let trustedRootsName = "roots.bundle"
 
     /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
     static func newGenerationName() -> String {

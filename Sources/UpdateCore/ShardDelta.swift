@@ -192,7 +192,7 @@ public enum ShardDelta {
     /// - Returns: the result's header, what changed, and the result's content digest (computed as
     ///   it is written, from the runs as stored).
     /// - Throws: `UpdateError` naming `what` and the run; the caller removes `resultPath`.
-    package static func apply(
+    public static func apply(
         _ payload: [UInt8],
         what: String,
         baseAt basePath: String,
