@@ -191,6 +191,36 @@ let appProjectTargets: [Target] = [
     let standInTestDependencies: [Target.Dependency] = []
 #endif
 
+// MARK: - The benchmarks: in the manifest only with BLOCKLIST_BENCHMARKS=1
+
+/// Whether the benchmarks are asked for: `BLOCKLIST_BENCHMARKS=1 swift package benchmark`
+/// (docs/PERFORMANCE.md). They measure modules that are not products (SetStorage, ListImport,
+/// the simulator's store), which only a target of this package may import, so they live here;
+/// behind the switch, so that neither `swift build` in a clone nor an app that adds the package
+/// resolves ordo-one/benchmark and its malloc interposer.
+let benchmarksEnabled = Context.environment["BLOCKLIST_BENCHMARKS"] == "1"
+
+/// ordo-one/benchmark, when the benchmarks are asked for.
+let benchmarkDependencies: [Package.Dependency] =
+    benchmarksEnabled
+    ? [.package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"])] : []
+
+/// The benchmarks (Benchmarks/BlocklistBenchmarks; thresholds in Benchmarks/Thresholds), when asked for.
+let benchmarkTargets: [Target] =
+    benchmarksEnabled
+    ? [
+        .executableTarget(
+            name: "BlocklistBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BlocklistCore", "SetStorage", "ListImport", "SetReading", "CallDirectorySimulator",
+                "MessageFilterCore", "MessageFilterCompiler", "BenchWorkloads",
+            ],
+            path: "Benchmarks/BlocklistBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ] : []
+
 let package = Package(
     name: "blocklist",
     // iOS 15: what the extensions' portable modules (BlocklistCore, MessageFilterCore) need; no
@@ -198,19 +228,14 @@ let package = Package(
     // publisher's tools, which use the Swift 6 standard library's `String(validating:as:)`.
     platforms: [.iOS(.v15), .macOS(.v15)],
     products: [
+        // What an app imports: the three extension-facing libraries. Everything else is the
+        // tools' (package access), and the benchmarks are a target of this package.
         .library(name: "BlocklistCore", targets: ["BlocklistCore"]),
-        .library(name: "SetStorage", targets: ["SetStorage"]),
-        .library(name: "ListImport", targets: ["ListImport"]),
-        .library(name: "SetReading", targets: ["SetReading"]),
-        .library(name: "CallDirectorySimulator", targets: ["CallDirectorySimulator"]),
-        // For the Benchmarks package: the message filter's synthetic corpus.
-        .library(name: "BenchWorkloads", targets: ["BenchWorkloads"]),
         .executable(name: "blocklist", targets: ["blocklist"]),
         .executable(name: "blocklist-extension", targets: ["blocklist-extension"]),
         .executable(name: "blocklist-generate", targets: ["blocklist-generate"]),
         .library(name: "MessageFilterCore", targets: ["MessageFilterCore"]),
         .library(name: "UpdateCore", targets: ["UpdateCore"]),
-        .library(name: "MessageFilterCompiler", targets: ["MessageFilterCompiler"]),
         .executable(name: "blocklist-message-filter", targets: ["blocklist-message-filter"]),
         .executable(name: "blocklist-sms", targets: ["blocklist-sms"]),
         .executable(name: "blocklist-notification-service", targets: ["blocklist-notification-service"]),
@@ -229,7 +254,7 @@ let package = Package(
         // `swift package generate-documentation` for the DocC catalogs of the extension-facing
         // modules (.ci/run builds them with --warnings-as-errors). No target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-    ],
+    ] + benchmarkDependencies,
     targets: [
         // MARK: - C libraries
 
@@ -372,7 +397,7 @@ let package = Package(
         /// The bench's workloads, each run in a child process, its harness (memory sampled by
         /// process id, "key value" reports), the seed's approach, the import against GNU sort,
         /// and the message filter's synthetic corpus and linear-scan baseline. For `blocklist
-        /// bench`, the Benchmarks package and the tests; the programs it starts come from its caller.
+        /// bench`, the benchmarks and the tests; the programs it starts come from its caller.
         .target(
             name: "BenchWorkloads",
             dependencies: [
@@ -524,6 +549,6 @@ let package = Package(
                 "CWindowScan", "DeferralProtocol", "BenchWorkloads",
             ]
         ),
-    ] + publicationTargets + appProjectTargets + sdkStandIns,
+    ] + publicationTargets + appProjectTargets + sdkStandIns + benchmarkTargets,
     swiftLanguageModes: [.v6]
 )

@@ -3,12 +3,12 @@ import ArgumentParser
 /// A list of extensions as `enable`, `disable` and `--only` take it: `3`, `1,4-6` or `all`.
 /// Repeats and overlaps merge; an empty list or item, an open or backward range, 0, a negative
 /// number or one above `maximum` is refused before anything is allocated.
-public struct ExtensionList: Equatable, Sendable {
+package struct ExtensionList: Equatable, Sendable {
     /// The indexes, ascending, each once; `nil` for all.
-    public let indexes: [Int]?
+    package let indexes: [Int]?
 
     /// - Throws: `ValidationError` (exit 64) naming what is wrong with `text`.
-    public init(parsing text: String, maximum: Int) throws {
+    package init(parsing text: String, maximum: Int) throws {
         if text == "all" {
             indexes = nil
             return
@@ -37,11 +37,11 @@ public struct ExtensionList: Equatable, Sendable {
 
 /// A memory size as `--memory-budget` takes it: `7MiB`, `4096KiB`, `512K`, `7M`; from 1 KiB to
 /// 1 TiB.
-public struct MemorySize: Equatable, Sendable {
-    public let kib: Int
+package struct MemorySize: Equatable, Sendable {
+    package let kib: Int
 
     /// - Throws: `ValidationError` (exit 64) naming `text`.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         let units: [(String, Int)] = [("MiB", 1024), ("KiB", 1), ("M", 1024), ("K", 1)]
         let limit = 1 << 30
         for (suffix, scale) in units where text.hasSuffix(suffix) {

@@ -4,22 +4,22 @@ import ArgumentParser
 /// non-numeric value in the tool's own sentence. Parsed as `Int`, `-5` would read as an option
 /// name and `99999999999999999999` would get the parser's generic text; declare such options with
 /// `parsing: .unconditional` so that a leading `-` is taken as the value.
-public struct WholeNumber: ExpressibleByArgument, ExpressibleByIntegerLiteral, Sendable, CustomStringConvertible {
-    public let text: String
+package struct WholeNumber: ExpressibleByArgument, ExpressibleByIntegerLiteral, Sendable, CustomStringConvertible {
+    package let text: String
 
-    public init?(argument: String) { text = argument }
-    public init(integerLiteral value: Int) { text = String(value) }
+    package init?(argument: String) { text = argument }
+    package init(integerLiteral value: Int) { text = String(value) }
 
-    public var defaultValueDescription: String { text }
-    public var description: String { text }
+    package var defaultValueDescription: String { text }
+    package var description: String { text }
 
     /// The value, once `check` has accepted it.
-    public var value: Int { Int(text) ?? 0 }
+    package var value: Int { Int(text) ?? 0 }
 
     /// Refuses a value that is not a whole number within `range`, naming `option` and `unit`.
     ///
     /// - Throws: `ValidationError` (exit 64) such as "--port must be a whole number 0…65535, not \"-1\"."
-    public func check(_ option: String, _ range: ClosedRange<Int>, unit: String = "") throws {
+    package func check(_ option: String, _ range: ClosedRange<Int>, unit: String = "") throws {
         guard let number = Int(text), range.contains(number) else {
             throw ValidationError(
                 "\(option) must be a whole number \(range.lowerBound)…\(range.upperBound)\(unit), not \"\(text)\"."

@@ -6,14 +6,14 @@ import MessageFilterCore
 /// started from do). Kinder than those apps in two ways: each target is lowercased once per message,
 /// not once per rule, and regexes are compiled once, not per message. A rule that combines
 /// conditions checks each in turn.
-public final class LinearScanFilter {
+package final class LinearScanFilter {
     private let rules: [MessageRule]
     private let values: [String]
     private let regexes: [Regex<AnyRegexOutput>?]
     /// Each combined rule's conditions, as filters of their own: (all, none).
     private let conditions: [Int: (all: LinearScanFilter, none: LinearScanFilter)]
 
-    public init(rules: [MessageRule]) throws {
+    package init(rules: [MessageRule]) throws {
         self.rules = rules
         values = rules.map { $0.caseSensitive ? $0.value : $0.value.lowercased() }
         regexes = try rules.map { rule in
@@ -29,7 +29,7 @@ public final class LinearScanFilter {
     }
 
     /// The decision, with the same precedence as `MessageClassifier`.
-    public func classify(sender: String, body: String) -> MessageClassifier.Decision {
+    package func classify(sender: String, body: String) -> MessageClassifier.Decision {
         let texts = Texts(sender: sender, body: body)
         var best: (rank: UInt32, rule: Int)? = nil
         for (index, rule) in rules.enumerated() {

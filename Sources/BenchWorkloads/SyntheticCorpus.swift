@@ -4,10 +4,10 @@ import MessageFilterCore
 /// Seeded rules and messages for benchmarks and memory checks: keyword rules made of
 /// pseudo-words, regex rules each with a literal, and 160-byte message bodies of which a few
 /// contain a rule's keyword or trigger a regex's literal. The same seed gives the same corpus.
-public struct SyntheticCorpus {
+package struct SyntheticCorpus {
     private var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     private mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
@@ -33,13 +33,13 @@ public struct SyntheticCorpus {
     ]
 
     /// A pseudo-word of 2 to 4 syllables.
-    public mutating func word() -> String {
+    package mutating func word() -> String {
         (0..<(2 + below(3))).map { _ in Self.syllables[below(Self.syllables.count)] }.joined()
     }
 
     /// `contains` rules on the body (two-word keywords), then `prefix` rules on the sender, then
     /// `suffix` rules on the body, then regex rules, with mixed actions.
-    public mutating func rules(contains: Int, prefix: Int = 0, suffix: Int = 0, regex: Int) -> [MessageRule] {
+    package mutating func rules(contains: Int, prefix: Int = 0, suffix: Int = 0, regex: Int) -> [MessageRule] {
         var rules: [MessageRule] = []
         let actions: [MessageAction] = [.junk, .junk, .junk, .promotion, .transaction, .allow]
         var seen: Set<String> = []
@@ -107,7 +107,7 @@ public struct SyntheticCorpus {
 
     /// Messages with bodies of `length` bytes of pseudo-words; one in `hitEvery` carries a
     /// rule's keyword (or a regex's literal) somewhere in it.
-    public mutating func messages(_ count: Int, length: Int = 160, rules: [MessageRule], hitEvery: Int = 20) -> [(
+    package mutating func messages(_ count: Int, length: Int = 160, rules: [MessageRule], hitEvery: Int = 20) -> [(
         sender: String, body: String
     )] {
         var messages: [(String, String)] = []

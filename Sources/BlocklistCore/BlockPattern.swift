@@ -4,9 +4,9 @@
 /// candidates are the numbers its `#` positions can spell; ordered numerically, the candidate with
 /// wildcard digits `w` has rank `w` read as a decimal number.
 
-public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
+package struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     /// The most digits a pattern may have: E.164 allows 15, and 15 always fit in an `Int64`.
-    public static let maximumDigits = 15
+    package static let maximumDigits = 15
 
     /// Each position's digit in four bits (0–9, or 15 for `#`), the first in the lowest four, and
     /// the length in the top four: a pattern is one word inline, so twenty thousand patterns cost
@@ -14,7 +14,7 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     private let packed: UInt64
 
     /// How many digits the pattern's numbers have.
-    public var length: Int { Int(packed >> 60) }
+    package var length: Int { Int(packed >> 60) }
 
     /// Each position's fixed digit 0–9, or -1 for `#`.
     package var digits: [Int8] { (0..<length).map(digit(at:)) }
@@ -29,7 +29,7 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     /// digit 1–9 (a country code never starts with 0, and a leading 0 would vanish from the number).
     ///
     /// - Throws: `BlocklistError` with code `.invalidSpec` naming the offending character.
-    public init(parsing text: String) throws(BlocklistError) {
+    package init(parsing text: String) throws(BlocklistError) {
         var body = Substring(text)
         if body.first == "+" { body = body.dropFirst() }
         guard !body.isEmpty else {
@@ -70,7 +70,7 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The pattern as `+` then digits and `#`.
-    public var description: String {
+    package var description: String {
         String(unsafeUninitializedCapacity: length + 1) { text in
             text[0] = UInt8(ascii: "+")
             for index in 0..<length {
@@ -82,22 +82,22 @@ public struct BlockPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// How many positions are `#`.
-    public var wildcardCount: Int { (0..<length).reduce(0) { $0 + (digit(at: $1) < 0 ? 1 : 0) } }
+    package var wildcardCount: Int { (0..<length).reduce(0) { $0 + (digit(at: $1) < 0 ? 1 : 0) } }
 
     /// How many numbers the pattern spells before exclusions: 10 to the number of `#`.
-    public var candidateCount: Int64 { _power10(wildcardCount) }
+    package var candidateCount: Int64 { _power10(wildcardCount) }
 
     /// The smallest number the pattern spells (every `#` as 0).
-    public var lowest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(max(digit(at: $1), 0)) } }
+    package var lowest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(max(digit(at: $1), 0)) } }
 
     /// The largest number the pattern spells (every `#` as 9).
-    public var highest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(digit(at: $1) < 0 ? 9 : digit(at: $1)) } }
+    package var highest: Int64 { (0..<length).reduce(0) { $0 * 10 + Int64(digit(at: $1) < 0 ? 9 : digit(at: $1)) } }
 }
 
 /// A pattern is written in JSON (a manifest's spec) as its text, `+` then digits and `#`, and
 /// read back through `init(parsing:)`.
 extension BlockPattern: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         do {
@@ -107,7 +107,7 @@ extension BlockPattern: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

@@ -6,33 +6,33 @@
 /// digits, so extension `i` gets range `i` as in the seed app. With several patterns the ranks of
 /// each pattern follow those of the numerically lower patterns.
 
-public struct BlockSpec: Hashable, Sendable {
+@usableFromInline package struct BlockSpec: Hashable, Sendable {
     /// Every Korean 070 internet-phone number.
-    public static let defaultPatterns = ["+8270########"]
+    package static let defaultPatterns = ["+8270########"]
     /// The seed app skips any number whose digits contain "000".
-    public static let defaultExclusions = ["000"]
+    package static let defaultExclusions = ["000"]
     /// Candidates per shard: 50 shards for the default pattern.
-    public static let defaultRangeSize: Int64 = 2_000_000
+    package static let defaultRangeSize: Int64 = 2_000_000
     /// Devices accept 1,999,999 entries per extension and refuse 2,000,000.
-    public static let defaultCapacity: Int64 = 1_999_999
+    @usableFromInline package static let defaultCapacity: Int64 = 1_999_999
     /// More shards than this is refused before any work: no app ships that many extensions.
-    public static let maximumShardCount = 10_000
+    package static let maximumShardCount = 10_000
     /// The most entries a shard can hold: the format counts runs in 32 bits, and runs ≤ entries.
-    public static let maximumCapacity = Int64(UInt32.max)
+    package static let maximumCapacity = Int64(UInt32.max)
     /// The longest exclusion accepted.
-    public static let maximumExclusionLength = BlockPattern.maximumDigits
+    package static let maximumExclusionLength = BlockPattern.maximumDigits
 
     /// The patterns, sorted by the numbers they spell.
-    public let patterns: [BlockPattern]
+    package let patterns: [BlockPattern]
     /// Digit strings; a number whose digits contain any of them is not blocked.
-    public let exclusions: [String]
+    package let exclusions: [String]
     /// Candidates per shard.
-    public let rangeSize: Int64
+    package let rangeSize: Int64
     /// The most entries one shard may hold.
-    public let capacity: Int64
+    package let capacity: Int64
 
     /// The default spec: every +82 70 number without "000" in its digits, 50 shards.
-    public static var `default`: BlockSpec {
+    package static var `default`: BlockSpec {
         try! BlockSpec(patterns: defaultPatterns, exclusions: defaultExclusions)
     }
 
@@ -45,7 +45,7 @@ public struct BlockSpec: Hashable, Sendable {
     ///   - capacity: the most entries per shard, at least 1. Default: 1,999,999.
     /// - Throws: `BlocklistError` with `.invalidSpec` or `.limitExceeded`, one sentence naming the
     ///   offending value.
-    public init(
+    package init(
         patterns: [String],
         exclusions: [String] = [],
         rangeSize: Int64 = BlockSpec.defaultRangeSize,
@@ -61,7 +61,7 @@ public struct BlockSpec: Hashable, Sendable {
     /// are kept without a copy, so the spec shares the caller's array.
     ///
     /// - Throws: `BlocklistError` as `init(patterns:exclusions:rangeSize:capacity:)` for texts.
-    public init(
+    package init(
         patterns: [BlockPattern],
         exclusions: [String] = [],
         rangeSize: Int64 = BlockSpec.defaultRangeSize,
@@ -148,7 +148,7 @@ public struct BlockSpec: Hashable, Sendable {
     /// Sentences about a spec that is valid but probably not what was meant: an exclusion longer
     /// than every pattern, which can never match. (A spec whose exclusions leave nothing is
     /// refused by `ShardPlan`.)
-    public var warnings: [String] {
+    package var warnings: [String] {
         let longest = patterns.lazy.map(\.length).max() ?? 0
         return exclusions.filter { $0.utf8.count > longest }.map {
             "exclusion \($0) has \($0.utf8.count) digits, more than the \(longest) of the longest pattern, so it excludes nothing."
@@ -156,13 +156,13 @@ public struct BlockSpec: Hashable, Sendable {
     }
 
     /// How many numbers the patterns spell before exclusions.
-    public var candidateCount: Int64 { patterns.reduce(0) { $0 + $1.candidateCount } }
+    package var candidateCount: Int64 { patterns.reduce(0) { $0 + $1.candidateCount } }
 
     /// How many shards the spec makes.
-    public var shardCount: Int { Int((candidateCount - 1) / rangeSize + 1) }
+    package var shardCount: Int { Int((candidateCount - 1) / rangeSize + 1) }
 
     /// The candidate ranks shard `index` (from 1) covers.
-    public func rankRange(ofShard index: Int) -> Range<Int64> {
+    package func rankRange(ofShard index: Int) -> Range<Int64> {
         precondition(index >= 1 && index <= shardCount, "shard \(index) is outside 1...\(shardCount)")
         let lower = Int64(index - 1) * rangeSize
         return lower..<min(lower + rangeSize, candidateCount)

@@ -8,16 +8,16 @@
 ///
 /// - Complexity: a table is O(digits × automaton states × 10) to build and holds
 ///   `(digits + 1) × states` integers; memory is one table at a time, plus 8 bytes per 64 patterns.
-public struct CompiledSpec: Sendable {
+package struct CompiledSpec: Sendable {
     /// The spec this was compiled from.
-    public let spec: BlockSpec
+    package let spec: BlockSpec
     package let automaton: ExclusionAutomaton
     /// The global candidate rank of the first candidate of every `checkpointStride`-th pattern;
     /// the patterns between add their candidate counts (`rankOffset(of:)`).
     private let rankCheckpoints: [Int64]
     private static let checkpointStride = 64
 
-    public init(_ spec: BlockSpec) {
+    package init(_ spec: BlockSpec) {
         self.spec = spec
         automaton = ExclusionAutomaton(exclusions: spec.exclusions)
         var offset: Int64 = 0
@@ -76,7 +76,7 @@ public struct CompiledSpec: Sendable {
     }
 
     /// How many accepted numbers have a candidate rank in `ranks`.
-    public func count(ranks: Range<Int64>) -> Int64 {
+    package func count(ranks: Range<Int64>) -> Int64 {
         var total: Int64 = 0
         for index in patterns(overlapping: ranks) {
             guard let local = localRange(of: index, ranks) else { continue }
@@ -86,21 +86,21 @@ public struct CompiledSpec: Sendable {
     }
 
     /// How many accepted numbers shard `index` (from 1) holds.
-    public func count(shard index: Int) -> Int64 { count(ranks: spec.rankRange(ofShard: index)) }
+    package func count(shard index: Int) -> Int64 { count(ranks: spec.rankRange(ofShard: index)) }
 
     /// The accepted numbers with a candidate rank in `ranks`, ascending, as maximal runs.
-    public func runs(ranks: Range<Int64>) -> RunGenerator { RunGenerator(self, ranks: ranks) }
+    package func runs(ranks: Range<Int64>) -> RunGenerator { RunGenerator(self, ranks: ranks) }
 
     /// The accepted numbers of shard `index` (from 1), ascending, as maximal runs.
-    public func runs(shard index: Int) -> RunGenerator { runs(ranks: spec.rankRange(ofShard: index)) }
+    package func runs(shard index: Int) -> RunGenerator { runs(ranks: spec.rankRange(ofShard: index)) }
 
     /// Every accepted number, ascending, as maximal runs.
-    public func runs() -> RunGenerator { runs(ranks: 0..<spec.candidateCount) }
+    package func runs() -> RunGenerator { runs(ranks: 0..<spec.candidateCount) }
 
     /// Whether `number` is one the spec blocks; `nil` if no pattern spells it.
     ///
     /// - Returns: the number's candidate rank and whether it is accepted (not excluded).
-    public func classify(_ number: Int64) -> (rank: Int64, accepted: Bool)? {
+    package func classify(_ number: Int64) -> (rank: Int64, accepted: Bool)? {
         for (index, pattern) in spec.patterns.enumerated() where pattern.lowest <= number && number <= pattern.highest {
             if let result = compiled(index).classify(number, automaton: automaton) { return result }
         }

@@ -1,8 +1,8 @@
 /// How the package writes a figure for people: the one definition behind every command's
 /// output, the Notification Service's alerts and the publication page.
-public enum Figures {
+package enum Figures {
     /// 98552781 → "98,552,781".
-    public static func grouped<Value: BinaryInteger>(_ value: Value) -> String {
+    package static func grouped<Value: BinaryInteger>(_ value: Value) -> String {
         let digits = String(value.magnitude)
         var result = ""
         result.reserveCapacity(digits.utf8.count + digits.utf8.count / 3 + 1)
@@ -15,7 +15,7 @@ public enum Figures {
 
     /// "1 shard", "2 shards", "1,002 entries": `count`, grouped, and the noun in the singular or
     /// the plural (`plural` when adding an s is wrong).
-    public static func counted<Value: BinaryInteger>(_ count: Value, _ singular: String, plural: String? = nil)
+    package static func counted<Value: BinaryInteger>(_ count: Value, _ singular: String, plural: String? = nil)
         -> String
     {
         grouped(count) + " " + (count == 1 ? singular : plural ?? singular + "s")

@@ -5,7 +5,7 @@
 /// 2,000,000-entry shard costs two calls instead of a full reload.
 ///
 /// - Complexity: O(runs of both); memory is fixed.
-public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<NumberRun>> {
+package struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<NumberRun>> {
     /// A change to apply.
     public enum Change: Hashable, Sendable {
         case remove(NumberRun)
@@ -65,7 +65,7 @@ public struct RunDiff<Old: IteratorProtocol<NumberRun>, New: IteratorProtocol<Nu
 
 /// Reads a shard's runs as an iterator, stopping at the first damaged run and keeping its error,
 /// which the caller must check after the stream ends.
-public final class ShardRuns: IteratorProtocol {
+package final class ShardRuns: IteratorProtocol {
     /// The reader it reads.
     public let reader: ShardReader
     /// The error that ended the stream early, if any.
@@ -88,7 +88,7 @@ public final class ShardRuns: IteratorProtocol {
 /// label changed is removed and added again, as CallKit needs. Labels are compared by content.
 ///
 /// - Complexity: O(runs of both); memory is fixed.
-public struct IdentificationDiff {
+package struct IdentificationDiff {
     /// A change to apply; `label` indexes the new shard's labels.
     public enum Change: Hashable, Sendable {
         case remove(NumberRun)
@@ -172,7 +172,7 @@ public struct IdentificationDiff {
 /// once each way. Streamed through both shards' readers.
 ///
 /// - Complexity: O(runs of both); memory is fixed.
-public struct ShardChangeCounts: Hashable, Sendable {
+package struct ShardChangeCounts: Hashable, Sendable {
     public var added: Int64 = 0
     public var removed: Int64 = 0
     public var labelsAdded: Int64 = 0

@@ -9,7 +9,7 @@
 /// A generator is single-pass: iterating it consumes it.
 ///
 /// - Complexity: O(runs × digits × 10) steps; memory is fixed.
-public final class RunGenerator: IteratorProtocol, Sequence {
+package final class RunGenerator: IteratorProtocol, Sequence {
     struct Frame {
         var position: Int
         var state: Int
@@ -56,7 +56,7 @@ public final class RunGenerator: IteratorProtocol, Sequence {
     deinit { frames.deallocate() }
 
     /// The next maximal run, or `nil` when the range is exhausted.
-    public func next() -> NumberRun? {
+    package func next() -> NumberRun? {
         while let run = nextPiece() {
             guard var merged = pending else {
                 pending = run
@@ -76,7 +76,7 @@ public final class RunGenerator: IteratorProtocol, Sequence {
 
     /// Leaves out the numbers below `number`: the next run starts at `number` or later. The walk
     /// jumps there (a few steps per digit) instead of visiting what lies between.
-    public func skip(below number: Int64) {
+    package func skip(below number: Int64) {
         guard number > skipBelow else { return }
         skipBelow = number
         if let run = pending, run.last >= number {

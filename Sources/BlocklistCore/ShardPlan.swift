@@ -3,28 +3,28 @@
 /// Shard `i` (from 1) covers candidate ranks `[(i-1)·rangeSize, i·rangeSize)`. Planning refuses a
 /// spec whose shard would hold more than `capacity` entries, naming the shard and its count, so a
 /// bad spec is stopped before any file is touched.
-public struct ShardPlan: Sendable {
+package struct ShardPlan: Sendable {
     /// One planned shard.
-    public struct Shard: Hashable, Sendable {
+    package struct Shard: Hashable, Sendable {
         /// From 1; extension `index` loads it.
-        public var index: Int
+        package var index: Int
         /// The candidate ranks it covers.
-        public var ranks: Range<Int64>
+        package var ranks: Range<Int64>
         /// How many numbers it holds.
-        public var entryCount: Int64
+        package var entryCount: Int64
     }
 
     /// The compiled spec.
-    public let compiled: CompiledSpec
+    package let compiled: CompiledSpec
     /// The shards, by index.
-    public let shards: [Shard]
+    package let shards: [Shard]
 
     /// Plans `spec`.
     ///
     /// - Throws: `BlocklistError` `.capacityExceeded` naming the first shard over capacity;
     ///   `.invalidSpec` if the exclusions leave no number at all.
     /// - Complexity: O(shards × digits × 10 × states).
-    public init(_ spec: BlockSpec) throws(BlocklistError) {
+    package init(_ spec: BlockSpec) throws(BlocklistError) {
         let compiled = CompiledSpec(spec)
         var shards: [Shard] = []
         shards.reserveCapacity(spec.shardCount)
@@ -56,8 +56,8 @@ public struct ShardPlan: Sendable {
     }
 
     /// The spec.
-    public var spec: BlockSpec { compiled.spec }
+    package var spec: BlockSpec { compiled.spec }
 
     /// How many numbers all shards hold together.
-    public var totalEntries: Int64 { shards.reduce(0) { $0 + $1.entryCount } }
+    package var totalEntries: Int64 { shards.reduce(0) { $0 + $1.entryCount } }
 }

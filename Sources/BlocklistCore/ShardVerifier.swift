@@ -1,12 +1,12 @@
 /// Checks one shard file completely: header, both checksums, every run's order and encoding,
 /// the counts, and optionally its index, its capacity and that it holds exactly a spec's numbers.
-public enum ShardVerifier {
+package enum ShardVerifier {
     /// What a verified shard holds.
-    public struct Summary: Hashable, Sendable {
-        public var path: String
-        public var header: ShardHeader
+    package struct Summary: Hashable, Sendable {
+        package var path: String
+        package var header: ShardHeader
         /// The file's size in bytes.
-        public var bytes: Int64
+        package var bytes: Int64
     }
 
     /// Verifies `path`.
@@ -21,7 +21,7 @@ public enum ShardVerifier {
     /// - Returns: its header and size.
     /// - Throws: the first problem found, as a `BlocklistError` naming the file and where.
     /// - Complexity: O(runs); memory is the reader's fixed buffers.
-    public static func verify(
+    package static func verify(
         _ path: String,
         expectedIndex: Int? = nil,
         capacity: Int64? = nil,
@@ -98,7 +98,7 @@ public enum ShardVerifier {
 }
 
 /// Ascending identification runs, each with its label's UTF-8 bytes, for `ShardVerifier`.
-public protocol LabelledRunSource: AnyObject {
+package protocol LabelledRunSource: AnyObject {
     /// The next run and its label, or `nil` after the last.
     func nextLabelledRun() throws(BlocklistError) -> (run: NumberRun, label: [UInt8])?
 }

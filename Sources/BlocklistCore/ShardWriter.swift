@@ -3,7 +3,7 @@ internal import ByteCodecs
 /// The compression state and buffers a `ShardWriter` uses, reusable from one shard to the next so
 /// that writing a whole set allocates them once.
 
-public final class ShardEncoder {
+package final class ShardEncoder {
     let deflater: Deflater
     let fast: Bool
     let encodeBuffer: UnsafeMutableRawBufferPointer
@@ -17,7 +17,7 @@ public final class ShardEncoder {
     ///   of level 9. A version 2 payload is Rice-coded already and deflate does not make it
     ///   smaller (a 1,001,000-number shard: 1,130,043 bytes stored, 1,134,290 at level 9), while
     ///   it spent a third of a rewrite's time. Default: false.
-    public init(fast: Bool = false) throws(BlocklistError) {
+    package init(fast: Bool = false) throws(BlocklistError) {
         self.fast = fast
         deflater = try Deflater(
             level: fast ? 1 : ShardFormat.compressionLevel,
@@ -45,11 +45,11 @@ public final class ShardEncoder {
 /// exclusively and never renames it: committing it is the caller's job.
 ///
 /// - Complexity: O(runs); memory is fixed (about 60 KiB).
-public final class ShardWriter {
+package final class ShardWriter {
     /// The file being written.
-    public let path: String
+    package let path: String
     /// The format version it writes.
-    public let version: UInt16
+    package let version: UInt16
     private let shardIndex: UInt32
     private let lowerBound: Int64
     private let file: FileDescriptor
@@ -90,7 +90,7 @@ public final class ShardWriter {
     ///     blocking entries only.
     ///   - lowerBound: the smallest number the shard covers in a packed layout (version 2).
     /// - Throws: `BlocklistError` `.io` if the file cannot be created.
-    public init(
+    package init(
         path: String,
         shardIndex: Int,
         encoder: ShardEncoder? = nil,
@@ -132,13 +132,13 @@ public final class ShardWriter {
     private var gapBase: Int64 { identifying ? 1 : 2 }
 
     /// How many numbers of the current kind have been appended.
-    public var entriesWritten: Int64 { entryCount + (pending?.count ?? 0) }
+    package var entriesWritten: Int64 { entryCount + (pending?.count ?? 0) }
 
     /// Appends a blocking run; it must start after every number appended before. A run that
     /// continues the previous one is merged with it.
     ///
     /// - Throws: `.invalidInput` for an empty, negative or out-of-order run.
-    public func append(_ run: NumberRun) throws(BlocklistError) {
+    package func append(_ run: NumberRun) throws(BlocklistError) {
         precondition(!finished, "append after finish")
         precondition(!identifying, "blocking entries come before identification entries")
         try add(run, label: 0)
@@ -146,7 +146,7 @@ public final class ShardWriter {
 
     /// Appends blocking runs, as `append(_:)` would one by one, in one loop: the way to write a
     /// whole shard fast.
-    public func append(contentsOf runs: UnsafeBufferPointer<NumberRun>) throws(BlocklistError) {
+    package func append(contentsOf runs: UnsafeBufferPointer<NumberRun>) throws(BlocklistError) {
         precondition(!finished, "append after finish")
         precondition(!identifying, "blocking entries come before identification entries")
         var index = 0
@@ -199,7 +199,7 @@ public final class ShardWriter {
     }
 
     /// Appends one blocking number; it must be above every number appended before.
-    public func append(_ number: Int64) throws(BlocklistError) {
+    package func append(_ number: Int64) throws(BlocklistError) {
         try append(NumberRun(start: number, count: 1))
     }
 
@@ -207,7 +207,7 @@ public final class ShardWriter {
     /// least one byte; identification runs then name a label by its index in `labels`.
     ///
     /// - Throws: `.invalidInput` for version 1, an empty label, or a table over the format's limits.
-    public func beginIdentification(labels: [[UInt8]]) throws(BlocklistError) {
+    package func beginIdentification(labels: [[UInt8]]) throws(BlocklistError) {
         precondition(!finished && !identifying, "beginIdentification once, before finish")
         guard version >= 2 else {
             throw BlocklistError(
@@ -257,7 +257,7 @@ public final class ShardWriter {
     /// Appends identification run: every number of `run` is identified by label `label`. Runs
     /// are strictly ascending; a run that continues the previous one with the same label is
     /// merged with it.
-    public func appendIdentification(_ run: NumberRun, label: Int) throws(BlocklistError) {
+    package func appendIdentification(_ run: NumberRun, label: Int) throws(BlocklistError) {
         precondition(!finished, "append after finish")
         precondition(identifying, "call beginIdentification(labels:) first")
         guard label >= 0, label < Int(labelCount) else {
@@ -303,7 +303,7 @@ public final class ShardWriter {
     ///
     /// - Parameter sync: `fsync` the file before returning. Default: true.
     /// - Returns: the header as written.
-    public func finish(sync: Bool = true) throws(BlocklistError) -> ShardHeader {
+    package func finish(sync: Bool = true) throws(BlocklistError) -> ShardHeader {
         precondition(!finished, "finish called twice")
         if version >= 2 && !identifying { try beginIdentification(labels: []) }
         finished = true

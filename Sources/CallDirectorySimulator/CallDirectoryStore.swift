@@ -9,14 +9,14 @@ import SetStorage
 /// Entries live in a `WITHOUT ROWID` table keyed by (extension, number): one B-tree, appended to in
 /// order as shards load, deleted per extension as a key range. "Who blocks this number" is one key
 /// probe per registered extension.
-public final class CallDirectoryStore {
+package final class CallDirectoryStore {
     /// The schema this code reads and writes (`PRAGMA user_version`).
     /// Version 2 added identification entries; a version 1 store gains their table when opened
     /// for writing.
-    public static let schemaVersion: Int64 = 2
+    package static let schemaVersion: Int64 = 2
 
     /// Where an extension's last reload left it, as the store's `state` column spells it.
-    public enum ExtensionState: String, Hashable, Sendable, Codable, CustomStringConvertible {
+    package enum ExtensionState: String, Hashable, Sendable, Codable, CustomStringConvertible {
         /// Never loaded.
         case registered
         /// Its last reload committed.
@@ -24,30 +24,30 @@ public final class CallDirectoryStore {
         /// Its last reload failed; the next one starts over (non-incremental).
         case failed
 
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
     /// An extension's row.
-    public struct Extension: Hashable, Sendable, Codable {
-        public var identifier: String
-        public var index: Int
+    package struct Extension: Hashable, Sendable, Codable {
+        package var identifier: String
+        package var index: Int
         /// The Settings switch.
-        public var enabled: Bool
-        public var state: ExtensionState
+        package var enabled: Bool
+        package var state: ExtensionState
         /// Whether the next request must be non-incremental (first load, re-enabled, after a failure).
-        public var needsFullReload: Bool
-        public var loadedChecksum: String?
+        package var needsFullReload: Bool
+        package var loadedChecksum: String?
         /// Blocking entries held.
-        public var loadedCount: Int64
-        public var lastLoadAt: Int64?
-        public var lastDurationMilliseconds: Int64?
-        public var peakMemoryKiB: Int64?
-        public var lastError: String?
+        package var loadedCount: Int64
+        package var lastLoadAt: Int64?
+        package var lastDurationMilliseconds: Int64?
+        package var peakMemoryKiB: Int64?
+        package var lastError: String?
         /// Identification entries held (numbers with a label), counted apart.
-        public var identificationCount: Int64 = 0
+        package var identificationCount: Int64 = 0
     }
 
-    public let path: String
+    package let path: String
     let database: SQLiteDatabase
 
     /// Opens the store at `path`, creating it with the current schema if it does not exist.
@@ -87,7 +87,7 @@ public final class CallDirectoryStore {
         )
     }
 
-    public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
+    package init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws(BlocklistError) {
         self.path = path
         switch try FileSystem.kind(path) {
         case .file: try Self.refuseNonSQLite(path)
@@ -184,7 +184,7 @@ public final class CallDirectoryStore {
     }
 
     /// The enabled extensions that identify `number`, with the label each gives.
-    public func identify(_ number: Int64) throws(BlocklistError) -> [(identifier: String, label: String)] {
+    package func identify(_ number: Int64) throws(BlocklistError) -> [(identifier: String, label: String)] {
         guard hasIdentification else { return [] }
         let probe = try database.prepare(
             "SELECT e.identifier, i.label FROM extensions e JOIN identification_entries i ON i.extension_id = e.id WHERE e.enabled = 1 AND i.number = ?1 ORDER BY e.shard_index"
@@ -196,7 +196,7 @@ public final class CallDirectoryStore {
     }
 
     /// Every identification entry stored for `identifier`, ascending.
-    public func identificationEntries(of identifier: String) throws(BlocklistError) -> [(number: Int64, label: String)]
+    package func identificationEntries(of identifier: String) throws(BlocklistError) -> [(number: Int64, label: String)]
     {
         guard hasIdentification else { return [] }
         let query = try database.prepare(
@@ -209,10 +209,10 @@ public final class CallDirectoryStore {
     }
 
     /// The directory where the system keeps each extension's last loaded shard (the App Group copy).
-    public var appGroupDirectory: String { path + ".appgroup" }
+    package var appGroupDirectory: String { path + ".appgroup" }
 
     /// The identifier of shard `index` in a set of `count`: "extension-01".
-    public static func identifier(ofShard index: Int, of count: Int) -> String {
+    package static func identifier(ofShard index: Int, of count: Int) -> String {
         let width = max(2, String(count).count)
         let digits = String(index)
         return "extension-" + String(repeating: "0", count: width - digits.count) + digits
@@ -223,7 +223,7 @@ public final class CallDirectoryStore {
     ///
     /// - Returns: how many were new.
     @discardableResult
-    public func register(_ manifest: Manifest) throws(BlocklistError) -> Int {
+    package func register(_ manifest: Manifest) throws(BlocklistError) -> Int {
         // Reading first keeps a registered app's commands off the write lock, which a load holds.
         let find = try database.prepare("SELECT 1 FROM extensions WHERE identifier = ?1")
         var missing = false
@@ -275,7 +275,7 @@ public final class CallDirectoryStore {
     }
 
     /// Flips the Settings switch. Turning an extension on makes its next load non-incremental.
-    public func setEnabled(_ enabled: Bool, identifiers: [String]) throws(BlocklistError) {
+    package func setEnabled(_ enabled: Bool, identifiers: [String]) throws(BlocklistError) {
         let update = try database.prepare(
             "UPDATE extensions SET enabled = ?1, needs_full_reload = CASE WHEN ?1 = 1 AND enabled = 0 THEN 1 ELSE needs_full_reload END WHERE identifier = ?2"
         )
@@ -298,7 +298,7 @@ public final class CallDirectoryStore {
     }
 
     /// Every registered extension, by index.
-    public func extensions() throws(BlocklistError) -> [Extension] {
+    package func extensions() throws(BlocklistError) -> [Extension] {
         let query = try database.prepare(
             """
             SELECT identifier, shard_index, enabled, state, needs_full_reload, loaded_checksum, loaded_count,
@@ -358,12 +358,12 @@ public final class CallDirectoryStore {
     }
 
     /// One extension, or `nil`.
-    public func `extension`(_ identifier: String) throws(BlocklistError) -> Extension? {
+    package func `extension`(_ identifier: String) throws(BlocklistError) -> Extension? {
         try extensions().first { $0.identifier == identifier }
     }
 
     /// The enabled extensions whose stored entries include `number`: who blocks it.
-    public func lookup(_ number: Int64) throws(BlocklistError) -> [String] {
+    package func lookup(_ number: Int64) throws(BlocklistError) -> [String] {
         let probe = try database.prepare(
             "SELECT e.identifier FROM extensions e WHERE e.enabled = 1 AND EXISTS (SELECT 1 FROM blocking_entries b WHERE b.extension_id = e.id AND b.number = ?1) ORDER BY e.shard_index"
         )
@@ -374,7 +374,7 @@ public final class CallDirectoryStore {
     }
 
     /// Every number stored for `identifier`, ascending.
-    public func entries(of identifier: String) throws(BlocklistError) -> [Int64] {
+    package func entries(of identifier: String) throws(BlocklistError) -> [Int64] {
         let query = try database.prepare(
             "SELECT b.number FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1 ORDER BY b.number"
         )
@@ -385,7 +385,7 @@ public final class CallDirectoryStore {
     }
 
     /// How many entries the store holds for `identifier`, counted.
-    public func entryCount(of identifier: String) throws(BlocklistError) -> Int64 {
+    package func entryCount(of identifier: String) throws(BlocklistError) -> Int64 {
         let query = try database.prepare(
             "SELECT count(*) FROM blocking_entries b JOIN extensions e ON e.id = b.extension_id WHERE e.identifier = ?1"
         )
@@ -395,7 +395,7 @@ public final class CallDirectoryStore {
     }
 
     /// How many identification entries the store holds for `identifier`, counted.
-    public func identificationCount(of identifier: String) throws(BlocklistError) -> Int64 {
+    package func identificationCount(of identifier: String) throws(BlocklistError) -> Int64 {
         guard hasIdentification else { return 0 }
         let query = try database.prepare(
             "SELECT count(*) FROM identification_entries i JOIN extensions e ON e.id = i.extension_id WHERE e.identifier = ?1"
@@ -406,5 +406,5 @@ public final class CallDirectoryStore {
     }
 
     /// `PRAGMA integrity_check`: "ok", or what SQLite found.
-    public func integrityCheck() throws(BlocklistError) -> String { try database.integrityCheck() }
+    package func integrityCheck() throws(BlocklistError) -> String { try database.integrityCheck() }
 }

@@ -2,7 +2,7 @@ import BlocklistCore
 import BlocklistSystem
 
 /// How an extension sends its list when the request is incremental.
-public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
+package enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
     /// removeAll, then add everything (the original app's way).
     case full
     /// Only the differences from the shard loaded last time.
@@ -11,60 +11,60 @@ public enum ReloadStrategy: String, Sendable, CaseIterable, Codable {
 
 /// Whether the capacity counts what an extension holds or what one request adds. Devices are
 /// measured per extension; bulk blockers that load many incremental chunks suggest per request.
-public enum CapacityScope: String, Sendable, CaseIterable, Codable {
+package enum CapacityScope: String, Sendable, CaseIterable, Codable {
     case perExtension = "extension"
     case perRequest = "request"
 }
 
 /// Settings of one reload.
-public struct ReloadOptions: Sendable {
-    public var strategy: ReloadStrategy = .full
+package struct ReloadOptions: Sendable {
+    package var strategy: ReloadStrategy = .full
     /// The extension host is killed above this resident memory, in KiB. Default: 7 MiB.
-    public var memoryBudgetKiB: Int = 7 * 1024
+    package var memoryBudgetKiB: Int = 7 * 1024
     /// The most entries. Default: 1,999,999.
-    public var capacity: Int64 = 1_999_999
-    public var capacityScope: CapacityScope = .perExtension
+    package var capacity: Int64 = 1_999_999
+    package var capacityScope: CapacityScope = .perExtension
     /// Test hook: the host kills itself after this many calls.
-    public var crashAfter: Int64?
+    package var crashAfter: Int64?
 
-    public init() {}
+    package init() {}
 }
 
 /// What a successful reload did.
-public struct ReloadResult: Sendable, Codable, Equatable {
-    public var identifier: String
-    public var incremental: Bool
+package struct ReloadResult: Sendable, Codable, Equatable {
+    package var identifier: String
+    package var incremental: Bool
     /// Blocking entries added.
-    public var added: Int64
+    package var added: Int64
     /// Blocking entries removed, one by one or all at once.
-    public var removed: Int64
+    package var removed: Int64
     /// Identification entries (numbers with a label) added and removed, counted apart from the
     /// blocking ones.
-    public var identificationAdded: Int64
-    public var identificationRemoved: Int64
+    package var identificationAdded: Int64
+    package var identificationRemoved: Int64
     /// The context calls that did the work: additions, removals and removeAll, each one call. A
     /// device's time goes with this, not with `removed` (removeAll is one call).
-    public var calls: Int64
+    package var calls: Int64
     /// Entries the extension holds afterwards, of both kinds (blocking and identification).
-    public var entries: Int64
+    package var entries: Int64
     /// Of `entries`, the identification entries.
-    public var identificationEntries: Int64
-    public var milliseconds: Int64
-    public var peakMemoryKiB: Int
+    package var identificationEntries: Int64
+    package var milliseconds: Int64
+    package var peakMemoryKiB: Int
     /// Something that failed after the commit and so does not undo it: the App Group copy that
     /// the delta strategy diffs against could not be saved (the next delta request then sends
     /// the whole list).
-    public var warning: String?
+    package var warning: String?
 }
 
 /// The simulated CallKit daemon: runs one extension request at a time against the store, enforcing
 /// CallKit's rules on the calls the extension host streams to it.
-public final class CallDirectorySystem {
-    public let store: CallDirectoryStore
+package final class CallDirectorySystem {
+    package let store: CallDirectoryStore
     /// The extension-host executable.
-    public let hostPath: String
+    package let hostPath: String
 
-    public init(store: CallDirectoryStore, hostPath: String) {
+    package init(store: CallDirectoryStore, hostPath: String) {
         self.store = store
         self.hostPath = hostPath
     }
@@ -81,7 +81,7 @@ public final class CallDirectorySystem {
     ///   - progress: called with the context calls applied so far (`ReloadResult.calls`), about
     ///     every 65,536.
     /// - Throws: `CallDirectoryError` with CallKit's code.
-    public func reload(
+    package func reload(
         _ identifier: String,
         shardPath: String,
         checksum: String,
@@ -185,7 +185,7 @@ public final class CallDirectorySystem {
     /// Waits for no reload: refused with `currentlyLoading` while one runs.
     ///
     /// - Returns: how many entries it held.
-    public func unregister(_ identifier: String) throws(CallDirectoryError) -> Int64 {
+    package func unregister(_ identifier: String) throws(CallDirectoryError) -> Int64 {
         let lock: FileLock
         do {
             lock = try FileLock(path: store.path + ".lock", what: "The store \(store.path)")

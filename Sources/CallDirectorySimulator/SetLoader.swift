@@ -4,9 +4,9 @@ import SetStorage
 
 /// Loads a shard set into the store the way the app side does: each extension in order, one at a
 /// time, skipping disabled and unchanged ones, so a rerun after a failure resumes where it stopped.
-public struct SetLoader {
+package struct SetLoader {
     /// What happened to one extension.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case loaded(ReloadResult)
         case skippedUnchanged
         case skippedDisabled
@@ -17,7 +17,7 @@ public struct SetLoader {
     }
 
     /// Progress reports.
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// Extension `identifier` starts; `entries` is its shard's count of both kinds.
         case started(identifier: String, entries: Int64)
         /// Entries applied so far for the current extension.
@@ -25,16 +25,16 @@ public struct SetLoader {
         case finished(identifier: String, outcome: Outcome)
     }
 
-    public let system: CallDirectorySystem
-    public let directory: String
+    package let system: CallDirectorySystem
+    package let directory: String
     /// The generation being loaded, held (shared lock) for as long as this loader lives, so a
     /// generate that commits a new set meanwhile does not remove the shards under it.
-    public let readingSet: ReadingSet
-    public var manifest: Manifest { readingSet.manifest }
+    package let readingSet: ReadingSet
+    package var manifest: Manifest { readingSet.manifest }
 
     /// Reads `directory`'s manifest, holds its generation and registers its extensions in the
     /// system's store.
-    public init(system: CallDirectorySystem, directory: String) throws(BlocklistError) {
+    package init(system: CallDirectorySystem, directory: String) throws(BlocklistError) {
         self.system = system
         self.directory = directory
         readingSet = try ReadingSet(directory: directory)
@@ -42,7 +42,7 @@ public struct SetLoader {
     }
 
     /// The registered extensions this set does not have (left by a larger or older set).
-    public func staleExtensions() throws(BlocklistError) -> [CallDirectoryStore.Extension] {
+    package func staleExtensions() throws(BlocklistError) -> [CallDirectoryStore.Extension] {
         let current = Set(
             manifest.shards.map { CallDirectoryStore.identifier(ofShard: $0.index, of: manifest.shards.count) }
         )
@@ -50,7 +50,7 @@ public struct SetLoader {
     }
 
     /// The identifiers of the shards `only` names (indexes from 1), or of all.
-    public func identifiers(only: [Int]? = nil) throws(BlocklistError) -> [(identifier: String, shard: Manifest.Shard)]
+    package func identifiers(only: [Int]? = nil) throws(BlocklistError) -> [(identifier: String, shard: Manifest.Shard)]
     {
         var result: [(String, Manifest.Shard)] = []
         for index in only ?? manifest.shards.map(\.index) {
@@ -72,7 +72,7 @@ public struct SetLoader {
     ///   - only: shard indexes to load (from 1); default all.
     ///   - force: reload even when the loaded checksum equals the shard's.
     /// - Returns: the outcome per extension, in order.
-    public func load(
+    package func load(
         only: [Int]? = nil,
         options: ReloadOptions = ReloadOptions(),
         force: Bool = false,

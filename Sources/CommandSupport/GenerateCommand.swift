@@ -9,10 +9,10 @@ import SetStorage
 
 /// The one-line descriptions of the commands that `blocklist` hands to `blocklist-sms`: both
 /// executables list them, so they are written once.
-public enum SMSCommandText {
-    public static let serve =
+package enum SMSCommandText {
+    package static let serve =
         "Answer deferred Message Filter queries over HTTP, as a Message Filter extension's server does."
-    public static let simulate =
+    package static let simulate =
         "Play the Messages app: contacts pass, the extension answers offline, what it leaves at none is deferred to the server."
 }
 
@@ -23,27 +23,27 @@ public enum SMSCommandText {
 /// beside it. swift-argument-parser only lists the command (`GenerateCommand.abstract`), so no
 /// option is ever declared twice. The parser reads one argument at a time from any sequence of
 /// strings: the lean executable hands it `argv` without building `CommandLine.arguments`.
-public enum GenerateCommand {
-    public static let abstract = "Generate the shard files and manifest for a block spec."
-    public static let discussion = """
+package enum GenerateCommand {
+    package static let abstract = "Generate the shard files and manifest for a block spec."
+    package static let discussion = """
         Writes one compressed shard per Call Directory extension and a manifest.json into the output \
         directory. The new set is written aside and committed by renaming the manifest, so a failed or \
         interrupted run leaves the previous set intact. blocklist only ever removes what it wrote: it \
         refuses /, a manifest.json another program wrote, and (without --force) a directory that is \
         neither empty nor a blocklist set.
         """
-    public static let usage = "blocklist generate <options>"
+    package static let usage = "blocklist generate <options>"
 
     /// What an argument vector asks for.
-    public enum Request: Equatable, Sendable {
+    package enum Request: Equatable, Sendable {
         case run(GenerateOptions)
         case help
         case version
     }
 
     /// An argument vector that does not parse or does not validate: exit status 64, with usage.
-    public struct UsageError: Error, Equatable, Sendable {
-        public var message: String
+    package struct UsageError: Error, Equatable, Sendable {
+        package var message: String
     }
 
     /// One option: its names, what it does to the options (a flag's action, or a value's
@@ -75,13 +75,13 @@ public enum GenerateCommand {
 
     /// Every name an option of generate answers to, for shell completion (generate's arguments
     /// are parsed here, not by swift-argument-parser, which writes the completion scripts).
-    public static var optionNames: [String] {
+    package static var optionNames: [String] {
         options.flatMap { option in ["--" + option.long] + (option.short.map { ["-\($0)"] } ?? []) }
             + ["--version", "--help", "-h"]
     }
 
     /// Whether option `name` (`--numbers`, `-o`) takes a path: a list file, or the output directory.
-    public static func takesPath(_ name: String) -> Bool {
+    package static func takesPath(_ name: String) -> Bool {
         options.contains { option in
             guard name == "--" + option.long || option.short.map({ name == "-\($0)" }) == true,
                 case .value(_, let dashValues, _) = option.kind
@@ -220,7 +220,7 @@ public enum GenerateCommand {
     /// repeatable options add, others keep the last value. `-h`/`--help` and `--version` win over
     /// everything else, as in every other command. The options are then validated (the spec, the
     /// output, standard input at most once), so a `.run` is ready to run.
-    public static func parse(_ arguments: some Sequence<String>) -> Result<Request, UsageError> {
+    package static func parse(_ arguments: some Sequence<String>) -> Result<Request, UsageError> {
         var options = GenerateOptions()
         var firstError: UsageError?
         var request: Request?
@@ -322,7 +322,7 @@ public enum GenerateCommand {
     }
 
     /// The help text, laid out as swift-argument-parser lays out every other command's.
-    public static var help: String {
+    package static var help: String {
         var text =
             "OVERVIEW: \(abstract)\n\n" + wrapped(discussion, indent: 0, width: 80).joined(separator: "\n") + "\n\n"
         text += "USAGE: \(usage)\n\nOPTIONS:\n"
@@ -358,14 +358,14 @@ public enum GenerateCommand {
     }
 
     /// What a usage error prints, as swift-argument-parser prints one.
-    public static func usageMessage(_ error: UsageError) -> String {
+    package static func usageMessage(_ error: UsageError) -> String {
         "Error: \(error.message)\nUsage: \(usage)\n  See 'blocklist generate --help' for more information."
     }
 
     /// Parses `arguments`, runs the command, and exits: 0 after a run, help or version; 64 for
     /// a usage error; 1 for a run that failed. `beforeRun` runs once the arguments are parsed
     /// (the lean executable gives their pages back there).
-    public static func main(_ arguments: some Sequence<String>, beforeRun: () -> Void = {}) -> Never {
+    package static func main(_ arguments: some Sequence<String>, beforeRun: () -> Void = {}) -> Never {
         // A closed standard input would let the first file opened take descriptor 0, and `-`
         // would then read that file; /dev/null holds the place, and `-` is refused by name.
         let standardInputClosed = fcntl(0, F_GETFD) == -1

@@ -8,40 +8,40 @@ import SetStorage
 /// by the small `blocklist-generate` executable it hands the command to.
 ///
 /// This module links no Foundation: `generate` runs within an extension-sized memory budget.
-public struct GenerateOptions: Equatable, Sendable {
+package struct GenerateOptions: Equatable, Sendable {
     /// The `--pattern`s, parsed as they are added (`addPattern`): 8 bytes each, so that twenty
     /// thousand of them cost 160 KB, shared with the spec and the manifest without a copy.
-    public private(set) var patterns: [BlockPattern] = []
+    package private(set) var patterns: [BlockPattern] = []
     /// How many patterns were written without their `+`, and the first of them, for one note.
-    public private(set) var patternsWithoutPlus = 0
-    public private(set) var firstPatternWithoutPlus: String?
-    public var exclusions: [String] = []
-    public var noExclusions = false
-    public var rangeSize = BlockSpec.defaultRangeSize
-    public var capacity = BlockSpec.defaultCapacity
-    public var output = "Output"
-    public var noSync = false
-    public var json = false
-    public var force = false
+    package private(set) var patternsWithoutPlus = 0
+    package private(set) var firstPatternWithoutPlus: String?
+    package var exclusions: [String] = []
+    package var noExclusions = false
+    package var rangeSize = BlockSpec.defaultRangeSize
+    package var capacity = BlockSpec.defaultCapacity
+    package var output = "Output"
+    package var noSync = false
+    package var json = false
+    package var force = false
     /// List inputs (a packed set).
-    public var numbers: [String] = []
-    public var allow: [String] = []
-    public private(set) var allowPatterns: [BlockPattern] = []
-    public var labels: [String] = []
-    public var lists: [String] = []
-    public var skipInvalid = false
+    package var numbers: [String] = []
+    package var allow: [String] = []
+    package private(set) var allowPatterns: [BlockPattern] = []
+    package var labels: [String] = []
+    package var lists: [String] = []
+    package var skipInvalid = false
     /// Lets list inputs that give no number make an empty set.
-    public var allowEmpty = false
-    public var defaultCountry: Int64?
+    package var allowEmpty = false
+    package var defaultCountry: Int64?
     /// `nil` chooses packed when lists are given, range otherwise.
-    public var layout: Manifest.Layout?
+    package var layout: Manifest.Layout?
 
-    public init() {}
+    package init() {}
 
     /// Adds a `--pattern`.
     ///
     /// - Throws: `BlocklistError` naming what in `text` is not a pattern.
-    public mutating func addPattern(_ text: String) throws(BlocklistError) {
+    package mutating func addPattern(_ text: String) throws(BlocklistError) {
         patterns.append(try BlockPattern(parsing: text))
         if !text.hasPrefix("+") {
             patternsWithoutPlus += 1
@@ -51,7 +51,7 @@ public struct GenerateOptions: Equatable, Sendable {
 
     /// Makes room for `count` patterns and as many allow patterns at once (an array that grows
     /// by doubling holds its old and new buffers together).
-    public mutating func reservePatterns(_ count: Int) {
+    package mutating func reservePatterns(_ count: Int) {
         patterns.reserveCapacity(count)
         allowPatterns.reserveCapacity(count)
     }
@@ -59,29 +59,29 @@ public struct GenerateOptions: Equatable, Sendable {
     /// Adds an `--allow-pattern`.
     ///
     /// - Throws: `BlocklistError` naming what in `text` is not a pattern.
-    public mutating func addAllowPattern(_ text: String) throws(BlocklistError) {
+    package mutating func addAllowPattern(_ text: String) throws(BlocklistError) {
         allowPatterns.append(try BlockPattern(parsing: text))
     }
 
     /// Whether any list input is given.
-    public var hasLists: Bool {
+    package var hasLists: Bool {
         !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty
     }
 
     /// The list files given, each of which may be `-` (standard input) once among them all.
-    public var listPaths: [String] { numbers + allow + labels + lists }
+    package var listPaths: [String] { numbers + allow + labels + lists }
 
     /// Whether the set is packed.
-    public var isPacked: Bool { layout == .packed || (layout == nil && hasLists) }
+    package var isPacked: Bool { layout == .packed || (layout == nil && hasLists) }
 
     /// The validated spec; with lists and no pattern, `nil` (no patterns).
-    public func patternSpec() throws(BlocklistError) -> BlockSpec? {
+    package func patternSpec() throws(BlocklistError) -> BlockSpec? {
         if hasLists && patterns.isEmpty { return nil }
         return try spec()
     }
 
     /// The validated spec.
-    public func spec() throws(BlocklistError) -> BlockSpec {
+    package func spec() throws(BlocklistError) -> BlockSpec {
         if noExclusions && !exclusions.isEmpty {
             throw BlocklistError(.invalidSpec, "--no-exclusions and --exclude contradict each other; give one.")
         }
@@ -114,8 +114,8 @@ public struct GenerateOptions: Equatable, Sendable {
 }
 
 /// Runs a generate and prints its summary (or JSON) on stdout, progress and notes on stderr.
-public enum GenerateRunner {
-    public static func run(_ options: GenerateOptions) throws(BlocklistError) {
+package enum GenerateRunner {
+    package static func run(_ options: GenerateOptions) throws(BlocklistError) {
         let spec = try options.patternSpec()
         if let first = options.firstPatternWithoutPlus {
             Terminal.error(

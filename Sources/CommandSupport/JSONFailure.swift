@@ -5,9 +5,9 @@ import JSONStream
 /// keys sorted as the commands' JSONEncoder output sorts them. The sentence still goes to
 /// standard error. A command that printed its own JSON report before failing (`verify` of a
 /// damaged set) exits with `ExitCode` and gets no second object.
-public enum JSONFailure {
+package enum JSONFailure {
     /// The object for a failure: `code` names its kind ("invalid input", "usage", …).
-    public static func text(code: String, message: String, exitStatus: Int32) -> String {
+    package static func text(code: String, message: String, exitStatus: Int32) -> String {
         """
         {
           "error" : {
@@ -22,7 +22,7 @@ public enum JSONFailure {
     /// The kind of `error`, for `code`: the `code` the package's error types carry ("invalid
     /// input", "corrupt rules", …), else "usage" for a refused command line (status 64), else
     /// "error".
-    public static func code(for error: any Error, status: Int32) -> String {
+    package static func code(for error: any Error, status: Int32) -> String {
         if let code = Mirror(reflecting: error).children.first(where: { $0.label == "code" })?.value {
             return String(describing: code)
         }
@@ -32,7 +32,7 @@ public enum JSONFailure {
     /// Ends a command that threw `error`: the object, if `arguments` ask for JSON and the command
     /// did not report the failure itself (`reported`: it threw an `ExitCode`), then
     /// `fullMessage` and `status` as `StandardOutput.exit` ends any command.
-    public static func exit(
+    package static func exit(
         _ error: any Error,
         status: Int32,
         message: String,
@@ -47,7 +47,7 @@ public enum JSONFailure {
     }
 
     /// Whether `arguments` (without the program's name) ask for JSON: `--json` before any `--`.
-    public static func requested(_ arguments: some Sequence<String>) -> Bool {
+    package static func requested(_ arguments: some Sequence<String>) -> Bool {
         for argument in arguments {
             if argument == "--" { return false }
             if argument == "--json" { return true }

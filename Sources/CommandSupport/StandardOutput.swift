@@ -2,11 +2,11 @@
 /// only shows when the buffer is flushed and closed, which `exit` does silently.
 internal import LibC
 
-public enum StandardOutput {
+package enum StandardOutput {
     /// Flushes and closes standard output.
     ///
     /// - Returns: `nil` if everything printed reached it, or a sentence saying it did not.
-    public static func close() -> String? {
+    package static func close() -> String? {
         // The C library's stream; the process is about to end, nothing else uses it now.
         let stream = stdout
         errno = 0
@@ -20,13 +20,13 @@ public enum StandardOutput {
     }
 
     /// Flushes standard output, before an exec replaces this process.
-    public static func flush() {
+    package static func flush() {
         _ = fflush(stdout)
     }
 
     /// Ends the process with `status`, or with 1 (and a sentence on stderr) if standard output
     /// lost anything, so a command whose output was cut never exits 0.
-    public static func exit(_ status: Int32) -> Never {
+    package static func exit(_ status: Int32) -> Never {
         if let problem = close() {
             Terminal.error("Error: \(problem)\n")
             terminate(status == 0 ? 1 : status)
@@ -36,7 +36,7 @@ public enum StandardOutput {
 
     /// Ends a command that stopped with `message` (help, a version, or an error) and `status`:
     /// the message goes to standard output if `status` is 0, else to standard error.
-    public static func exit(_ status: Int32, message: String) -> Never {
+    package static func exit(_ status: Int32, message: String) -> Never {
         if !message.isEmpty {
             if status == 0 { print(message) } else { Terminal.error(message + "\n") }
         }
@@ -60,7 +60,7 @@ public enum StandardOutput {
 }
 
 /// This executable's path, from /proc/self/exe (or argv[0] if that cannot be read).
-public func executablePath() -> String {
+package func executablePath() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard length > 0 else { return commandLineArgument(0) ?? "" }
@@ -93,14 +93,14 @@ func unusableHelper(_ path: String) -> String? {
 
 /// The path of blocklist's helper program `name`: the first place it can be run from, else the
 /// path beside this executable.
-public func siblingExecutable(_ name: String) -> String {
+package func siblingExecutable(_ name: String) -> String {
     let candidates = helperCandidates(name)
     return candidates.first { unusableHelper($0) == nil } ?? candidates[0]
 }
 
 /// A sentence naming helper `name`, where it was looked for and what is wrong in each place, if
 /// it can be run from neither; `nil` if it is found.
-public func missingHelper(_ name: String) -> String? {
+package func missingHelper(_ name: String) -> String? {
     let candidates = helperCandidates(name)
     let problems = candidates.map { (path: $0, problem: unusableHelper($0)) }
     guard problems.allSatisfy({ $0.problem != nil }) else { return nil }
@@ -111,7 +111,7 @@ public func missingHelper(_ name: String) -> String? {
 
 /// Replaces this process with `path` run with `arguments` (argv[0] first). Returns only if exec
 /// failed, with errno's sentence.
-public func replaceProcess(with path: String, arguments: [String]) -> String {
+package func replaceProcess(with path: String, arguments: [String]) -> String {
     var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
     pointers.append(nil)
     defer { for pointer in pointers { free(pointer) } }
@@ -124,7 +124,7 @@ public func replaceProcess(with path: String, arguments: [String]) -> String {
 /// reused in place (argv[first - 1] becomes `name`), so twenty thousand `--pattern`s cost no copy
 /// of their strings or of their pointers. Returns only if exec failed, with errno's sentence,
 /// after putting argv[first - 1] back.
-public func replaceProcess(with path: String, name: String, passingArgumentsFrom first: Int) -> String {
+package func replaceProcess(with path: String, name: String, passingArgumentsFrom first: Int) -> String {
     precondition(first >= 1 && first <= Int(CommandLine.argc))
     let argv = CommandLine.unsafeArgv
     let replaced = argv[first - 1]
@@ -139,7 +139,7 @@ public func replaceProcess(with path: String, name: String, passingArgumentsFrom
 }
 
 /// This process's argument `index` (0 is its name), read without building `CommandLine.arguments`.
-public func commandLineArgument(_ index: Int) -> String? {
+package func commandLineArgument(_ index: Int) -> String? {
     guard index < Int(CommandLine.argc), let pointer = CommandLine.unsafeArgv[index] else { return nil }
     return String(cString: pointer)
 }
@@ -151,7 +151,7 @@ public func commandLineArgument(_ index: Int) -> String? {
 /// afterwards, so `commandLineArgument` returns `nil` for them and `CommandLine.arguments` must
 /// not be read. `/proc/PID/cmdline` (what `ps` shows) keeps argv[0]. Does nothing unless the
 /// strings lie end to end, as Linux puts them.
-public func releaseCommandLineArguments() {
+package func releaseCommandLineArguments() {
     let count = Int(CommandLine.argc)
     let argv = CommandLine.unsafeArgv
     guard count > 2, let first = argv[1] else { return }
@@ -179,7 +179,7 @@ public func releaseCommandLineArguments() {
 ///   believe an update had run.
 /// - It ignores SIGXFSZ, so that a write past `ulimit -f` fails with EFBIG, which the writer
 ///   names in a sentence (and the run cleans up), instead of killing the process silently.
-public func beginCommand() {
+package func beginCommand() {
     _ = signal(SIGXFSZ, SIG_IGN)
     guard CommandLine.argc == 0 else { return }
     StandardOutput.exit(
@@ -193,7 +193,7 @@ public func beginCommand() {
 /// such an argument with U+FFFD in place of the bad bytes, so a path would name another file and a
 /// sender would match what it does not hold; every command refuses it instead (exit 64), with the
 /// usage line every exit 64 has: `program`, and the subcommand when the first argument names one.
-public func argumentNotUTF8(program: String = "blocklist") -> String? {
+package func argumentNotUTF8(program: String = "blocklist") -> String? {
     for index in 1..<max(Int(CommandLine.argc), 1) {
         guard let pointer = CommandLine.unsafeArgv[index] else { continue }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))

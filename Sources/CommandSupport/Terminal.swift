@@ -3,11 +3,11 @@ import BlocklistCore
 internal import LibC
 import ListImport
 
-public enum Terminal {
-    public static var stderrIsTerminal: Bool { isatty(2) == 1 }
+package enum Terminal {
+    package static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
     /// Writes `text` to standard error, unbuffered.
-    public static func error(_ text: String) {
+    package static func error(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             var done = 0
@@ -20,7 +20,7 @@ public enum Terminal {
     }
 
     /// A decimal with `places` digits after the point, its whole part grouped: 1,840.1.
-    public static func fixed(_ value: Double, _ places: Int) -> String {
+    package static func fixed(_ value: Double, _ places: Int) -> String {
         guard value.isFinite else { return "-" }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
@@ -34,7 +34,7 @@ public enum Terminal {
     }
 
     /// 7340032 → "7.0 MiB".
-    public static func bytes(_ value: Int64) -> String {
+    package static func bytes(_ value: Int64) -> String {
         if value < 1024 { return "\(Figures.grouped(value)) B" }
         if value < 1024 * 1024 { return fixed(Double(value) / 1024, 1) + " KiB" }
         return fixed(Double(value) / 1_048_576, 1) + " MiB"
@@ -66,29 +66,29 @@ public enum Terminal {
     }
 
     /// A one-line progress bar, redrawn in place.
-    public static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
+    package static func progressBar(done: Int64, total: Int64, width: Int = 30, label: String) -> String {
         progressLines([bar(done: done, total: total, width: width) + " " + label])
     }
 
     /// "[#####-----]" for `done` of `total`.
-    public static func bar(done: Int64, total: Int64, width: Int) -> String {
+    package static func bar(done: Int64, total: Int64, width: Int) -> String {
         let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
         let filled = Int((fraction * Double(width)).rounded(.down))
         return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 
     /// Lines drawn in place: each is cleared to its end and the cursor returns to the first one.
-    public static func progressLines(_ lines: [String]) -> String {
+    package static func progressLines(_ lines: [String]) -> String {
         "\r" + lines.joined(separator: "\u{1B}[K\n") + "\u{1B}[K"
             + (lines.count > 1 ? "\u{1B}[\(lines.count - 1)A\r" : "")
     }
 
     /// Erases what `progressLines` drew.
-    public static let clearProgress = "\r\u{1B}[J"
+    package static let clearProgress = "\r\u{1B}[J"
 }
 
 extension Duration {
-    public var seconds: Double {
+    package var seconds: Double {
         let (whole, attoseconds) = components
         return Double(whole) + Double(attoseconds) / 1e18
     }
@@ -96,7 +96,7 @@ extension Duration {
 
 /// `text` padded with spaces to `width` columns, on the left with `right` (then followed by one
 /// space), for tables.
-public func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+package func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
     let fill = String(repeating: " ", count: max(0, width - text.count))
     return right ? fill + text + " " : text + fill
 }

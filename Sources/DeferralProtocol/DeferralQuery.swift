@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import MessageFilterCore
 
 /// The JSON body the system posts to a Message Filter extension's server for a deferred query
@@ -10,24 +10,24 @@ import MessageFilterCore
 /// RFC 8259 JSON (checked by `StrictJSON`: no duplicate member names, at most 32 levels deep),
 /// then `JSONDecoder` reads it; the differences from Python's `json` that remain are listed in
 /// docs/RELIABILITY.md.
-public struct DeferralQuery: Codable, Sendable, Equatable {
-    public struct App: Codable, Sendable, Equatable { public var version: String }
-    public struct Query: Codable, Sendable, Equatable {
-        public struct Message: Codable, Sendable, Equatable { public var text: String }
-        public var sender: String
-        public var message: Message
+package struct DeferralQuery: Codable, Sendable, Equatable {
+    package struct App: Codable, Sendable, Equatable { public var version: String }
+    package struct Query: Codable, Sendable, Equatable {
+        package struct Message: Codable, Sendable, Equatable { public var text: String }
+        package var sender: String
+        package var message: Message
     }
 
-    public var _version: Int
-    public var app: App
-    public var query: Query
+    package var _version: Int
+    package var app: App
+    package var query: Query
 
     private enum CodingKeys: String, CodingKey { case _version, app, query }
 
     /// Reads `_version` so that 1.5 or 1e30 is refused by name: Foundation's decoder on Linux calls
     /// such a body "not valid JSON". A whole number that fits is an `Int`; anything else that is
     /// a number is named here, and anything that is not a number is a type mismatch as before.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if let whole = try? container.decode(Int.self, forKey: ._version) {
             _version = whole
@@ -43,19 +43,19 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
         query = try container.decode(Query.self, forKey: .query)
     }
 
-    public init(sender: String, body: String) {
+    package init(sender: String, body: String) {
         _version = 1
         app = App(version: "1")
         query = Query(sender: sender, message: .init(text: body))
     }
 
     /// The sentence a server answers a body that is not a deferred query with.
-    public static let shapeSentence =
+    package static let shapeSentence =
         #"The body is not a deferred query: {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
 
     /// The sentence a server answers a refused body with: the JSON error and its byte, the
     /// member missing, or the member of the wrong type, then the shape expected.
-    public static func refusal(_ error: any Error) -> String {
+    package static func refusal(_ error: any Error) -> String {
         let expected =
             #"expected {"_version": 1, "app": {"version": …}, "query": {"sender": …, "message": {"text": …}}}."#
         func path(_ keys: [any CodingKey]) -> String { keys.map(\.stringValue).joined(separator: ".") }
@@ -80,7 +80,7 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
     ///
     /// - Throws: `MessageFilterError` when the body is not JSON, `DecodingError` when it lacks a
     ///   member or one has the wrong type.
-    public static func decode(_ body: Data) throws -> DeferralQuery {
+    package static func decode(_ body: Data) throws -> DeferralQuery {
         try Array(body).withUnsafeBytes { bytes throws -> Void in
             try StrictJSON.check(bytes, subject: "The request body")
         }
@@ -90,12 +90,12 @@ public struct DeferralQuery: Codable, Sendable, Equatable {
 
 /// What the server answers: `{"action": "junk", "rule": "Prize scam"}`; `subAction` when the rule
 /// gives one. The extension reads it with `DeferralResponse`.
-public struct DeferralAnswer: Codable, Sendable {
-    public var action: String
-    public var subAction: String?
-    public var rule: String?
+package struct DeferralAnswer: Codable, Sendable {
+    package var action: String
+    package var subAction: String?
+    package var rule: String?
 
-    public init(action: String, subAction: String?, rule: String?) {
+    package init(action: String, subAction: String?, rule: String?) {
         self.action = action
         self.subAction = subAction
         self.rule = rule

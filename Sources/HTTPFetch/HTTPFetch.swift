@@ -15,7 +15,7 @@
 /// ```
 internal import LibC
 
-public enum HTTPFetch {
+package enum HTTPFetch {
     /// The read buffer's size.
     static let bufferBytes = 16 * 1024
     /// The longest wait between two looks at the deadline and `isCancelled`, in milliseconds.
@@ -24,7 +24,7 @@ public enum HTTPFetch {
     static let reservedHeaders = ["host", "connection", "user-agent", "content-length", "transfer-encoding"]
 
     /// The time on CLOCK_MONOTONIC, in nanoseconds: what `deadline` is measured against.
-    public static func now() -> UInt64 {
+    package static func now() -> UInt64 {
         var time = timespec()
         let status = clock_gettime(CLOCK_MONOTONIC, &time)
         precondition(status == 0, "clock_gettime(CLOCK_MONOTONIC) failed")  // only for a clock that does not exist
@@ -59,7 +59,7 @@ public enum HTTPFetch {
     ///   returned: what a 404 or a 304 (which has no body) means is the caller's to say.
     /// - Throws: `HTTPFetchError` (its sentence names the URL), or what `body` throws; the
     ///   socket is closed on every path.
-    public static func get(
+    package static func get(
         _ url: HTTPURL,
         headers: [(String, String)] = [],
         deadline: UInt64,

@@ -3,9 +3,9 @@
 /// The parser alone does not know the URL; its sentences name "the response" unless it is given
 /// a subject (`HTTPFetch.get` gives it "The response from <url>").
 
-public struct HTTPFetchError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct HTTPFetchError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What kind of failure it is.
-    public enum Code: Sendable, Equatable {
+    package enum Code: Sendable, Equatable {
         /// The URL cannot be fetched by this client: not `http://`, malformed, or with userinfo.
         case badURL
         /// A header the caller asked to send cannot be sent (not a token name, CR or LF in its
@@ -30,12 +30,12 @@ public struct HTTPFetchError: Error, CustomStringConvertible, Sendable, Equatabl
     }
 
     /// What kind of failure it is.
-    public let code: Code
+    package let code: Code
     /// One sentence that says what went wrong, naming the URL when it is known.
-    public let description: String
+    package let description: String
 
     /// An error of kind `code`, told by `description` (one sentence, with its period).
-    public init(_ code: Code, _ description: String) {
+    package init(_ code: Code, _ description: String) {
         self.code = code
         self.description = description
     }

@@ -1,17 +1,17 @@
 internal import ByteCodecs
 
 /// A response's status line and header fields.
-public struct HTTPResponseHead: Sendable {
+package struct HTTPResponseHead: Sendable {
     /// The status code, 100…599.
-    public var status: Int
+    package var status: Int
     /// The reason phrase as sent (often empty; RFC 9112 §4 tells clients to ignore it).
-    public var reason: String
+    package var reason: String
     /// The header fields in the order received: names as sent, values without their leading and
     /// trailing white space. Bytes outside ASCII are read as ISO 8859-1.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
 
     /// A head with these fields.
-    public init(status: Int, reason: String = "", headers: [(name: String, value: String)] = []) {
+    package init(status: Int, reason: String = "", headers: [(name: String, value: String)] = []) {
         self.status = status
         self.reason = reason
         self.headers = headers
@@ -19,7 +19,7 @@ public struct HTTPResponseHead: Sendable {
 
     /// The value of the field `name`, compared without regard to ASCII case: nil if absent, the
     /// values of a repeated field joined with ", " (RFC 9110 §5.3).
-    public func value(of name: String) -> String? {
+    package func value(of name: String) -> String? {
         var found: String?
         for field in headers where asciiCaseInsensitiveEqual(field.name, name) {
             found = found.map { $0 + ", " + field.value } ?? field.value
@@ -64,23 +64,23 @@ func asciiCaseInsensitiveEqual(_ a: String, _ b: String) -> Bool {
 /// Bytes after the end of the message are ignored: the client asks for `Connection: close`.
 /// Every failure is an `HTTPFetchError` whose sentence begins with `subject`. After a failure,
 /// `feed` and `finish` throw the same error again.
-public struct HTTPResponseParser {
+package struct HTTPResponseParser {
     /// The most bytes the heads (interim responses' and the final one's, CRLFs included) may
     /// take, and separately the trailer section.
-    public let maximumHeaderBytes: Int
+    package let maximumHeaderBytes: Int
     /// The most body bytes, after chunked decoding.
-    public let maximumBodyBytes: Int64
+    package let maximumBodyBytes: Int64
     /// Whether the request was HEAD, whose response never has a body.
-    public let requestWasHEAD: Bool
+    package let requestWasHEAD: Bool
     /// What the error sentences call the response: "The response" unless given.
-    public let subject: String
+    package let subject: String
 
     /// The final response's head, once it has been read (never an interim response's).
-    public private(set) var head: HTTPResponseHead?
+    package private(set) var head: HTTPResponseHead?
     /// How many body bytes have been handed over.
-    public private(set) var bodyByteCount: Int64 = 0
+    package private(set) var bodyByteCount: Int64 = 0
     /// Whether the message is complete.
-    public var isComplete: Bool {
+    package var isComplete: Bool {
         if case .complete = state { return true }
         return false
     }
@@ -121,7 +121,7 @@ public struct HTTPResponseParser {
 
     /// A parser of one response; see the type's documentation for the limits. `subject` begins
     /// every error's sentence ("The response from http://…").
-    public init(
+    package init(
         maximumHeaderBytes: Int = 16 * 1024,
         maximumBodyBytes: Int64,
         requestWasHEAD: Bool = false,
@@ -144,7 +144,7 @@ public struct HTTPResponseParser {
     ///   are later calls.
     /// - Throws: `.protocolViolation` for a response this parser refuses, `.tooLarge` for the
     ///   limits.
-    public mutating func feed(
+    package mutating func feed(
         _ bytes: UnsafeRawBufferPointer,
         body: (UnsafeRawBufferPointer) -> Void
     ) throws(HTTPFetchError) -> Bool {
@@ -162,7 +162,7 @@ public struct HTTPResponseParser {
     ///
     /// - Throws: `.protocolViolation` if the message is not complete (no response at all, inside
     ///   the head, before the end of the body).
-    public mutating func finish() throws(HTTPFetchError) {
+    package mutating func finish() throws(HTTPFetchError) {
         let why: String
         switch state {
         case .complete: return

@@ -12,19 +12,19 @@ internal import ByteCodecs
 /// dropped, as a browser never sends it. The host is lowercased; an IPv6 literal is written in
 /// brackets (`http://[::1]:8080/`) and kept without them in `host`.
 
-public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
+package struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     /// The host name or address literal, lowercased, without an IPv6 literal's brackets.
-    public let host: String
+    package let host: String
     /// The TCP port: the URL's, or 80.
-    public let port: UInt16
+    package let port: UInt16
     /// The request target: the path and the query, `/` when the URL has neither.
-    public let target: String
+    package let target: String
 
     /// Parses `text`, an `http://host[:port][/path][?query][#fragment]` URL, by ByteCodecs'
     /// `WebURL` (the package's one URL parser) and this client's policy: plain `http://` only.
     ///
     /// - Throws: `HTTPFetchError` with code `.badURL` and a sentence naming `text` and its fault.
-    public init(_ text: String) throws(HTTPFetchError) {
+    package init(_ text: String) throws(HTTPFetchError) {
         func refuse(_ why: String) -> HTTPFetchError {
             HTTPFetchError(.badURL, "The URL \(text.debugDescription) \(why).")
         }
@@ -52,10 +52,10 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL as text: `http://host[:port]target`, the port written only when it is not 80.
-    public var description: String { "http://" + hostHeader + target }
+    package var description: String { "http://" + hostHeader + target }
 
     /// The `Host` header's value: the host (IPv6 in brackets) and the port unless it is 80.
-    public var hostHeader: String {
+    package var hostHeader: String {
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
         return port == 80 ? host : "\(host):\(port)"
     }
@@ -65,7 +65,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     /// `path` that starts with `/` replaces the whole path. The query is dropped unless `path`
     /// has one. Bytes a target cannot hold (spaces, control characters, non-ASCII, `#`, a `%`
     /// that begins no escape) are percent-encoded; `.` and `..` segments are kept as written.
-    public func appending(path: String) -> HTTPURL {
+    package func appending(path: String) -> HTTPURL {
         var encoded: [UInt8] = []
         let bytes = Array(path.utf8)
         for (index, byte) in bytes.enumerated() {

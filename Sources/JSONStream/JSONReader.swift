@@ -18,9 +18,9 @@ internal import ByteCodecs
 ///
 /// - Complexity: O(n) in the document's bytes; memory is the read buffer, one string buffer of at
 ///   most `maximumStringBytes`, and the keys of the open objects (at most `maximumKeys` each).
-public final class JSONReader {
+package final class JSONReader {
     /// One token of the document.
-    public enum Token: Equatable, Sendable {
+    package enum Token: Equatable, Sendable {
         case objectStart, objectEnd, arrayStart, arrayEnd
         /// An object's key; its bytes are `text`.
         case key
@@ -33,20 +33,20 @@ public final class JSONReader {
     }
 
     /// How deep arrays and objects may nest.
-    public let maximumDepth: Int
+    package let maximumDepth: Int
     /// The longest string or number, in bytes after unescaping.
-    public let maximumStringBytes: Int
+    package let maximumStringBytes: Int
     /// The most keys one object may have.
-    public let maximumKeys: Int
+    package let maximumKeys: Int
 
     /// The bytes of the last key, string or number; valid until the next call.
-    public private(set) var text: [UInt8] = []
+    package private(set) var text: [UInt8] = []
     /// The last key, string or number as a `String`.
-    public var string: String { String(decoding: text, as: UTF8.self) }
+    package var string: String { String(decoding: text, as: UTF8.self) }
     /// The offset in the document where the last token starts.
-    public private(set) var tokenOffset: Int64 = 0
+    package private(set) var tokenOffset: Int64 = 0
     /// How deep the reader is: 0 outside any array or object.
-    public var depth: Int { containers.count }
+    package var depth: Int { containers.count }
 
     private let refill: (UnsafeMutableRawBufferPointer) throws(JSONError) -> Int
     private let buffer: UnsafeMutableRawBufferPointer
@@ -68,7 +68,7 @@ public final class JSONReader {
 
     /// Reads a document that `refill` hands over piece by piece: it fills the buffer it is given
     /// and returns how many bytes it wrote, 0 at the end.
-    public init(
+    package init(
         bufferBytes: Int = 32 * 1024,
         maximumDepth: Int = 64,
         maximumStringBytes: Int = 64 * 1024,
@@ -83,7 +83,7 @@ public final class JSONReader {
     }
 
     /// Reads a document held in memory.
-    public convenience init(
+    package convenience init(
         bytes: [UInt8],
         maximumDepth: Int = 64,
         maximumStringBytes: Int = 64 * 1024,
@@ -112,7 +112,7 @@ public final class JSONReader {
     /// The next token; `nil` once the value has ended and only white space followed it.
     ///
     /// - Throws: `JSONError` naming the line, column and byte offset of the first problem.
-    public func next() throws(JSONError) -> Token? {
+    package func next() throws(JSONError) -> Token? {
         if !started {
             started = true
             try skipByteOrderMark()
@@ -169,7 +169,7 @@ public final class JSONReader {
     /// Skips the value that starts with the next token (a whole array or object), or the token
     /// just read if it opened one: call it right after `.objectStart` or `.arrayStart` to skip the
     /// rest of that container, or instead of `next()` to skip a value.
-    public func skipValue(openedBy token: Token? = nil) throws(JSONError) {
+    package func skipValue(openedBy token: Token? = nil) throws(JSONError) {
         var level = 0
         if let token {
             guard token == .objectStart || token == .arrayStart else { return }
@@ -186,7 +186,7 @@ public final class JSONReader {
     }
 
     /// An error at the start of the last token.
-    public func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
+    package func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
         error(kind, message, at: tokenOffset)
     }
 
@@ -502,9 +502,9 @@ public final class JSONReader {
 private func hex(_ value: UInt32, _ width: Int) -> String { Hex.padded(UInt64(value), width: width, uppercase: true) }
 
 /// Why a document was refused, and where.
-public struct JSONError: Error, Sendable, Equatable {
+package struct JSONError: Error, Sendable, Equatable {
     /// What kind of problem it is.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Not JSON.
         case syntax
         /// Nested deeper than the reader allows.
@@ -517,16 +517,16 @@ public struct JSONError: Error, Sendable, Equatable {
         case io
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Where the problem is, in bytes from the start of the document.
-    public var offset: Int64
+    package var offset: Int64
     /// The line (from 1) and column (in bytes, from 1) of `offset`.
-    public var line: Int
-    public var column: Int
+    package var line: Int
+    package var column: Int
     /// What is wrong, as a clause without the file's name.
-    public var message: String
+    package var message: String
 
-    public init(kind: Kind, offset: Int64, line: Int, column: Int, message: String) {
+    package init(kind: Kind, offset: Int64, line: Int, column: Int, message: String) {
         self.kind = kind
         self.offset = offset
         self.line = line
@@ -535,10 +535,10 @@ public struct JSONError: Error, Sendable, Equatable {
     }
 
     /// Where and what, as "line 3, column 7: …".
-    public var description: String { "line \(line), column \(column): \(message)" }
+    package var description: String { "line \(line), column \(column): \(message)" }
 
     /// `bytes` with non-printable bytes as `?`, at most 40 characters.
-    public static func printable(_ bytes: [UInt8]) -> String {
+    package static func printable(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(120), as: UTF8.self)
         var result = ""
         for scalar in text.unicodeScalars.prefix(40) {
@@ -549,11 +549,11 @@ public struct JSONError: Error, Sendable, Equatable {
 }
 
 /// UTF-8 as Unicode defines it: no overlong forms, no surrogates, nothing past U+10FFFF.
-public enum UTF8Sequence {
+package enum UTF8Sequence {
     /// For a lead byte, the sequence's length and the range its second byte must fall in (the
     /// bytes after it are 0x80–0xBF); `nil` for a byte that cannot start a multi-byte sequence.
     @inlinable
-    public static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
+    package static func shape(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
         switch lead {
         case 0xC2...0xDF: return (2, 0x80...0xBF)
         case 0xE0: return (3, 0xA0...0xBF)
@@ -569,7 +569,7 @@ public enum UTF8Sequence {
     /// The well-formed sequence starting at `offset` of `bytes`: its scalar and length, or `nil`
     /// if none starts there (a stray continuation byte, an overlong form, a cut sequence).
     @inlinable
-    public static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (
+    package static func decode<Bytes: RandomAccessCollection>(_ bytes: Bytes, at offset: Int) -> (
         scalar: UInt32, length: Int
     )?
     where Bytes.Element == UInt8, Bytes.Index == Int {

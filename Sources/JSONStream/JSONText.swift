@@ -4,9 +4,9 @@ internal import ByteCodecs
 /// manifest, canonical metadata, `--json` output). A quotation mark, a backslash and each control
 /// character below U+0020 are escaped (`\"`, `\\`, `\u00XX`); everything else is written as its
 /// UTF-8, so the output is valid JSON and reads back byte for byte.
-public enum JSONText {
+package enum JSONText {
     /// Appends `text` as a JSON string literal, quotes included.
-    public static func appendString(_ text: String, to out: inout [UInt8]) {
+    package static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -24,7 +24,7 @@ public enum JSONText {
     }
 
     /// `text` as a JSON string literal, quotes included.
-    public static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count + 2)
         appendString(text, to: &out)

@@ -18,24 +18,24 @@ internal import LibC
 ///
 /// - Complexity: memory is three buffers allocated once (32 KiB, 64 KiB, one line) and, for
 ///   gzip, one zlib stream, whatever the file's size.
-public final class InputLines {
+package final class InputLines {
     /// The longest line accepted, in bytes, without its line ending (and, on line 1, without a
     /// byte-order mark).
-    public static let maximumLineBytes = 1024
+    package static let maximumLineBytes = 1024
     /// How the file is named in sentences: its path, or "standard input".
-    public let name: String
+    package let name: String
     /// The line number of the line last returned, from 1.
-    public private(set) var lineNumber = 0
+    package private(set) var lineNumber = 0
     /// Bytes read from the file (compressed bytes for a gzip file).
-    public private(set) var bytesRead: Int64 = 0
+    package private(set) var bytesRead: Int64 = 0
     /// The file's size when it is a regular file (so that progress can tell how much is left);
     /// `nil` for a pipe, a FIFO or standard input that is not a file.
-    public private(set) var size: Int64?
+    package private(set) var size: Int64?
     /// The SHA-256 of the bytes read so far, as they are in the file.
     private var hasher = PortableSHA256()
 
     /// One line of the file.
-    public enum Line {
+    package enum Line {
         /// The line's bytes, without its line ending; valid until the next call.
         case text(UnsafeRawBufferPointer)
         /// A line longer than `maximumLineBytes`, skipped to its end; `bytes` is its length.
@@ -68,7 +68,7 @@ public final class InputLines {
 
     /// Opens `path` (`-` for standard input). Refuses a directory, a device or a socket; a FIFO is
     /// read (process substitution hands one over).
-    public convenience init(path: String) throws(BlocklistError) {
+    package convenience init(path: String) throws(BlocklistError) {
         let (fd, name) = try Self.open(path)
         self.init(descriptor: fd, name: name, owned: path != "-")
         var info = stat()
@@ -76,7 +76,7 @@ public final class InputLines {
     }
 
     /// Reads lines from an open descriptor, which it closes at the end if `owned`.
-    public init(descriptor: Int32, name: String, owned: Bool) {
+    package init(descriptor: Int32, name: String, owned: Bool) {
         self.name = name
         fd = descriptor
         ownsDescriptor = owned
@@ -171,7 +171,7 @@ public final class InputLines {
     /// - Throws: `.invalidInput` naming the file and line for a line over `maximumLineBytes`;
     ///   `.io` or `.invalidInput` naming the file (and byte offset) if reading or decompressing
     ///   fails.
-    public func next() throws(BlocklistError) -> UnsafeRawBufferPointer? {
+    package func next() throws(BlocklistError) -> UnsafeRawBufferPointer? {
         switch try nextLine() {
         case nil: return nil
         case .text(let bytes): return bytes
@@ -181,7 +181,7 @@ public final class InputLines {
     }
 
     /// Why a line of `bytes` bytes is refused, as a clause.
-    public static func tooLongReason(_ bytes: Int64) -> String {
+    package static func tooLongReason(_ bytes: Int64) -> String {
         "the line is \(bytes) bytes, longer than \(maximumLineBytes); a list holds one number (or a CSV record) per line"
     }
 
@@ -189,7 +189,7 @@ public final class InputLines {
     ///
     /// - Throws: `.io` or `.invalidInput` naming the file (and byte offset) if reading or
     ///   decompressing fails.
-    public func nextLine() throws(BlocklistError) -> Line? {
+    package func nextLine() throws(BlocklistError) -> Line? {
         var length = 0
         var total: Int64 = 0
         var sawAny = false
@@ -248,7 +248,7 @@ public final class InputLines {
     }
 
     /// The SHA-256 of the file's bytes as 64 hex digits, once every line has been read.
-    public func sha256() -> String {
+    package func sha256() -> String {
         var copy = hasher
         return copy.finish()
     }

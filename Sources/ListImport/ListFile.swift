@@ -19,41 +19,41 @@ import SetStorage
 /// Foundation: memory is a 32 KiB buffer and the patterns themselves, whatever the file's size.
 /// The JSON is read strictly: a key given twice in one object, or nesting deeper than 64, is
 /// refused with a sentence naming it.
-public struct ListFile: Sendable, Equatable {
-    public enum Action: String, Sendable, CaseIterable {
+package struct ListFile: Sendable, Equatable {
+    package enum Action: String, Sendable, CaseIterable {
         case block, identify, allow
     }
 
-    public struct Entry: Sendable, Equatable {
-        public var pattern: BlockPattern
-        public var action: Action
+    package struct Entry: Sendable, Equatable {
+        package var pattern: BlockPattern
+        package var action: Action
         /// The label's bytes (UTF-8), for `identify`.
-        public var label: [UInt8]?
+        package var label: [UInt8]?
 
-        public init(pattern: BlockPattern, action: Action, label: [UInt8]?) {
+        package init(pattern: BlockPattern, action: Action, label: [UInt8]?) {
             self.pattern = pattern
             self.action = action
             self.label = label
         }
     }
 
-    public var name: String?
-    public var version: String?
-    public var entries: [Entry] = []
+    package var name: String?
+    package var version: String?
+    package var entries: [Entry] = []
     /// What the manifest records of the file: its path, size, patterns (as lines) and SHA-256.
-    public var input: Manifest.Input
+    package var input: Manifest.Input
 
     /// The largest list file read: 16 MiB.
-    public static let maximumBytes = 16 << 20
+    package static let maximumBytes = 16 << 20
     /// The most patterns one list file holds.
-    public static let maximumPatterns = 10_000
+    package static let maximumPatterns = 10_000
 
     /// Reads and checks the list file at `path` (`-` for standard input), hashing its bytes as it
     /// reads them.
     ///
     /// - Throws: `BlocklistError` with a sentence naming the file, the pattern (by number) and the
     ///   field, or the line and column of broken JSON.
-    public static func read(_ path: String) throws(BlocklistError) -> ListFile {
+    package static func read(_ path: String) throws(BlocklistError) -> ListFile {
         let (descriptor, name) = try InputLines.open(path)
         defer { if path != "-" { close(descriptor) } }
         var hasher = PortableSHA256()
@@ -101,7 +101,7 @@ public struct ListFile: Sendable, Equatable {
     }
 
     /// Reads and checks a list file's bytes; `source` names it in sentences.
-    public static func decode(_ bytes: [UInt8], source: String) throws(BlocklistError) -> ListFile {
+    package static func decode(_ bytes: [UInt8], source: String) throws(BlocklistError) -> ListFile {
         guard bytes.count <= maximumBytes else {
             throw BlocklistError(
                 .limitExceeded,
@@ -124,9 +124,9 @@ public struct ListFile: Sendable, Equatable {
     }
 
     /// The patterns of each action: what `generate` combines.
-    public var block: [BlockPattern] { entries.filter { $0.action == .block }.map(\.pattern) }
-    public var allow: [BlockPattern] { entries.filter { $0.action == .allow }.map(\.pattern) }
-    public var identify: [(pattern: BlockPattern, label: [UInt8])] {
+    package var block: [BlockPattern] { entries.filter { $0.action == .block }.map(\.pattern) }
+    package var allow: [BlockPattern] { entries.filter { $0.action == .allow }.map(\.pattern) }
+    package var identify: [(pattern: BlockPattern, label: [UInt8])] {
         entries.compactMap { entry in entry.label.map { (entry.pattern, $0) } }
     }
 

@@ -13,19 +13,19 @@ import JSONStream
 ///
 /// Spaces, `-`, `.`, `/` and parentheses between digits are ignored. The result has 7 to 15 digits
 /// (E.164 allows 15) and does not start with 0.
-public struct ListLine: Sendable {
+package struct ListLine: Sendable {
     /// The shortest number accepted, in digits with its country code.
-    public static let minimumDigits = 7
+    package static let minimumDigits = 7
     /// The longest label accepted, in UTF-8 bytes.
-    public static let maximumLabelBytes = 128
+    package static let maximumLabelBytes = 128
 
     /// The country code that national numbers get, such as 33; `nil` refuses them.
-    public var defaultCountry: Int64?
+    package var defaultCountry: Int64?
 
-    public init(defaultCountry: Int64? = nil) { self.defaultCountry = defaultCountry }
+    package init(defaultCountry: Int64? = nil) { self.defaultCountry = defaultCountry }
 
     /// What a line holds.
-    public enum Content: Equatable, Sendable {
+    package enum Content: Equatable, Sendable {
         /// A blank line or a `#` comment.
         case nothing
         /// A number, and the line's fields as a CSV record.
@@ -41,23 +41,23 @@ public struct ListLine: Sendable {
     /// the closing quote as that one refused record: a label holds no control characters). Spaces
     /// around a field are not part of it. A quote inside an unquoted field is kept as it is, as
     /// Python's `csv` and spreadsheets read it.
-    public struct Fields: Equatable, Sendable {
+    package struct Fields: Equatable, Sendable {
         /// The first field's bytes in the line.
-        public var first: Range<Int>
+        package var first: Range<Int>
         /// Whether the first field was quoted (its `""` stand for `"`).
-        public var firstQuoted: Bool
+        package var firstQuoted: Bool
         /// The second field's bytes in the line, if the record has one.
-        public var second: Range<Int>?
+        package var second: Range<Int>?
         /// Whether the second field was quoted.
-        public var secondQuoted: Bool
+        package var secondQuoted: Bool
         /// How many fields the record has.
-        public var count: Int
+        package var count: Int
         /// The separator, if the record has more than one field.
-        public var separator: UInt8?
+        package var separator: UInt8?
     }
 
     /// Reads `line`; throws a sentence without the file and line, which the caller adds.
-    public func parse(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Content {
+    package func parse(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Content {
         var start = 0
         while start < line.count, line[start] == 32 || line[start] == 9 { start += 1 }
         if start == line.count || line[start] == UInt8(ascii: "#") { return .nothing }
@@ -73,7 +73,7 @@ public struct ListLine: Sendable {
     ///
     /// - Throws: a sentence for a quoted field with no closing quote, or one followed by anything
     ///   but a separator.
-    public static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
+    package static func fields(_ line: UnsafeRawBufferPointer) throws(ListLineError) -> Fields {
         var separator: UInt8?
         var result = Fields(
             first: 0..<0,
@@ -144,7 +144,7 @@ public struct ListLine: Sendable {
     }
 
     /// The number a field spells.
-    public func number(_ field: UnsafeRawBufferPointer) throws(ListLineError) -> Int64 {
+    package func number(_ field: UnsafeRawBufferPointer) throws(ListLineError) -> Int64 {
         var value: Int64 = 0
         var digits = 0
         var plus = false
@@ -226,7 +226,7 @@ public struct ListLine: Sendable {
     /// Reads the label in `field` of `line` into `label` (replacing what it held, keeping its
     /// capacity, so that a file of labels allocates nothing per line): `""` read as `"` in a quoted
     /// field, whose spaces are kept, then checked as `validLabel` checks it.
-    public static func label(
+    package static func label(
         _ line: UnsafeRawBufferPointer,
         _ field: Range<Int>,
         quoted: Bool,
@@ -246,7 +246,7 @@ public struct ListLine: Sendable {
 
     /// Checks label bytes: UTF-8, not empty or blank, at most `maximumLabelBytes`, no control
     /// characters.
-    public static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
+    package static func validLabel(_ bytes: [UInt8]) throws(ListLineError) -> [UInt8] {
         try checkLabel(bytes)
         return bytes
     }
@@ -371,11 +371,11 @@ public struct ListLine: Sendable {
 }
 
 /// Why a line was refused; the caller adds the file and line.
-public struct ListLineError: Error, Sendable, Equatable {
-    public var reason: String
+package struct ListLineError: Error, Sendable, Equatable {
+    package var reason: String
     /// The line ends inside this quoted field ("the quoted field 2 (from column 14)"): as RFC
     /// 4180 reads it, the record goes on over the next lines (a field that holds a line break),
     /// which are then no records of their own.
-    public var openQuotedField: String?
-    public init(_ reason: String) { self.reason = reason }
+    package var openQuotedField: String?
+    package init(_ reason: String) { self.reason = reason }
 }

@@ -4,46 +4,46 @@ import SetStorage
 
 /// Everything a packed `generate` combines: patterns (with their exclusions), number lists,
 /// labels, and the allow-list that overrides them all.
-public struct ListSpec: Sendable {
+package struct ListSpec: Sendable {
     /// Blocking patterns and exclusions, as a range-layout spec has them; `nil` for none.
-    public var spec: BlockSpec?
+    package var spec: BlockSpec?
     /// Files of numbers to block.
-    public var numbers: [String] = []
+    package var numbers: [String] = []
     /// Files of numbers never to block or identify.
-    public var allow: [String] = []
+    package var allow: [String] = []
     /// Patterns never to block or identify.
-    public var allowPatterns: [BlockPattern] = []
+    package var allowPatterns: [BlockPattern] = []
     /// CSV files of `number,label`.
-    public var labels: [String] = []
+    package var labels: [String] = []
     /// List files (JSON patterns with actions).
-    public var lists: [String] = []
+    package var lists: [String] = []
     /// Skip (and report) lines that are not numbers instead of refusing the run.
-    public var skipInvalid = false
+    package var skipInvalid = false
     /// Whether inputs that give no number at all may make an empty set. `generate` refuses that
     /// unless told (`--allow-empty`): an empty set installed replaces a whole list on phones,
     /// and is what a wrong file (another format, every line skipped) gives.
-    public var allowEmpty = true
+    package var allowEmpty = true
     /// The country code national numbers get.
-    public var defaultCountry: Int64?
+    package var defaultCountry: Int64?
     /// The most entries of each kind one shard holds.
-    public var capacity = BlockSpec.defaultCapacity
+    package var capacity = BlockSpec.defaultCapacity
     /// Keys a sorter holds in memory before it writes a run.
-    public var sortBufferKeys = 64 * 1024
+    package var sortBufferKeys = 64 * 1024
 
-    public init() {}
+    package init() {}
 
     /// Whether anything besides patterns is given.
-    public var hasLists: Bool {
+    package var hasLists: Bool {
         !numbers.isEmpty || !allow.isEmpty || !allowPatterns.isEmpty || !labels.isEmpty || !lists.isEmpty
     }
 
     /// The most distinct labels one generate accepts.
-    public static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
+    package static let maximumLabels = 1 << Int(LabelledKeyRuns.labelBits)
     /// Invalid lines shown before "and N more".
     static let examplesShown = 5
     /// Packing fills a shard to this fraction of capacity (15/16), so that a list that grows a
     /// little keeps its shard boundaries.
-    public static func fillTarget(_ capacity: Int64) -> Int64 { max(1, capacity - capacity / 16) }
+    package static func fillTarget(_ capacity: Int64) -> Int64 { max(1, capacity - capacity / 16) }
 }
 
 /// A packed set's producer: reads the lists into external sorters inside the staging
@@ -528,7 +528,7 @@ extension ShardSet {
     /// directory, and a previous packed generation's shard bounds are kept while they fit.
     ///
     /// - Returns: what was committed; its notes include skipped lines and CSV headers.
-    public static func generate(
+    package static func generate(
         _ list: ListSpec,
         into outputDirectory: String,
         sync: Bool = true,

@@ -1,7 +1,7 @@
 import BlocklistCore
 
 /// Ascending, coalesced runs of numbers, pulled one at a time.
-public protocol RunSource: AnyObject {
+package protocol RunSource: AnyObject {
     func nextRun() throws(BlocklistError) -> NumberRun?
     /// The next run with its numbers below `lower` left out. A source that can jump (a pattern
     /// spec's generator) does so, so that an allow-list covering a vast range costs nothing.
@@ -9,7 +9,7 @@ public protocol RunSource: AnyObject {
 }
 
 extension RunSource {
-    public func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun? {
+    package func nextRun(from lower: Int64) throws(BlocklistError) -> NumberRun? {
         while let run = try nextRun() {
             if run.last < lower { continue }
             return run.start < lower ? NumberRun(first: lower, last: run.last) : run
@@ -19,7 +19,7 @@ extension RunSource {
 }
 
 /// Ascending runs of identified numbers, each with a label index; adjacent runs differ in label.
-public protocol LabelledSource: AnyObject {
+package protocol LabelledSource: AnyObject {
     func nextLabelled() throws(BlocklistError) -> (run: NumberRun, label: Int)?
 }
 

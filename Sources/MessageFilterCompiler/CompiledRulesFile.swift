@@ -4,13 +4,13 @@ import MessageFilterCore
 
 /// Where compiled rules live on disk, and how they are written: aside, then renamed into place,
 /// so that a reader sees the old file or the new one, never a mix.
-public enum CompiledRulesFile {
+package enum CompiledRulesFile {
     /// The file `sms compile` writes in its output directory.
-    public static let name = "rules.blsms"
+    package static let name = "rules.blsms"
 
     /// The compiled rules file a path names: the path itself, or `rules.blsms` inside it if it
     /// is a directory.
-    public static func resolve(_ path: String) -> String {
+    package static func resolve(_ path: String) -> String {
         (try? FileSystem.kind(path)) == .directory ? path + "/" + name : path
     }
 
@@ -24,7 +24,7 @@ public enum CompiledRulesFile {
     ///
     /// - Throws: `MessageFilterError` (`.io`), whose sentence names the directory or file; the
     ///   file system's own errors are carried over in its words.
-    public static func write(_ bytes: [UInt8], toDirectory directory: String) throws(MessageFilterError) -> String {
+    package static func write(_ bytes: [UInt8], toDirectory directory: String) throws(MessageFilterError) -> String {
         // A file the readers would refuse is never written.
         guard bytes.count <= CompiledRulesFormat.maximumFileSize else {
             throw MessageFilterError(

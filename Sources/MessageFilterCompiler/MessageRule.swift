@@ -29,28 +29,28 @@ import MessageFilterCore
 /// `TextView`). Every other field
 /// is required, and a field the filter does not know is refused, so a misspelt option never goes
 /// unnoticed.
-public struct MessageRule: Sendable, Equatable {
-    public var name: String
-    public var target: RuleTarget
-    public var match: MatchKind
-    public var value: String
-    public var action: MessageAction
-    public var caseSensitive: Bool
-    public var normalize: Bool
+package struct MessageRule: Sendable, Equatable {
+    package var name: String
+    package var target: RuleTarget
+    package var match: MatchKind
+    package var value: String
+    package var action: MessageAction
+    package var caseSensitive: Bool
+    package var normalize: Bool
     /// Whether a keyword rule (prefix, suffix, contains) of a normalized view matches through
     /// confusables: the UTS #39 skeleton of the text against the skeleton of the value, so that
     /// `сlaim`, `𝐜𝐥𝐚𝐢𝐦` and `ｃｌａｉｍ` match `claim`.
-    public var confusables: Bool
+    package var confusables: Bool
     /// One of IdentityLookup's sub-actions of `action` (`transactionalFinance`,
     /// `promotionalCoupons`, `DeferralResponse.subActions`): the folder iOS 16 files the message
     /// under. Nil for none, and always for `allow` and `junk`.
-    public var subAction: String?
+    package var subAction: String?
     /// A combined rule's conditions (each a rule with no name, action or sub-action): all of
     /// `all` must hold, and none of `none`. Empty for other rules.
-    public var all: [MessageRule]
-    public var none: [MessageRule]
+    package var all: [MessageRule]
+    package var none: [MessageRule]
 
-    public init(
+    package init(
         name: String,
         target: RuleTarget,
         match: MatchKind,
@@ -77,7 +77,7 @@ public struct MessageRule: Sendable, Equatable {
     }
 
     /// A rule that combines conditions: it matches when all of `all` hold and none of `none`.
-    public static func combining(
+    package static func combining(
         name: String,
         action: MessageAction,
         subAction: String? = nil,
@@ -97,7 +97,7 @@ public struct MessageRule: Sendable, Equatable {
     }
 
     /// A condition of a combined rule: a target, match and value, with their options.
-    public static func condition(
+    package static func condition(
         _ target: RuleTarget,
         _ match: MatchKind,
         _ value: String,
@@ -118,7 +118,7 @@ public struct MessageRule: Sendable, Equatable {
     }
 
     /// The text view the rule reads; a links rule's is always case-insensitive and normalized.
-    public var view: TextView {
+    package var view: TextView {
         target == .links
             ? TextView(caseInsensitive: true, normalized: true)
             : TextView(caseInsensitive: !caseSensitive, normalized: normalize, confusables: normalize && confusables)
@@ -127,7 +127,7 @@ public struct MessageRule: Sendable, Equatable {
     /// The pattern a regex rule compiles: its value, or, in a normalized rule, the value folded as
     /// messages are (`RegexSubset.normalizedPattern`), so that `[０-９]{4,}\s*원` and `[:：]`
     /// mean what their author meant in the text the rule reads.
-    public var pattern: String { normalize ? RegexSubset.normalizedPattern(value) : value }
+    package var pattern: String { normalize ? RegexSubset.normalizedPattern(value) : value }
 }
 
 extension MessageRule: Codable {
@@ -235,7 +235,7 @@ extension MessageRule: Codable {
         if confusables { try container.encode(confusables, forKey: .confusables) }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try Self.refuseUnknownKeys(decoder, known: CodingKeys.allCases)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let name = try container.decode(String.self, forKey: .name)
@@ -288,7 +288,7 @@ extension MessageRule: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
         try container.encode(action.description, forKey: .action)

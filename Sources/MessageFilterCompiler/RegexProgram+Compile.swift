@@ -4,7 +4,7 @@ extension RegexProgram {
     /// Compiles a parsed pattern into its Thompson NFA.
     ///
     /// - Parameter caseInsensitive: whether literals and classes ignore case.
-    public init(_ node: RegexNode, caseInsensitive: Bool) {
+    package init(_ node: RegexNode, caseInsensitive: Bool) {
         var builder = Builder(caseInsensitive: caseInsensitive)
         builder.emit(node)
         builder.instructions.append((Op.match.rawValue, 0, 0))
@@ -18,7 +18,7 @@ extension RegexProgram {
     /// Parses and compiles `pattern`.
     ///
     /// - Throws: `RegexSubsetError` for a pattern outside the subset.
-    public init(pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) {
+    package init(pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) {
         self.init(try RegexSubset.parse(pattern), caseInsensitive: caseInsensitive)
     }
 

@@ -20,19 +20,19 @@ import MessageFilterCore
 ///   character, so the budget bounds the worst case);
 /// - a pattern that matches the empty string (`.*`, `a|`, `(?:)`) is refused: it would match
 ///   every message.
-public enum RegexSubset {
+package enum RegexSubset {
     /// The longest pattern accepted, in characters.
-    public static let maximumLength = 256
+    package static let maximumLength = 256
     /// The largest bound of a counted repetition `{m,n}`.
-    public static let maximumRepetition = 1000
+    package static let maximumRepetition = 1000
     /// The most instructions a compiled pattern may have, counted repetitions expanded.
-    public static let maximumStates = RegexLimits.maximumStates
+    package static let maximumStates = RegexLimits.maximumStates
     /// What checking a pattern found.
-    public struct Analysis: Sendable, Equatable {
+    package struct Analysis: Sendable, Equatable {
         /// The longest run of ASCII characters every match must contain, lowercased when the
         /// match ignores case: the filter runs the regex only on texts that contain it. Empty
         /// when no such run exists; the regex then runs on every message.
-        public var requiredLiteral: [UInt8]
+        package var requiredLiteral: [UInt8]
     }
 
     /// Checks `pattern` against the subset.
@@ -41,7 +41,7 @@ public enum RegexSubset {
     ///   lowercased).
     /// - Returns: the pattern's required literal.
     /// - Throws: a sentence naming the first offending character and its position (1-based).
-    public static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
+    package static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
         let node = try parse(pattern)
         // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
         // matches every message but the empty one. Checked here, where rules are accepted, and
@@ -67,7 +67,7 @@ public enum RegexSubset {
     /// escape (`\uFF10` is `0`), and as itself inside `\Q…\E`; then NFC, so that `e` and U+0301
     /// are `é` and the Kelvin sign is `K`. A text never holds what this folds away, so a pattern
     /// written with it means the folded one.
-    public static func normalizedPattern(_ pattern: String) -> String {
+    package static func normalizedPattern(_ pattern: String) -> String {
         let scalars = Array(pattern.unicodeScalars)
         var folded = String.UnicodeScalarView()
         var quoting = false
@@ -133,7 +133,7 @@ public enum RegexSubset {
     /// Parses `pattern` into its syntax tree and checks every limit, the empty match included.
     ///
     /// - Throws: a sentence naming the first offending character and its position (1-based).
-    public static func parse(_ pattern: String) throws(RegexSubsetError) -> RegexNode {
+    package static func parse(_ pattern: String) throws(RegexSubsetError) -> RegexNode {
         var parser = RegexParser(Array(pattern.unicodeScalars))
         let node = try parser.parsePattern()
         let states = node.stateCount
@@ -169,13 +169,13 @@ extension String {
 }
 
 /// Why a pattern is outside `RegexSubset`: one sentence.
-public struct RegexSubsetError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct RegexSubsetError: Error, Sendable, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }
 
 /// A pattern's syntax tree.
-public indirect enum RegexNode: Sendable, Equatable {
+package indirect enum RegexNode: Sendable, Equatable {
     /// Matches the empty string: an empty group or alternative.
     case empty
     case scalar(UInt32)
@@ -192,7 +192,7 @@ public indirect enum RegexNode: Sendable, Equatable {
     case flagged(RegexNode, caseInsensitive: Bool)
 
     /// The instructions `RegexProgram` needs for this node, saturating at 10,000,000.
-    public var stateCount: Int {
+    package var stateCount: Int {
         let cap = 10_000_000
         switch self {
         case .empty, .assertion: return self == .empty ? 0 : 1
@@ -268,7 +268,7 @@ public indirect enum RegexNode: Sendable, Equatable {
 }
 
 /// A zero-width assertion.
-public enum RegexAssertion: UInt8, Sendable {
+package enum RegexAssertion: UInt8, Sendable {
     case start, end, wordBoundary, notWordBoundary
 }
 

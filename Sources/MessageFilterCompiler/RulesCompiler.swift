@@ -4,7 +4,7 @@ import MessageFilterCore
 /// Compiles checked rules into the compiled rules format (docs/FORMAT.md): keyword rules become
 /// Aho–Corasick automata, one per target and text view, and each regex rule is hung on its
 /// required literal in the same automata.
-public enum RulesCompiler {
+package enum RulesCompiler {
     /// Compiles `rules`, which `RulesFile.check` accepted.
     ///
     /// - Complexity: O(total length of the values × log alphabet) time and memory.
@@ -45,7 +45,7 @@ public enum RulesCompiler {
         return text
     }
 
-    public static func compile(_ rules: [MessageRule]) -> [UInt8] {
+    package static func compile(_ rules: [MessageRule]) -> [UInt8] {
         var tries: [Int: Trie] = [:]  // by automaton section kind
         var unfiltered: [UInt32] = []
         var programs: [(rule: Int, program: RegexProgram)] = []

@@ -8,21 +8,21 @@ import MessageFilterCore
 #endif
 
 /// A rules file: a JSON array of `MessageRule`s, read and checked.
-public struct RulesFile: Sendable {
-    public var rules: [MessageRule]
+package struct RulesFile: Sendable {
+    package var rules: [MessageRule]
     /// Rules that contradict or repeat others: the same value, target, match and view. The
     /// precedence decides between them (`MessageAction.rank`, then file order); each is one
     /// sentence for a `warning:` line.
-    public var warnings: [String]
+    package var warnings: [String]
 
     /// The largest rules file read: 64 MiB.
-    public static let maximumBytes = 64 << 20
+    package static let maximumBytes = 64 << 20
 
     /// Reads and checks the rules file at `path` (`-` for standard input is the caller's job).
     ///
     /// - Throws: `MessageFilterError.invalidRules` with a sentence naming the file, the rule (by
     ///   number and name) and the field.
-    public static func load(_ data: Data, source: String) throws(MessageFilterError) -> RulesFile {
+    package static func load(_ data: Data, source: String) throws(MessageFilterError) -> RulesFile {
         try checkStrictly(Array(data), source: source)
         let rules: [MessageRule]
         do {
@@ -65,11 +65,11 @@ public struct RulesFile: Sendable {
     }
 
     /// Reads and checks a rules file's bytes; see `load(_:source:)`.
-    public static func load(bytes: [UInt8], source: String) throws(MessageFilterError) -> RulesFile {
+    package static func load(bytes: [UInt8], source: String) throws(MessageFilterError) -> RulesFile {
         try load(Data(bytes), source: source)
     }
 
-    public init(rules: [MessageRule], warnings: [String] = []) {
+    package init(rules: [MessageRule], warnings: [String] = []) {
         self.rules = rules
         self.warnings = warnings
     }
@@ -91,7 +91,7 @@ public struct RulesFile: Sendable {
     }
 
     /// Checks every rule's values and finds contradictions.
-    public mutating func check(source: String) throws(MessageFilterError) {
+    package mutating func check(source: String) throws(MessageFilterError) {
         func fail(_ index: Int, _ field: String, _ what: String) -> MessageFilterError {
             let rule = rules[index]
             let label = rule.name.isEmpty ? "" : " (\"\(rule.name)\")"

@@ -13,14 +13,14 @@ import MessageFilterCore
 /// Rules from a path that may hold either form: compiled rules (a file, or a directory holding
 /// `rules.blsms`) are checked and used as they are; a JSON rules file is checked and compiled in
 /// memory.
-public struct RulesLoader {
-    public var rules: CompiledRules
+package struct RulesLoader {
+    package var rules: CompiledRules
     /// The rules file's warnings (contradictions); empty for compiled rules.
-    public var warnings: [String]
+    package var warnings: [String]
     /// The JSON rules, when the source was JSON.
-    public var source: RulesFile?
+    package var source: RulesFile?
 
-    public static func load(_ path: String) throws -> RulesLoader {
+    package static func load(_ path: String) throws -> RulesLoader {
         let resolved = CompiledRulesFile.resolve(path)
         let bytes = try readInput(resolved, limit: RulesFile.maximumBytes)
         // A directory's rules.blsms, or any *.blsms file, is compiled rules, whatever it holds.
@@ -33,7 +33,7 @@ public struct RulesLoader {
     }
 
     /// Reads a whole regular file, or standard input for `-`, refusing more than `limit` bytes.
-    public static func readInput(_ path: String, limit: Int) throws -> [UInt8] {
+    package static func readInput(_ path: String, limit: Int) throws -> [UInt8] {
         guard path == "-" else { return try FileSystem.readFile(path, limit: limit) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -53,11 +53,11 @@ public struct RulesLoader {
 }
 
 /// One message of a messages file: a JSON object per line, `{"sender": "…", "body": "…"}`.
-public struct TestMessage: Codable, Sendable {
-    public var sender: String
-    public var body: String
+package struct TestMessage: Codable, Sendable {
+    package var sender: String
+    package var body: String
 
-    public init(sender: String, body: String) {
+    package init(sender: String, body: String) {
         self.sender = sender
         self.body = body
     }
@@ -66,7 +66,7 @@ public struct TestMessage: Codable, Sendable {
     ///
     /// - Throws: a sentence naming the file and line for a line that is not valid UTF-8, not a
     ///   message object, or a message the filter refuses (empty sender, too long).
-    public static func load(_ bytes: [UInt8], source: String) throws -> [TestMessage] {
+    package static func load(_ bytes: [UInt8], source: String) throws -> [TestMessage] {
         if let sentence = TextFormat.notUTF8JSON(bytes, name: source) {
             throw MessageFilterError(.invalidMessage, sentence)
         }
@@ -122,7 +122,7 @@ public struct TestMessage: Codable, Sendable {
     }
 
     /// Checks the message against the filter's limits.
-    public func validate() throws(MessageFilterError) {
+    package func validate() throws(MessageFilterError) {
         var sender = self.sender
         var body = self.body
         let result: Result<Void, MessageFilterError> = sender.withUTF8 { s in

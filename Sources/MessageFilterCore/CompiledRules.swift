@@ -19,7 +19,7 @@ public final class CompiledRules: @unchecked Sendable {
         public let subAction: String?
         public let target: RuleTarget
         public let match: MatchKind
-        public let view: TextView
+        package let view: TextView
         public let name: String
         public let value: String
     }

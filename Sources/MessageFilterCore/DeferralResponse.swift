@@ -129,7 +129,7 @@ public struct DeferralResponse: Sendable, Equatable {
 /// before a reader that is lenient about the parts it skips (Foundation's `JSONDecoder` takes
 /// trailing commas, invalid escapes and control characters in members it does not decode, and
 /// the first of duplicate members).
-public enum StrictJSON {
+package enum StrictJSON {
     /// Checks that `bytes` are one JSON value whose arrays and objects nest at most
     /// `maximumDepth` deep, whose objects have no duplicate member names, whose strings are valid
     /// UTF-8 with no lone surrogate. A UTF-8 byte-order mark at the start is skipped.

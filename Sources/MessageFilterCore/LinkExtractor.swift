@@ -23,12 +23,12 @@ internal import ByteCodecs
 /// Hosts are written to a buffer as `host₁ 0xFF 0xFE host₂ …`, so that an automaton run over it
 /// framed by 0xFE and 0xFF sees each host framed: `bit.ly` as a keyword between the markers
 /// matches that host exactly, and `.example.com` before 0xFF any host under it.
-public enum LinkExtractor {
+package enum LinkExtractor {
     /// Writes the hosts of `text` (a body's case-insensitive, normalized view) to `output`,
     /// which is emptied first.
     ///
     /// - Complexity: O(n), with no allocation beyond `output`'s growth.
-    public static func hosts(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    package static func hosts(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
         func add(_ range: Range<Int>) {
             var end = range.upperBound
@@ -71,7 +71,7 @@ public enum LinkExtractor {
     }
 
     /// Convenience for tools and tests: the hosts of a body, each as a string.
-    public static func hosts(ofBody body: String) -> [String] {
+    package static func hosts(ofBody body: String) -> [String] {
         let folded = TextView(caseInsensitive: true, normalized: true).fold(body)
         var output: [UInt8] = []
         folded.withUnsafeBufferPointer { hosts($0, into: &output) }

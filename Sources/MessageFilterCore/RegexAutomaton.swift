@@ -2,18 +2,18 @@
 /// all its DFAs: a table for ASCII, and for the rest a partition of U+0080…U+10FFFF into ranges,
 /// each with its class. The compiler finds the classes offline (`RegexAlphabet`), so the
 /// extension looks no Unicode property up to run a DFA.
-public struct ScalarClasses: Sendable, Equatable {
+package struct ScalarClasses: Sendable, Equatable {
     /// The class of each ASCII scalar.
-    public var ascii: [UInt16]
+    package var ascii: [UInt16]
     /// Where each range of non-ASCII scalars starts, ascending, the first at 0x80; a range ends
     /// where the next starts, the last at 0x10FFFF.
-    public var starts: [UInt32]
+    package var starts: [UInt32]
     /// The class of each range.
-    public var classes: [UInt16]
+    package var classes: [UInt16]
     /// How many classes there are; every class number is below it.
-    public var count: Int
+    package var count: Int
 
-    public init(ascii: [UInt16], starts: [UInt32], classes: [UInt16], count: Int) {
+    package init(ascii: [UInt16], starts: [UInt32], classes: [UInt16], count: Int) {
         self.ascii = ascii
         self.starts = starts
         self.classes = classes
@@ -47,13 +47,13 @@ public struct ScalarClasses: Sendable, Equatable {
     #error("compiled rules are little-endian, and DFAs are read from them in place")
 #endif
 
-public struct RegexAutomaton: @unchecked Sendable {
+package struct RegexAutomaton: @unchecked Sendable {
     /// The most states a DFA the compiler ships may have.
-    public static let maximumStates = 4_096
+    package static let maximumStates = 4_096
 
-    public let stateCount: Int
+    package let stateCount: Int
     /// How many classes of scalars this regex tells apart; `transitions` has this many per state.
-    public let classCount: Int
+    package let classCount: Int
     /// What keeps the tables below alive: the compiled file they lie in (read in place, so that a
     /// mapped file's DFAs cost an extension no dirty memory), or a copy of the arrays given.
     private let owner: AnyObject
@@ -66,16 +66,16 @@ public struct RegexAutomaton: @unchecked Sendable {
     private let acceptBits: UnsafePointer<UInt8>
 
     /// This regex's class for each of the file's scalar classes.
-    public var classMap: [UInt8] { Array(UnsafeBufferPointer(start: classMapBytes, count: classMapCount)) }
+    package var classMap: [UInt8] { Array(UnsafeBufferPointer(start: classMapBytes, count: classMapCount)) }
     /// Per state, `classCount` transitions.
-    public var transitions: [UInt16] { Array(UnsafeBufferPointer(start: table, count: stateCount * classCount)) }
+    package var transitions: [UInt16] { Array(UnsafeBufferPointer(start: table, count: stateCount * classCount)) }
     /// Per state: whether the text matches when it ends there (`$`, `\b` at the end).
-    public var acceptsAtEnd: [Bool] { (0..<stateCount).map { acceptBits[$0 / 8] & (1 << ($0 % 8)) != 0 } }
+    package var acceptsAtEnd: [Bool] { (0..<stateCount).map { acceptBits[$0 / 8] & (1 << ($0 % 8)) != 0 } }
 
     /// A copy of arrays the compiler or a test built.
     ///
     /// - Precondition: the parts fit together (the compiled rules reader checks them first).
-    public init(
+    package init(
         stateCount: Int,
         classCount: Int,
         classMap: [UInt8],
@@ -144,7 +144,7 @@ public struct RegexAutomaton: @unchecked Sendable {
     ///
     /// - Complexity: O(text), one table lookup per scalar, plus a binary search of the scalar
     ///   ranges for each non-ASCII one.
-    public func matches(_ text: UnsafeBufferPointer<UInt8>, scalarClasses: ScalarClasses) -> Bool {
+    package func matches(_ text: UnsafeBufferPointer<UInt8>, scalarClasses: ScalarClasses) -> Bool {
         let count = classCount
         let table = table
         let classMap = classMapBytes

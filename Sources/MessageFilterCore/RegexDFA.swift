@@ -11,12 +11,12 @@
 /// table lookup per ASCII scalar in the usual one.
 ///
 /// Everything is allocated at `init`; matching allocates nothing. Not thread-safe.
-public final class RegexDFA {
+package final class RegexDFA {
     /// Transition sentinels; real states start at `firstState`.
     static let unknown: UInt16 = 0, matched: UInt16 = 1, dead: UInt16 = 2, firstState: UInt16 = 3
 
     /// The most states kept at once, by default.
-    public static let defaultStateCapacity = 128
+    package static let defaultStateCapacity = 128
     /// The most states kept at once, and the program counters they may hold together.
     let stateCapacity: Int
     let poolCapacity: Int
@@ -56,7 +56,7 @@ public final class RegexDFA {
     ///   - stateCapacity: the most states kept at once (at most 65,000, three of them
     ///     sentinels); the compiler asks for more when it builds a complete DFA
     ///     (`complete(representatives:)`).
-    public init(_ program: RegexProgram, stateCapacity: Int = RegexDFA.defaultStateCapacity) {
+    package init(_ program: RegexProgram, stateCapacity: Int = RegexDFA.defaultStateCapacity) {
         self.program = program
         let stateCapacity = min(stateCapacity, 65_000)
         self.stateCapacity = stateCapacity
@@ -359,5 +359,5 @@ public final class RegexDFA {
     }
 
     /// A complete DFA's sentinels: the text matches, or cannot match any more.
-    public static let matchedState: UInt16 = 0xFFFF, deadState: UInt16 = 0xFFFE
+    package static let matchedState: UInt16 = 0xFFFF, deadState: UInt16 = 0xFFFE
 }

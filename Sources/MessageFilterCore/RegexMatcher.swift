@@ -6,7 +6,7 @@
 /// and grow only when a larger program comes; matching allocates nothing.
 ///
 /// Not thread-safe: use one per thread.
-public final class RegexMatcher {
+package final class RegexMatcher {
     /// Per list: `dense[0..<count]` holds the program counters, `sparse[pc]` their slot.
     private struct ThreadList {
         var dense: UnsafeMutablePointer<Int32>
@@ -35,7 +35,7 @@ public final class RegexMatcher {
 
     /// - Parameter capacity: the largest program expected, in instructions; more is allocated
     ///   when a larger program runs.
-    public init(capacity: Int = 64) {
+    package init(capacity: Int = 64) {
         storage = .allocate(capacity: 1)
         current = ThreadList(dense: storage, sparse: storage)
         next = current
@@ -62,7 +62,7 @@ public final class RegexMatcher {
     ///
     /// - Complexity: O(`program.count` × scalars of `text`) time; no allocation once the lists
     ///   are as large as the program.
-    public func firstMatch(_ program: RegexProgram, in text: UnsafeBufferPointer<UInt8>) -> Bool {
+    package func firstMatch(_ program: RegexProgram, in text: UnsafeBufferPointer<UInt8>) -> Bool {
         reserve(program.count + 1)
         return program.instructions.withUnsafeBufferPointer { code in
             program.classes.withUnsafeBufferPointer { classes in

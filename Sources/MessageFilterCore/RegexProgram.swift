@@ -11,7 +11,7 @@
 /// - ignoring case, two scalars are equal when they fold alike (`fold`: the simple lowercase
 ///   mapping, and `ſ` to `s`); a class matches a scalar that folds as one of its members does,
 ///   before negation (the compiler closes its ranges under case).
-public struct RegexProgram: Sendable {
+package struct RegexProgram: Sendable {
     package enum Op: UInt8 {
         case match, scalar, foldedScalar, any, set, split, jump, start, end, wordBoundary, notWordBoundary
     }
@@ -59,7 +59,7 @@ public struct RegexProgram: Sendable {
     let usesFolding: Bool
 
     /// The number of instructions, `RegexMatcher`'s thread lists' size.
-    public var count: Int { instructions.count }
+    package var count: Int { instructions.count }
 
     /// A program read back from compiled rules (docs/FORMAT.md, regexes); nil when the parts do
     /// not make one: an unknown operation, a target or class out of range, a scalar or range

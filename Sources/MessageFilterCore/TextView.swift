@@ -18,13 +18,13 @@
 /// A rule's value is folded by the same code when rules are compiled, so a rule and the text it
 /// is compared with always agree.
 
-public struct TextView: Hashable, Sendable, CustomStringConvertible {
-    public let caseInsensitive: Bool
-    public let normalized: Bool
+package struct TextView: Hashable, Sendable, CustomStringConvertible {
+    package let caseInsensitive: Bool
+    package let normalized: Bool
     /// Through confusables: the skeleton of the normalized text. Only a normalized view has it.
-    public let confusables: Bool
+    package let confusables: Bool
 
-    public init(caseInsensitive: Bool, normalized: Bool, confusables: Bool = false) {
+    package init(caseInsensitive: Bool, normalized: Bool, confusables: Bool = false) {
         precondition(normalized || !confusables, "only a normalized view reads confusables")
         self.caseInsensitive = caseInsensitive
         self.normalized = normalized
@@ -33,18 +33,18 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
 
     /// 0…7, the view's slot: bit 0 ignoring case, bit 1 normalized, bit 2 confusables (a
     /// compiled rule's flags byte holds the same bits).
-    public var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) | (confusables ? 4 : 0) }
+    package var index: Int { (caseInsensitive ? 1 : 0) | (normalized ? 2 : 0) | (confusables ? 4 : 0) }
 
     /// The view of a slot, or nil for a slot with no view (confusables without normalization).
-    public init?(index: Int) {
+    package init?(index: Int) {
         guard (0..<8).contains(index), index & 4 == 0 || index & 2 != 0 else { return nil }
         self.init(caseInsensitive: index & 1 != 0, normalized: index & 2 != 0, confusables: index & 4 != 0)
     }
 
     /// Every view: six.
-    public static let all: [TextView] = (0..<8).compactMap(TextView.init(index:))
+    package static let all: [TextView] = (0..<8).compactMap(TextView.init(index:))
 
-    public var description: String {
+    package var description: String {
         let base =
             switch (caseInsensitive, normalized) {
             case (false, false): "exact"
@@ -59,7 +59,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Complexity: O(n). ASCII text is folded byte by byte with no allocation; other text
     ///   allocates a few strings once per message.
-    public func fold(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    package func fold(_ text: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
         if confusables {
             foldConfusables(text, into: &output)
@@ -176,7 +176,7 @@ public struct TextView: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Convenience for compiling and tests: the view of `text` as bytes.
-    public func fold(_ text: String) -> [UInt8] {
+    package func fold(_ text: String) -> [UInt8] {
         var output: [UInt8] = []
         var copy = text
         copy.withUTF8 { fold($0, into: &output) }

@@ -15,16 +15,16 @@
 /// - Any other sender (a name such as `MyBank`, an e-mail address) is compared without regard to
 ///   case (Unicode lowercase mapping), after surrounding white space is removed.
 
-public struct ContactList: Sendable {
+package struct ContactList: Sendable {
     /// A sender's key: `+` and digits for a phone number, the digits of a short code, or the
     /// lowercased text of an alphanumeric sender, each tagged so that kinds never collide.
-    public enum Key: Hashable, Sendable, CustomStringConvertible {
+    package enum Key: Hashable, Sendable, CustomStringConvertible {
         case international(String)
         case national(String)
         case shortCode(String)
         case alphanumeric(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .international(let digits): "+" + digits
             case .national(let digits): digits + " (no country)"
@@ -36,23 +36,23 @@ public struct ContactList: Sendable {
 
     /// The country calling code national numbers get, e.g. 1 or 82; nil to compare national
     /// numbers by their digits.
-    public let defaultCountryCode: Int?
+    package let defaultCountryCode: Int?
     private var keys: Set<Key> = []
 
     /// The most digits an E.164 number has.
-    public static let maximumDigits = 15
+    package static let maximumDigits = 15
     /// The fewest digits a national number has; fewer make a short code.
-    public static let minimumNationalDigits = 7
+    package static let minimumNationalDigits = 7
 
     /// - Parameter defaultCountryCode: 1–999, or nil.
-    public init(defaultCountryCode: Int? = nil) {
+    package init(defaultCountryCode: Int? = nil) {
         precondition(defaultCountryCode.map { (1...999).contains($0) } ?? true, "a country code is 1–999")
         self.defaultCountryCode = defaultCountryCode
     }
 
     /// The contacts of a file: one sender per line; blank lines and lines starting with `#` are
     /// skipped.
-    public init(file text: String, defaultCountryCode: Int? = nil) {
+    package init(file text: String, defaultCountryCode: Int? = nil) {
         self.init(defaultCountryCode: defaultCountryCode)
         // A byte-order mark is not part of the first contact.
         let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
@@ -62,15 +62,15 @@ public struct ContactList: Sendable {
         }
     }
 
-    public var count: Int { keys.count }
+    package var count: Int { keys.count }
 
-    public mutating func insert(_ sender: String) { keys.insert(key(sender)) }
+    package mutating func insert(_ sender: String) { keys.insert(key(sender)) }
 
     /// Whether a message from `sender` comes from a contact.
-    public func contains(_ sender: String) -> Bool { keys.contains(key(sender)) }
+    package func contains(_ sender: String) -> Bool { keys.contains(key(sender)) }
 
     /// What `sender` is compared by.
-    public func key(_ sender: String) -> Key {
+    package func key(_ sender: String) -> Key {
         let text = Self.trimmed(Substring(sender))
         guard let (international, digits) = Self.phoneDigits(text) else {
             return .alphanumeric(text.lowercased())

@@ -12,22 +12,22 @@ import MessageFilterCore
 /// From the extension, one answer per frame: `A`, action (u8), flags (u8; bit 0: defer this
 /// query to the server), rule index (i32; -1 for none), sub-action length (u16), reason length
 /// (u16), sub-action, reason.
-public enum MessageFilterWire {
-    public static let query: UInt8 = UInt8(ascii: "Q")
-    public static let networkResponse: UInt8 = UInt8(ascii: "N")
-    public static let answer: UInt8 = UInt8(ascii: "A")
-    public static let deferFlag: UInt8 = 1
+package enum MessageFilterWire {
+    package static let query: UInt8 = UInt8(ascii: "Q")
+    package static let networkResponse: UInt8 = UInt8(ascii: "N")
+    package static let answer: UInt8 = UInt8(ascii: "A")
+    package static let deferFlag: UInt8 = 1
 
     /// One answer from the extension.
-    public struct Answer: Sendable, Equatable {
-        public var action: MessageAction
-        public var deferToServer: Bool
-        public var rule: Int?
-        public var subAction: String?
+    package struct Answer: Sendable, Equatable {
+        package var action: MessageAction
+        package var deferToServer: Bool
+        package var rule: Int?
+        package var subAction: String?
         /// Why the answer is `none` when something failed, for the report.
-        public var reason: String?
+        package var reason: String?
 
-        public init(
+        package init(
             action: MessageAction,
             deferToServer: Bool = false,
             rule: Int? = nil,
@@ -41,7 +41,7 @@ public enum MessageFilterWire {
             self.reason = reason
         }
 
-        public func encoded() -> [UInt8] {
+        package func encoded() -> [UInt8] {
             var bytes: [UInt8] = [
                 MessageFilterWire.answer, action.rawValue, deferToServer ? MessageFilterWire.deferFlag : 0,
             ]
@@ -54,14 +54,14 @@ public enum MessageFilterWire {
         }
     }
 
-    public static func encodeQuery(sender: [UInt8], body: [UInt8]) -> [UInt8] {
+    package static func encodeQuery(sender: [UInt8], body: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = [query]
         bytes.appendLE(UInt32(sender.count))
         bytes.appendLE(UInt32(body.count))
         return bytes + sender + body
     }
 
-    public static func encodeNetworkResponse(status: Int32, body: [UInt8]) -> [UInt8] {
+    package static func encodeNetworkResponse(status: Int32, body: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = [networkResponse]
         bytes.appendLE(status)
         bytes.appendLE(UInt32(body.count))
@@ -76,17 +76,17 @@ extension Array where Element == UInt8 {
 }
 
 /// Reads and writes whole frames on a file descriptor.
-public struct FrameChannel {
-    public let input: Int32
-    public let output: Int32
+package struct FrameChannel {
+    package let input: Int32
+    package let output: Int32
 
-    public init(input: Int32, output: Int32) {
+    package init(input: Int32, output: Int32) {
         self.input = input
         self.output = output
     }
 
     /// Fills `buffer` exactly; false at a clean end of input before the first byte.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(MessageFilterError) -> Bool {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(MessageFilterError) -> Bool {
         var done = 0
         while done < buffer.count {
             let n = Glibc.read(input, buffer.baseAddress! + done, buffer.count - done)
@@ -105,7 +105,7 @@ public struct FrameChannel {
     }
 
     /// Reads and discards `count` bytes.
-    public func skip(_ count: Int, scratch: UnsafeMutableRawBufferPointer) throws(MessageFilterError) {
+    package func skip(_ count: Int, scratch: UnsafeMutableRawBufferPointer) throws(MessageFilterError) {
         var left = count
         while left > 0 {
             let chunk = Swift.min(left, scratch.count)
@@ -116,7 +116,7 @@ public struct FrameChannel {
         }
     }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(MessageFilterError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(MessageFilterError) {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(output, bytes.baseAddress! + done, bytes.count - done)
@@ -126,12 +126,12 @@ public struct FrameChannel {
         }
     }
 
-    public func write(_ bytes: [UInt8]) throws(MessageFilterError) {
+    package func write(_ bytes: [UInt8]) throws(MessageFilterError) {
         try bytes.withUnsafeBytes { raw in Result { () throws(MessageFilterError) in try write(raw) } }.get()
     }
 
     /// Reads one answer frame.
-    public func readAnswer() throws(MessageFilterError) -> MessageFilterWire.Answer {
+    package func readAnswer() throws(MessageFilterError) -> MessageFilterWire.Answer {
         var head = [UInt8](repeating: 0, count: 11)
         let got = try head.withUnsafeMutableBytes { raw in
             Result { () throws(MessageFilterError) in try read(into: raw) }

@@ -11,15 +11,15 @@ import UpdateCore
 ///
 /// Creating never overwrites: every file is created exclusively, and a directory that already
 /// holds any of them is refused before anything is written.
-public enum KeyFiles {
-    public static let signingKeyName = "signing.key"
-    public static let pushKeyName = "push.key"
-    public static let rootName = "root.json"
+package enum KeyFiles {
+    package static let signingKeyName = "signing.key"
+    package static let pushKeyName = "push.key"
+    package static let rootName = "root.json"
 
     /// Writes a new key directory. The root expires after `rootLifetime` seconds (default: 1 year).
     ///
     /// - Returns: the key ID.
-    public static func create(in directory: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws -> String {
+    package static func create(in directory: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws -> String {
         if try FileSystem.kind(directory) == .missing { _ = try FileSystem.makeDirectory(directory) }
         guard try FileSystem.kind(directory) == .directory else {
             throw UpdateError(.malformed, "\(directory) is not a directory.")
@@ -60,7 +60,7 @@ public enum KeyFiles {
     /// key puts the new root in the publication; from then on updates refuse the old key.
     ///
     /// - Returns: the new key ID and root version.
-    public static func rotate(from old: String, to new: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws
+    package static func rotate(from old: String, to new: String, now: Int64, rootLifetime: Int64 = 365 * 86_400) throws
         -> (keyID: String, version: Int64)
     {
         let oldKey = try signingKey(at: old + "/" + signingKeyName)
@@ -110,7 +110,7 @@ public enum KeyFiles {
     ///
     /// - Throws: if others than its owner may read or write it (as ssh refuses such a key),
     ///   naming the `chmod` that fixes it, or if it is not a key `keys create` wrote.
-    public static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
+    package static func signingKey(at path: String) throws -> Curve25519.Signing.PrivateKey {
         guard try FileSystem.kind(path) == .file else {
             throw UpdateError(
                 .malformed,
@@ -132,13 +132,13 @@ public enum KeyFiles {
     }
 
     /// Reads a push key file (the publisher's copy: private, as the signing key).
-    public static func pushKey(at path: String) throws -> SymmetricKey {
+    package static func pushKey(at path: String) throws -> SymmetricKey {
         try checkPrivate(path, what: "push key")
         return try PushKeyFile.key(try FileSystem.readFile(path, limit: 64 * 1024), what: path)
     }
 
     /// Refuses a key file that its group or others may read or write.
-    public static func checkPrivate(_ path: String, what: String) throws {
+    package static func checkPrivate(_ path: String, what: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw UpdateError(.malformed, "The \(what) \(path) cannot be read: \(String(cString: strerror(errno))).")

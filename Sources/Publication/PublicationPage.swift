@@ -12,16 +12,16 @@ import UpdateCore
 /// figure a program may want carries its exact value in a `data-value` attribute beside the
 /// grouped text, so a test (or a monitor) reads the page as `publication status --json` reads
 /// the files.
-public enum PublicationPage {
-    public static let fileName = "index.html"
+package enum PublicationPage {
+    package static let fileName = "index.html"
 
     /// The first line of every page publish writes: what proves a later publish the file is its
     /// own to replace (an `index.html` without it is someone else's, and stays).
-    public static let signature =
+    package static let signature =
         "<!DOCTYPE html>\n<!-- written by blocklist publish, which rewrites it on every run -->\n"
 
     /// The page of `status`, as of `now` (seconds since 1970).
-    public static func render(_ status: PublicationStatus, now: Int64) -> [UInt8] {
+    package static func render(_ status: PublicationStatus, now: Int64) -> [UInt8] {
         var html = signature
         let current = status.generations.last { $0.generation == status.generation }
         html += """

@@ -4,28 +4,28 @@ import UpdateCore
 
 extension PublicationStatus {
     /// One generation the publication still holds, as its publisher's files give it.
-    public struct Generation: Sendable, Equatable {
-        public var generation: UInt64
-        public var shards: Int
+    package struct Generation: Sendable, Equatable {
+        package var generation: UInt64
+        package var shards: Int
         /// Blocking entries, from the shard headers.
-        public var numbers: Int64
+        package var numbers: Int64
         /// Identification entries (numbers with a label), from the shard headers.
-        public var labels: Int64
+        package var labels: Int64
         /// The shard files' bytes, as the snapshot lists them.
-        public var bytes: Int64
+        package var bytes: Int64
         /// When its snapshot expires: phones refuse it after.
-        public var expires: Int64
+        package var expires: Int64
         /// The generation its changes are counted from: the one before it that the publication
         /// still holds (`nil` for the oldest held).
-        public var previous: UInt64?
+        package var previous: UInt64?
         /// The shards that differ from `previous`'s (by content digest).
-        public var changedShards: [Int] = []
+        package var changedShards: [Int] = []
         /// Numbers and labels added and removed since `previous`, over the changed shards.
-        public var changes = ShardChangeCounts()
+        package var changes = ShardChangeCounts()
         /// The deltas from `previous`: how many, and their bytes (what a phone holding
         /// `previous` downloads for the shards that have one).
-        public var deltas: Int = 0
-        public var deltaBytes: Int64 = 0
+        package var deltas: Int = 0
+        package var deltaBytes: Int64 = 0
     }
 
     /// The generations `directory` holds (a directory `N` with a readable `snapshot.json`),

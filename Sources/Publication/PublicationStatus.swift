@@ -5,32 +5,32 @@ import UpdateCore
 /// What expires when in a publication (`blocklist publication status`): the newest root, the
 /// current snapshot and the timestamp, each as a phone checks it. A cron job or a monitor calls
 /// it to learn, days ahead, that phones would soon refuse the publication.
-public struct PublicationStatus: Sendable {
+package struct PublicationStatus: Sendable {
     /// One signed role.
-    public struct Role: Sendable {
+    package struct Role: Sendable {
         /// "root", "snapshot" or "timestamp".
-        public var name: String
+        package var name: String
         /// The root's version, or the generation the snapshot or timestamp is of.
-        public var version: UInt64
-        public var expires: Int64
+        package var version: UInt64
+        package var expires: Int64
         /// What renews it.
-        public var fix: String
+        package var fix: String
     }
 
-    public var publication: String
-    public var generation: UInt64
-    public var shards: Int
-    public var entries: Int64
+    package var publication: String
+    package var generation: UInt64
+    package var shards: Int
+    package var entries: Int64
     /// Root, snapshot, timestamp.
-    public var roles: [Role]
+    package var roles: [Role]
     /// The generations the publication holds, oldest first, the current one last.
-    public var generations: [Generation]
+    package var generations: [Generation]
 
     /// Reads `publication`'s roles (the publisher's own files; signatures are `publish`'s and
     /// `update`'s to check).
     ///
     /// - Throws: if it holds no publication, or its metadata cannot be read.
-    public static func read(_ publication: String) throws -> PublicationStatus {
+    package static func read(_ publication: String) throws -> PublicationStatus {
         try read(DirectoryHandle(path: publication), name: publication)
     }
 
@@ -65,16 +65,16 @@ public struct PublicationStatus: Sendable {
 
     /// The roles that expire before `now + seconds` (or have expired); the timestamp, which
     /// every publish renews and which lives a day by default, before `now + timestampSeconds`.
-    public func expiring(now: Int64, within seconds: Int64, timestampWithin timestampSeconds: Int64? = nil) -> [Role] {
+    package func expiring(now: Int64, within seconds: Int64, timestampWithin timestampSeconds: Int64? = nil) -> [Role] {
         roles.filter { $0.expires <= now + ($0.name == "timestamp" ? timestampSeconds ?? seconds : seconds) }
     }
 
     /// `seconds` since 1970 as `2026-11-26 08:53 UTC`.
-    public static func formatTime(_ seconds: Int64) -> String { TextEncodings.utcTime(seconds) }
+    package static func formatTime(_ seconds: Int64) -> String { TextEncodings.utcTime(seconds) }
 
     /// A duration as people say it, to the nearest unit: "30 days", "5 hours", "1 minute",
     /// "expired 2 days ago" (a publish's 30 days read seconds later stay 30 days).
-    public static func formatDuration(_ seconds: Int64) -> String {
+    package static func formatDuration(_ seconds: Int64) -> String {
         let magnitude = seconds.magnitude
         let text: String
         if magnitude >= 2 * 86_400 {

@@ -20,30 +20,30 @@ import UpdateCore
 /// A generation's directory is written aside (`.staging-N`), synced and renamed into place;
 /// then `timestamp.json` is replaced by rename, which is the commit. A reader sees the old
 /// publication or the new one, never a mix: every file it reads is named by the timestamp it read.
-public enum Publisher {
+package enum Publisher {
     /// What a publish did.
-    public struct Outcome: Sendable {
-        public var generation: UInt64
+    package struct Outcome: Sendable {
+        package var generation: UInt64
         /// Whether a new generation was written (else the set was unchanged and only the timestamp was re-signed).
-        public var published: Bool
-        public var changedShards: [Int]
-        public var deltas: Int
-        public var deltaBytes: Int64
-        public var bytesWritten: Int64
-        public var removedGenerations: [UInt64]
+        package var published: Bool
+        package var changedShards: [Int]
+        package var deltas: Int
+        package var deltaBytes: Int64
+        package var bytesWritten: Int64
+        package var removedGenerations: [UInt64]
         /// Why a new generation was written although the set is unchanged (a damaged or
         /// wrongly signed generation, a snapshot past half its lifetime); empty otherwise.
-        public var resigned: [String]
+        package var resigned: [String]
         /// The generations that have an update file (`from-M.push`) to this one.
-        public var updateFiles: [UInt64] = []
+        package var updateFiles: [UInt64] = []
         /// Why the publication's page (`index.html`) was not written; `nil` when it was.
-        public var pageProblem: String? = nil
+        package var pageProblem: String? = nil
         /// Whether this is the publication's first generation (nothing before it to change from).
-        public var first = false
+        package var first = false
     }
 
-    public static let timestampName = "timestamp.json"
-    public static let lockName = ".publish.lock"
+    package static let timestampName = "timestamp.json"
+    package static let lockName = ".publish.lock"
 
     /// Publishes the set committed in `setDirectory`.
     ///
@@ -68,7 +68,7 @@ public enum Publisher {
     ///   - snapshotLifetime: seconds a snapshot is valid (default 30 days).
     /// - Throws: `UpdateError` naming the mistake and the command that fixes it; nothing is
     ///   written in PUBDIR when the set or the key is refused.
-    public static func publish(
+    package static func publish(
         setDirectory: String,
         signingKey: Curve25519.Signing.PrivateKey,
         root rootBytes: [UInt8]?,
@@ -708,7 +708,7 @@ public enum Publisher {
     /// `timestamp.json`, `root.json`, `N.root.json`, `from-M.push`, `N/snapshot.json`, `N/shard-*.blk`,
     /// `N/from-M/shard-*.delta` for phones, and `index.html` for people. A server serves these and nothing else, whatever else sits in
     /// the directory (a key copied there by mistake, notes, a backup).
-    public static func isPublishedFile(_ path: String) -> Bool {
+    package static func isPublishedFile(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         func isGeneration(_ part: Substring) -> Bool {
             !part.isEmpty && part.allSatisfy(\.isASCII) && UInt64(part) != nil
@@ -734,7 +734,7 @@ public enum Publisher {
     }
 
     /// The name of the generation record beside the signing key.
-    public static let generationRecordName = "last-generation"
+    package static let generationRecordName = "last-generation"
 
     /// The highest generation the record at `path` holds; 0 if there is none.
     static func readGenerationRecord(_ path: String) throws -> UInt64 {

@@ -7,16 +7,16 @@ import UpdateCore
 /// `aps.alert` with a title and body, `mutable-content: 1`, and under `blocklist` the generation,
 /// the signed `announcement` (`PushAnnouncement`: the generation, its expiry and the URL to fetch
 /// from) and, when it fits APNs's 4 KB, the update itself, sealed (`InlinePush`).
-public enum PushPayload {
+package enum PushPayload {
     /// APNs's limit for a remote notification's payload.
-    public static let maximumBytes = 4096
+    package static let maximumBytes = 4096
 
-    public struct Made: Sendable {
-        public var json: [UInt8]
-        public var generation: UInt64
-        public var inline: Bool
+    package struct Made: Sendable {
+        package var json: [UInt8]
+        package var generation: UInt64
+        package var inline: Bool
         /// Why the update is not inline, if it is not.
-        public var note: String?
+        package var note: String?
     }
 
     /// The payload for `publication`'s newest generation.
@@ -28,7 +28,7 @@ public enum PushPayload {
     ///   - why: why there is no push key, for the note (default: there is none).
     ///   - now: seconds since 1970; a publication whose timestamp or snapshot has expired is
     ///     refused (phones would refuse it).
-    public static func make(
+    package static func make(
         publication: String,
         signingKey: Curve25519.Signing.PrivateKey,
         pushKey: SymmetricKey?,

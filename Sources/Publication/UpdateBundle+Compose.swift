@@ -4,7 +4,7 @@ import UpdateCore
 
 extension UpdateBundle {
     /// What ``compose(publication:from:limit:)`` made.
-    public enum Composed: Sendable {
+    package enum Composed: Sendable {
         /// The bundle, at most the limit.
         case bundle([UInt8])
         /// The bundle would have been `bytes` long, over the limit; no shard or delta was read.
@@ -17,7 +17,7 @@ extension UpdateBundle {
     /// newest's (the timestamp and roots only).
     ///
     /// - Throws: if the timestamp or the newest snapshot cannot be read.
-    public static func bases(publication: String) throws -> (newest: UInt64, bases: Set<UInt64>) {
+    package static func bases(publication: String) throws -> (newest: UInt64, bases: Set<UInt64>) {
         let directory = try DirectoryHandle(path: publication)
         guard let snapshot = try Publisher.currentSnapshot(directory) else {
             throw BlocklistError(.io, "\(publication) holds no \(Publisher.timestampName).")
@@ -44,7 +44,7 @@ extension UpdateBundle {
     /// - Parameter limit: the largest bundle made; default ``maximumServedBytes``, what a phone takes.
     /// - Complexity: memory is the metadata plus at most `limit` bytes.
     /// - Throws: if the publication cannot be read.
-    public static func compose(publication: String, from: UInt64, limit: Int = maximumServedBytes) throws -> Composed {
+    package static func compose(publication: String, from: UInt64, limit: Int = maximumServedBytes) throws -> Composed {
         let directory = try DirectoryHandle(path: publication)
         let timestampBytes = try directory.readFile(Publisher.timestampName, limit: 64 * 1024)
         let timestamp = try Timestamp(

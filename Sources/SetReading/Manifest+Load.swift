@@ -10,7 +10,7 @@ extension Manifest {
     ///
     /// - Throws: `BlocklistError` naming the file: missing, not a regular file, not JSON, a newer
     ///   version, or a file name that would reach outside the set directory.
-    public static func load(from outputDirectory: String) throws(BlocklistError) -> Manifest {
+    package static func load(from outputDirectory: String) throws(BlocklistError) -> Manifest {
         let path = outputDirectory + "/" + fileName
         switch try FileSystem.kind(outputDirectory) {
         case .missing:

@@ -8,11 +8,11 @@ import SetStorage
 ///
 /// `load` and `verify` read through one, so a `generate` that commits a new set meanwhile leaves
 /// the old one in place for them (and removes it on a later run).
-public final class ReadingSet {
+package final class ReadingSet {
     /// The output directory.
-    public let directory: String
+    package let directory: String
     /// The manifest of the generation held.
-    public let manifest: Manifest
+    package let manifest: Manifest
     private let lock: FileLock?
 
     /// Reads `directory`'s manifest and locks its generation (shared). Reads only: a set written
@@ -22,7 +22,7 @@ public final class ReadingSet {
     /// lock, the marker is gone (or unlinked once the lock is had) and the manifest is read again.
     ///
     /// - Throws: `BlocklistError` from `Manifest.load`, or `.busy` if the set keeps changing.
-    public init(directory: String) throws(BlocklistError) {
+    package init(directory: String) throws(BlocklistError) {
         self.directory = directory
         var attempts = 0
         while true {
@@ -77,8 +77,8 @@ public final class ReadingSet {
     }
 
     /// The path of `shard`.
-    public func path(of shard: Manifest.Shard) -> String { manifest.path(of: shard, in: directory) }
+    package func path(of shard: Manifest.Shard) -> String { manifest.path(of: shard, in: directory) }
 
     /// Lets go of the generation (also when this value goes away).
-    public func close() { lock?.unlock() }
+    package func close() { lock?.unlock() }
 }

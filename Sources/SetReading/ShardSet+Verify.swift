@@ -4,26 +4,26 @@ import SetStorage
 
 extension ShardSet {
     /// What `verify` found.
-    public struct Verification: Sendable {
+    package struct Verification: Sendable {
         /// The manifest, if it could be read.
-        public var manifest: Manifest?
+        package var manifest: Manifest?
         /// Every problem found, each naming its file; empty when the set is sound.
-        public var problems: [BlocklistError]
+        package var problems: [BlocklistError]
         /// Shards that passed every check.
-        public var shardsVerified: Int
+        package var shardsVerified: Int
         /// Entries in the shards that passed.
-        public var entriesVerified: Int64
+        package var entriesVerified: Int64
         /// Bytes of the shards that passed.
-        public var bytesVerified: Int64
+        package var bytesVerified: Int64
         /// Sentences about what could not be checked, and why.
-        public var notes: [String] = []
+        package var notes: [String] = []
         /// A packed set: how many input files were found unchanged, and whether the set was made
         /// again from them and found equal.
-        public var inputsUnchanged = 0
-        public var equalsInputs = false
+        package var inputsUnchanged = 0
+        package var equalsInputs = false
 
         /// Whether everything holds.
-        public var isValid: Bool { problems.isEmpty && manifest != nil }
+        package var isValid: Bool { problems.isEmpty && manifest != nil }
     }
 
     /// Checks a shard set completely and reports every problem, not just the first. Holds the
@@ -40,7 +40,7 @@ extension ShardSet {
     ///   packed set made with `--list`.
     /// - Complexity: O(runs) for a range set, with one reader's fixed buffers; a packed set costs
     ///   what its generate did.
-    public static func verify(_ outputDirectory: String) -> Verification {
+    package static func verify(_ outputDirectory: String) -> Verification {
         var result = Verification(manifest: nil, problems: [], shardsVerified: 0, entriesVerified: 0, bytesVerified: 0)
         let manifest: Manifest
         let plan: ShardPlan?

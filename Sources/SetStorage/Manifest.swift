@@ -6,36 +6,36 @@ import BlocklistCore
 /// `ManifestWriter` writes it as a stream (so a 10,000-shard set never holds every record in
 /// memory); `Manifest.decode` (ManifestReader.swift) is its one reader. `Codable` stays for the tests,
 /// which hold that reader to JSONDecoder (`ManifestReaderTests`).
-public struct Manifest: Codable, Hashable, Sendable {
+package struct Manifest: Codable, Hashable, Sendable {
     /// The file name in the output directory.
-    public static let fileName = "manifest.json"
+    package static let fileName = "manifest.json"
     /// What `format` says.
-    public static let formatName = "blocklist-shard-set"
+    package static let formatName = "blocklist-shard-set"
     /// The manifest version this library writes and the newest it reads.
-    public static let currentVersion = 2
+    package static let currentVersion = 2
 
     /// One shard file.
-    public struct Shard: Codable, Hashable, Sendable {
+    package struct Shard: Codable, Hashable, Sendable {
         /// The file's name inside the set directory.
-        public var file: String
+        package var file: String
         /// From 1; extension `index` loads it.
-        public var index: Int
+        package var index: Int
         /// How many numbers it holds.
-        public var count: Int64
+        package var count: Int64
         /// Its smallest number (0 if empty).
-        public var first: Int64
+        package var first: Int64
         /// Its largest number (0 if empty).
-        public var last: Int64
+        package var last: Int64
         /// The file's size.
-        public var bytes: Int64
+        package var bytes: Int64
         /// The header's CRC-32 as 8 hex digits; it covers every byte of the file.
-        public var checksum: String
+        package var checksum: String
         /// How many identification entries it holds (packed sets; absent means none).
-        public var identified: Int64?
+        package var identified: Int64?
         /// The smallest number it covers (packed sets).
-        public var lowerBound: Int64?
+        package var lowerBound: Int64?
 
-        public init(
+        package init(
             file: String,
             index: Int,
             count: Int64,
@@ -59,7 +59,7 @@ public struct Manifest: Codable, Hashable, Sendable {
     }
 
     /// How a set's shards divide the numbers.
-    public enum Layout: String, Codable, Hashable, Sendable {
+    package enum Layout: String, Codable, Hashable, Sendable {
         /// Shard i holds candidate ranks [(i-1)·rangeSize, i·rangeSize) of the spec's patterns.
         case range
         /// Shards hold consecutive number intervals, filled up to capacity.
@@ -67,21 +67,21 @@ public struct Manifest: Codable, Hashable, Sendable {
     }
 
     /// One list file given to `generate`.
-    public struct Input: Codable, Hashable, Sendable {
+    package struct Input: Codable, Hashable, Sendable {
         /// numbers, allow, labels or list.
-        public var kind: String
+        package var kind: String
         /// The path as given, made absolute (`-` for standard input).
-        public var path: String
+        package var path: String
         /// Bytes read from it.
-        public var bytes: Int64
+        package var bytes: Int64
         /// Lines read, and how many were skipped as invalid (`--skip-invalid`).
-        public var lines: Int64
-        public var skipped: Int64
+        package var lines: Int64
+        package var skipped: Int64
         /// The SHA-256 of its bytes as read (64 hex digits), so that `verify` can tell whether
         /// it changed; absent in sets made before it was recorded.
-        public var sha256: String?
+        package var sha256: String?
 
-        public init(kind: String, path: String, bytes: Int64, lines: Int64, skipped: Int64, sha256: String? = nil) {
+        package init(kind: String, path: String, bytes: Int64, lines: Int64, skipped: Int64, sha256: String? = nil) {
             self.kind = kind
             self.path = path
             self.bytes = bytes
@@ -92,21 +92,21 @@ public struct Manifest: Codable, Hashable, Sendable {
     }
 
     /// The spec, as given to `generate`.
-    public struct Spec: Codable, Hashable, Sendable {
-        public var patterns: [BlockPattern]
-        public var exclusions: [String]
-        public var rangeSize: Int64
-        public var capacity: Int64
+    package struct Spec: Codable, Hashable, Sendable {
+        package var patterns: [BlockPattern]
+        package var exclusions: [String]
+        package var rangeSize: Int64
+        package var capacity: Int64
         /// Packed sets: the layout, the allow patterns and the list files.
-        public var layout: Layout?
-        public var allowPatterns: [BlockPattern]?
-        public var inputs: [Input]?
+        package var layout: Layout?
+        package var allowPatterns: [BlockPattern]?
+        package var inputs: [Input]?
         /// Packed sets: the country code national numbers got, and whether invalid lines were
         /// skipped, so that `verify` can read the inputs again the same way.
-        public var defaultCountry: Int64?
-        public var skipInvalid: Bool?
+        package var defaultCountry: Int64?
+        package var skipInvalid: Bool?
 
-        public init(
+        package init(
             patterns: [BlockPattern],
             exclusions: [String],
             rangeSize: Int64,
@@ -130,7 +130,7 @@ public struct Manifest: Codable, Hashable, Sendable {
 
         /// A spec with no patterns: where a writer carries the spec as raw JSON instead
         /// (`manifestSpecJSON`), and what a reader fills in key by key.
-        public static let empty = Spec(
+        package static let empty = Spec(
             patterns: [],
             exclusions: [],
             rangeSize: 0,
@@ -140,7 +140,7 @@ public struct Manifest: Codable, Hashable, Sendable {
             inputs: nil
         )
 
-        public init(_ spec: BlockSpec) {
+        package init(_ spec: BlockSpec) {
             patterns = spec.patterns
             exclusions = spec.exclusions
             rangeSize = spec.rangeSize
@@ -151,37 +151,37 @@ public struct Manifest: Codable, Hashable, Sendable {
         }
 
         /// The spec, validated again.
-        public func blockSpec() throws(BlocklistError) -> BlockSpec {
+        package func blockSpec() throws(BlocklistError) -> BlockSpec {
             try BlockSpec(patterns: patterns, exclusions: exclusions, rangeSize: rangeSize, capacity: capacity)
         }
     }
 
     /// Always "blocklist-shard-set".
-    public var format: String
+    package var format: String
     /// The manifest version.
-    public var version: Int
+    package var version: Int
     /// A unique name for this generation.
-    public var generation: String
+    package var generation: String
     /// The directory, inside the output directory, that holds this generation's shards.
-    public var directory: String
+    package var directory: String
     /// When the set was generated, in seconds since 1970.
-    public var createdAt: Int64
+    package var createdAt: Int64
     /// The spec that made the set.
-    public var spec: Spec
+    package var spec: Spec
     /// The sum of the shards' counts.
-    public var totalEntries: Int64
+    package var totalEntries: Int64
     /// The sum of the shards' sizes.
-    public var totalBytes: Int64
+    package var totalBytes: Int64
     /// The shards, by index.
-    public var shards: [Shard]
+    package var shards: [Shard]
 
     /// The path of shard `shard` when the set is in `outputDirectory`.
-    public func path(of shard: Shard, in outputDirectory: String) -> String {
+    package func path(of shard: Shard, in outputDirectory: String) -> String {
         outputDirectory + "/" + directory + "/" + shard.file
     }
 
     /// Checks what JSON decoding cannot: format, version, safe names, indexes in order.
-    public func validate(path: String) throws(BlocklistError) {
+    package func validate(path: String) throws(BlocklistError) {
         func fail(_ what: String) -> BlocklistError { BlocklistError(.manifestMismatch, "\(path): \(what).") }
         guard format == Self.formatName else { throw fail("format is \"\(format)\", expected \"\(Self.formatName)\"") }
         guard version >= 1 else { throw fail("version \(version) is not a manifest version") }

@@ -9,7 +9,7 @@ extension Manifest {
     /// names `path` and the value's place (`shards[2].count is missing`).
     ///
     /// It reads only; `validate(path:)` then checks the format, version and names.
-    public static func decode(_ bytes: [UInt8], path: String) throws(BlocklistError) -> Manifest {
+    package static func decode(_ bytes: [UInt8], path: String) throws(BlocklistError) -> Manifest {
         let decoder = ManifestDecoder(bytes, path: path)
         let manifest = try decoder.manifest()
         try decoder.end()
@@ -19,7 +19,7 @@ extension Manifest {
     /// Reads a spec alone, by the rules `decode` reads a manifest's `spec` with: an update checks
     /// the spec it carries before it writes it into a manifest, so that no update installs a
     /// manifest the phone cannot read back. `path` names the spec in errors.
-    public static func decodeSpec(_ bytes: [UInt8], path: String) throws(BlocklistError) -> Spec {
+    package static func decodeSpec(_ bytes: [UInt8], path: String) throws(BlocklistError) -> Spec {
         let decoder = ManifestDecoder(bytes, path: path, kind: "spec")
         let spec = try decoder.specAlone()
         try decoder.end()

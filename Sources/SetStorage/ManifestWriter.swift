@@ -20,7 +20,7 @@ import JSONStream
 ///   "totalEntries" : …, "totalBytes" : …
 /// }
 /// ```
-public final class ManifestWriter {
+package final class ManifestWriter {
     private let file: FileDescriptor
     private let buffer: UnsafeMutableRawBufferPointer
     private var used = 0
@@ -32,7 +32,7 @@ public final class ManifestWriter {
     private var totalBytes: Int64 = 0
 
     /// Creates `path` (which must not exist) and writes everything before the first shard.
-    public init(
+    package init(
         path: String,
         generation: String,
         directory: String,
@@ -95,7 +95,7 @@ public final class ManifestWriter {
     deinit { buffer.deallocate() }
 
     /// Appends one shard record.
-    public func add(_ shard: Manifest.Shard) throws(BlocklistError) {
+    package func add(_ shard: Manifest.Shard) throws(BlocklistError) {
         try append(shardCount == 0 ? "\n    { \"file\" : " : ",\n    { \"file\" : ")
         try string(shard.file)
         try append(
@@ -112,7 +112,7 @@ public final class ManifestWriter {
     }
 
     /// Writes the totals and the closing brace, flushes, and optionally syncs the file.
-    public func finish(sync: Bool) throws(BlocklistError) {
+    package func finish(sync: Bool) throws(BlocklistError) {
         try append(shardCount == 0 ? "],\n" : "\n  ],\n")
         try append("  \"totalEntries\" : \(totalEntries),\n  \"totalBytes\" : \(totalBytes)\n}\n")
         try flush()

@@ -16,15 +16,15 @@ import BlocklistSystem
 /// Everything else is foreign: a `set-up/` folder, a symlink named `set-0123456789abcdef`, a
 /// `manifest.json` of another program. Foreign entries are never removed, and a directory that
 /// holds foreign entries but no blocklist set is refused unless the caller forces it.
-public enum OutputDirectory {
+package enum OutputDirectory {
     /// The marker in every generation directory: proof of ownership, and the readers' lock.
-    public static let markerName = ".blocklist-generation"
+    package static let markerName = ".blocklist-generation"
     /// The App Group's download cache (`blocklist update`): partial and finished downloads of the
     /// update under way, kept across runs so that an interrupted one resumes. Proved ours by
     /// `downloadsMarkerName` inside, with `downloadsMarkerContent`.
-    public static let downloadsName = ".blocklist-downloads"
-    public static let downloadsMarkerName = ".blocklist-downloads-marker"
-    public static let downloadsMarkerContent = Array("blocklist downloads\n".utf8)
+    package static let downloadsName = ".blocklist-downloads"
+    package static let downloadsMarkerName = ".blocklist-downloads-marker"
+    package static let downloadsMarkerContent = Array("blocklist downloads\n".utf8)
     /// Entries any directory may hold without making it "not empty" (placeholders that version
     /// control needs to keep an empty folder).
     static let placeholders: Set<String> = [".gitignore", ".gitkeep"]

@@ -19,9 +19,9 @@ internal import LibC
 /// one. A reader therefore sees the old complete set or the new one, never a mix, and a failed or
 /// killed generate leaves the previous set in place. Old generations are removed only when no
 /// reader holds them, and only when `OutputDirectory` proves blocklist wrote them.
-public enum ShardSet {
+package enum ShardSet {
     /// The lock file, held by `generate` for its whole run.
-    public static let lockFileName = ".blocklist.lock"
+    package static let lockFileName = ".blocklist.lock"
     static let stagingPrefix = ".staging-"
     static let setPrefix = "set-"
     /// Older versions wrote the new manifest beside the old one under this prefix.
@@ -30,7 +30,7 @@ public enum ShardSet {
     static let pendingManifestName = ".manifest.json"
 
     /// The name of shard `index` in a set of `count` shards: `shard-01.blk`.
-    public static func fileName(ofShard index: Int, of count: Int) -> String {
+    package static func fileName(ofShard index: Int, of count: Int) -> String {
         let width = max(2, String(count).count)
         let digits = String(index)
         return "shard-" + String(repeating: "0", count: width - digits.count) + digits + ".blk"
@@ -39,29 +39,29 @@ public enum ShardSet {
 
 extension ShardSet {
     /// Where a running generate is.
-    public struct Progress: Sendable {
+    package struct Progress: Sendable {
         /// Shards written so far.
-        public var shardsDone: Int
+        package var shardsDone: Int
         /// Shards in the plan.
-        public var shardCount: Int
+        package var shardCount: Int
         /// Entries written so far.
-        public var entriesDone: Int64
+        package var entriesDone: Int64
         /// Entries in the plan.
-        public var totalEntries: Int64
+        package var totalEntries: Int64
     }
 
     /// What a committed generate made.
-    public struct Generated: Sendable, Equatable {
+    package struct Generated: Sendable, Equatable {
         /// The new generation's name.
-        public var generation: String
+        package var generation: String
         /// Its directory inside the output directory (`set-<generation>`).
-        public var directory: String
-        public var shardCount: Int
-        public var totalEntries: Int64
-        public var totalBytes: Int64
+        package var directory: String
+        package var shardCount: Int
+        package var totalEntries: Int64
+        package var totalBytes: Int64
         /// Sentences about what was kept and why (an old set a reader still uses, a directory
         /// that holds files blocklist did not write) or allowed (`force`).
-        public var notes: [String]
+        package var notes: [String]
     }
 
     /// Writes `plan` as a new generation in `outputDirectory` and commits it.
@@ -85,7 +85,7 @@ extension ShardSet {
     ///   new one is left behind.
     /// - Complexity: O(runs); memory is one shard writer's fixed buffers and the manifest
     ///   writer's: no per-shard record is kept.
-    public static func generate(
+    package static func generate(
         _ plan: ShardPlan,
         into outputDirectory: String,
         sync: Bool = true,
@@ -343,10 +343,10 @@ extension ShardSet {
 
     /// The file in a generation's directory that records which publication it was installed
     /// from (`blocklist update`); removed with the generation.
-    public static let publicationStateName = "publication.json"
+    package static let publicationStateName = "publication.json"
     /// The file beside it that keeps the root rotations an update followed (`N.root.json` files in
     /// an update bundle), so that a retired key stays retired; removed with the generation.
-    public static let trustedRootsName = "roots.bundle"
+    package static let trustedRootsName = "roots.bundle"
 
     /// A new generation name: the time in milliseconds (11 hex digits) and 20 random bits.
     static func newGenerationName() -> String {

@@ -39,7 +39,7 @@ public enum UpdateOutcome: Sendable {
 
 extension InstalledShards {
     /// What a Notification Service Extension does with a blocklist push, end to end: decides the
-    /// step (``step(inline:announcement:root:pushKey:now:)``), fetches the update file when the
+    /// step (`step(inline:announcement:root:pushKey:now:)`), fetches the update file when the
     /// push points to one, and applies the update under the App Group's lock. A failure is
     /// recorded in the App Group's failures, with the source `NotificationService`.
     ///

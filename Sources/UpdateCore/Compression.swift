@@ -77,15 +77,15 @@ package enum Compression {
 
 /// A published shard delta: a 48-byte header, then the deflated `ShardDelta` payload
 /// (docs/FORMAT.md, "Delta file"). Little-endian.
-public enum DeltaFile {
-    public static let magic = Array("BLKDELTA".utf8)
-    public static let headerSize = 48
+package enum DeltaFile {
+    package static let magic = Array("BLKDELTA".utf8)
+    package static let headerSize = 48
     /// Version 2: each section's first start written in full and its run lengths only when one
     /// run is longer than a number (version 1, which gap-coded the first start, is not read).
-    public static let version: UInt64 = 2
+    package static let version: UInt64 = 2
 
     /// The file for `payload`, the delta of shard `index` from generation `from` to `to`.
-    public static func encode(payload: [UInt8], index: Int, from: UInt64, to: UInt64) throws(UpdateError) -> [UInt8] {
+    package static func encode(payload: [UInt8], index: Int, from: UInt64, to: UInt64) throws(UpdateError) -> [UInt8] {
         precondition(payload.count <= ShardDelta.maximumPayloadBytes, "the publisher checks the size first")
         let compressed = try Compression.deflate(payload, what: "the delta of shard \(index)")
         var out = magic
@@ -102,16 +102,16 @@ public enum DeltaFile {
     }
 
     /// What a delta file says of itself, checked.
-    public struct Decoded: Sendable {
-        public var index: Int
-        public var from: UInt64
-        public var to: UInt64
-        public var payload: [UInt8]
+    package struct Decoded: Sendable {
+        package var index: Int
+        package var from: UInt64
+        package var to: UInt64
+        package var payload: [UInt8]
     }
 
     /// Checks and decompresses a delta file read whole (at most `maximumPayloadBytes` compressed
     /// plus the header; the snapshot's length bounds it before it is read).
-    public static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> Decoded {
+    package static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> Decoded {
         func fail(_ problem: String) -> UpdateError { UpdateError(.malformed, "\(what) \(problem).") }
         guard bytes.count >= headerSize else {
             throw fail("is \(bytes.count) bytes, shorter than a delta's \(headerSize)-byte header")

@@ -13,7 +13,7 @@ import Crypto
 /// over the body. Sealed: ChaChaPoly's combined form (12-byte nonce, ciphertext, 16-byte tag) of
 /// the body's length (u32) and its zlib stream. Little-endian.
 public struct InlinePush: Sendable {
-    public static let magic = Array("BLKPUSH2".utf8)
+    package static let magic = Array("BLKPUSH2".utf8)
     /// The most bytes an opened push may inflate to (64 KiB): APNs carries 4 KB.
     public static let maximumBodyBytes = 64 * 1024
     /// The largest update file (`from-M.push`) publish writes and a phone reads (512 KiB): a
@@ -33,7 +33,7 @@ public struct InlinePush: Sendable {
     /// `ShardDelta` payloads, each naming its shard.
     public var deltas: [[UInt8]]
 
-    public init(
+    package init(
         from: UInt64,
         to: UInt64,
         expires: Int64,
@@ -68,7 +68,7 @@ public struct InlinePush: Sendable {
     }
 
     /// The body and its signatures, as an update file holds them (`from-M.push`).
-    public func signed(with keys: [Curve25519.Signing.PrivateKey]) throws(UpdateError) -> [UInt8] {
+    package func signed(with keys: [Curve25519.Signing.PrivateKey]) throws(UpdateError) -> [UInt8] {
         let body = self.body
         var plain = body
         plain.append(UInt8(keys.count))
@@ -83,7 +83,7 @@ public struct InlinePush: Sendable {
     }
 
     /// Signs, compresses and seals this push.
-    public func sealed(signingWith keys: [Curve25519.Signing.PrivateKey], pushKey: SymmetricKey) throws(UpdateError)
+    package func sealed(signingWith keys: [Curve25519.Signing.PrivateKey], pushKey: SymmetricKey) throws(UpdateError)
         -> [UInt8]
     {
         let plain = try signed(with: keys)
@@ -207,11 +207,11 @@ public struct InlinePush: Sendable {
 }
 
 /// The push key file `keys create` writes and the app holds: `{"key":"<base64 of 32 bytes>","type":"chachapoly-key"}`.
-public enum PushKeyFile {
+package enum PushKeyFile {
     /// The key a push key file holds.
     ///
     /// - Throws: `.malformed` naming `what` if it is not such a file.
-    public static func key(_ bytes: [UInt8], what: String) throws(UpdateError) -> SymmetricKey {
+    package static func key(_ bytes: [UInt8], what: String) throws(UpdateError) -> SymmetricKey {
         guard case .object(let members) = try JSONValue(parsing: bytes, what: what),
             members["type"] == .string("chachapoly-key"), case .string(let text)? = members["key"],
             let raw = TextEncodings.base64Decode(Array(text.utf8))
@@ -235,18 +235,18 @@ public enum PushKeyFile {
 ///
 /// The payload is canonical JSON, `{"expires":E,"generation":G,"type":"push","url":"http…"}`
 /// (`url` absent when the push has none), in a `SignedDocument` envelope.
-public struct PushAnnouncement: Hashable, Sendable {
+package struct PushAnnouncement: Hashable, Sendable {
     public var generation: UInt64
     public var expires: Int64
     public var url: String?
 
-    public init(generation: UInt64, expires: Int64, url: String?) {
+    package init(generation: UInt64, expires: Int64, url: String?) {
         self.generation = generation
         self.expires = expires
         self.url = url
     }
 
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         var members: [String: JSONValue] = [
             "type": .string("push"), "generation": .number(String(generation)), "expires": .number(String(expires)),
         ]
@@ -291,14 +291,14 @@ public struct PushAnnouncement: Hashable, Sendable {
     }
 
     /// The most bytes a push URL may have.
-    public static let maximumURLBytes = 1024
+    package static let maximumURLBytes = 1024
 
     /// Refuses anything but an absolute `http://` or `https://` URL with a host, read by ByteCodecs'
     /// `WebURL` (the package's one URL parser): a push never names a local path, another scheme,
     /// credentials, a query or fragment, white space or control characters.
     ///
     /// - Throws: `.malformed`, naming the URL and what is wrong with it.
-    public static func checkURL(_ url: String) throws(UpdateError) {
+    package static func checkURL(_ url: String) throws(UpdateError) {
         let count = url.utf8.count
         guard count <= maximumURLBytes else {
             throw UpdateError(.malformed, "The push URL is \(count) bytes; at most \(maximumURLBytes).")

@@ -9,7 +9,7 @@ import Crypto
 ///
 /// The signature covers the payload's bytes as sent, so no reader has to re-serialize JSON the
 /// way the signer did before checking it (the trap of TUF's canonical JSON).
-public struct SignedDocument: Sendable {
+package struct SignedDocument: Sendable {
     /// The payload's bytes.
     public var payload: [UInt8]
     /// Key ID and signature pairs.
@@ -41,7 +41,7 @@ public struct SignedDocument: Sendable {
     }
 
     /// An envelope of `payload` signed by `keys`.
-    public static func sign(_ payload: [UInt8], with keys: [Curve25519.Signing.PrivateKey]) throws(UpdateError)
+    package static func sign(_ payload: [UInt8], with keys: [Curve25519.Signing.PrivateKey]) throws(UpdateError)
         -> [UInt8]
     {
         var signatures: [JSONValue] = []
@@ -87,9 +87,9 @@ public struct SignedDocument: Sendable {
 }
 
 /// Key IDs and key files.
-public enum Keys {
+package enum Keys {
     /// A key's ID: the hex SHA-256 of its raw 32-byte public key.
-    public static func keyID(of key: Curve25519.Signing.PublicKey) -> String {
+    package static func keyID(of key: Curve25519.Signing.PublicKey) -> String {
         TextEncodings.hex(SHA256.hash(data: Array(key.rawRepresentation)))
     }
 }
@@ -103,7 +103,7 @@ public struct Root: Sendable {
     /// Public keys by key ID.
     public var keys: [String: Curve25519.Signing.PublicKey]
 
-    public init(version: Int64, expires: Int64, threshold: Int, keys: [Curve25519.Signing.PublicKey]) {
+    package init(version: Int64, expires: Int64, threshold: Int, keys: [Curve25519.Signing.PublicKey]) {
         self.version = version
         self.expires = expires
         self.threshold = threshold
@@ -111,7 +111,7 @@ public struct Root: Sendable {
     }
 
     /// The payload of this root.
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         JSONValue.object([
             "type": .string("root"),
             "version": .number(String(version)),
@@ -176,7 +176,7 @@ public struct Root: Sendable {
     /// with a key ID is checked against that key; one without, against each key.
     ///
     /// - Throws: `.badSignature` naming `what` and how many trusted signatures verified.
-    public func requireSignatures(
+    package func requireSignatures(
         _ signatures: [(keyID: String?, signature: [UInt8])],
         over body: [UInt8],
         what: String
@@ -221,13 +221,13 @@ public struct Root: Sendable {
 }
 
 /// A file the metadata names: where, how long, and its SHA-256.
-public struct FileInfo: Hashable, Sendable {
+package struct FileInfo: Hashable, Sendable {
     /// A relative path inside the publication: letters, digits, `.`, `_`, `-` and `/`, no `..`.
     public var path: String
     public var length: Int64
     public var sha256: [UInt8]
 
-    public init(path: String, length: Int64, sha256: [UInt8]) {
+    package init(path: String, length: Int64, sha256: [UInt8]) {
         self.path = path
         self.length = length
         self.sha256 = sha256
@@ -250,7 +250,7 @@ public struct FileInfo: Hashable, Sendable {
 
     /// Whether `path` stays inside the publication: no absolute path, no `..` or `.` component,
     /// no empty component, only `[A-Za-z0-9._-]` and `/`.
-    public static func isSafe(_ path: String) -> Bool {
+    package static func isSafe(_ path: String) -> Bool {
         guard !path.isEmpty, path.utf8.count <= 255 else { return false }
         for component in path.split(separator: "/", omittingEmptySubsequences: false) {
             guard !component.isEmpty, component != ".", component != "..", !component.hasPrefix(".") else {
@@ -286,18 +286,18 @@ public struct FileInfo: Hashable, Sendable {
 }
 
 /// The timestamp: short-lived, re-signed on every publication; names the current snapshot.
-public struct Timestamp: Sendable {
+package struct Timestamp: Sendable {
     public var generation: UInt64
     public var expires: Int64
     public var snapshot: FileInfo
 
-    public init(generation: UInt64, expires: Int64, snapshot: FileInfo) {
+    package init(generation: UInt64, expires: Int64, snapshot: FileInfo) {
         self.generation = generation
         self.expires = expires
         self.snapshot = snapshot
     }
 
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         JSONValue.object([
             "type": .string("timestamp"), "generation": .number(String(generation)),
             "expires": .number(String(expires)), "snapshot": snapshot.json,
@@ -315,7 +315,7 @@ public struct Timestamp: Sendable {
 
 /// The snapshot: every file of one generation, with lengths and hashes, and each shard's content
 /// digest; the deltas that lead to it from earlier generations; the set's spec.
-public struct Snapshot: Sendable {
+package struct Snapshot: Sendable {
     /// One shard of the generation.
     public struct Shard: Hashable, Sendable {
         public var index: Int
@@ -324,7 +324,7 @@ public struct Snapshot: Sendable {
         /// Blocking plus identification entries.
         public var entries: Int64
         public var file: FileInfo
-        public init(index: Int, digest: [UInt8], entries: Int64, file: FileInfo) {
+        package init(index: Int, digest: [UInt8], entries: Int64, file: FileInfo) {
             self.index = index
             self.digest = digest
             self.entries = entries
@@ -339,7 +339,7 @@ public struct Snapshot: Sendable {
         public var index: Int
         public var base: [UInt8]
         public var file: FileInfo
-        public init(from: UInt64, index: Int, base: [UInt8], file: FileInfo) {
+        package init(from: UInt64, index: Int, base: [UInt8], file: FileInfo) {
             self.from = from
             self.index = index
             self.base = base
@@ -354,7 +354,7 @@ public struct Snapshot: Sendable {
     public var shards: [Shard]
     public var deltas: [Delta]
 
-    public init(generation: UInt64, expires: Int64, spec: JSONValue, shards: [Shard], deltas: [Delta]) {
+    package init(generation: UInt64, expires: Int64, spec: JSONValue, shards: [Shard], deltas: [Delta]) {
         self.generation = generation
         self.expires = expires
         self.spec = spec
@@ -373,7 +373,7 @@ public struct Snapshot: Sendable {
         return Array(sha.finalize())
     }
 
-    public var payload: [UInt8] {
+    package var payload: [UInt8] {
         JSONValue.object([
             "type": .string("snapshot"), "generation": .number(String(generation)),
             "expires": .number(String(expires)), "spec": spec,

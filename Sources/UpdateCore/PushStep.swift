@@ -1,6 +1,6 @@
 /// What a Notification Service Extension does with a blocklist push, decided from the push's two
-/// fields and the installed set (``InstalledShards/step(inline:announcement:root:pushKey:now:)``).
-public enum PushStep: Sendable {
+/// fields and the installed set (`InstalledShards.step(inline:announcement:root:pushKey:now:)`).
+package enum PushStep: Sendable {
     /// The push carried its update inline, leading from the installed generation: apply it
     /// (``InstalledShards/apply(_:in:)``).
     case apply(InlinePush)
@@ -35,7 +35,7 @@ extension InstalledShards {
     ///   - now: seconds since 1970.
     /// - Throws: `UpdateError` when the inline update or the announcement is refused (a bad
     ///   signature, an expired or backwards push): nothing is applied then.
-    public func step(
+    package func step(
         inline sealed: [UInt8]?,
         announcement: [UInt8]?,
         root: Root,

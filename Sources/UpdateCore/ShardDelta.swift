@@ -35,7 +35,7 @@ public enum ShardDelta {
     /// The payload that turns `old` into `new`, and what it changes.
     ///
     /// - Precondition: both are the same shard index.
-    public static func payload(from old: ShardContent, to new: ShardContent) -> (bytes: [UInt8], counts: Counts) {
+    package static func payload(from old: ShardContent, to new: ShardContent) -> (bytes: [UInt8], counts: Counts) {
         precondition(old.index == new.index, "a delta is between two versions of one shard")
         var counts = Counts()
         var removed: [NumberRun] = []
@@ -192,7 +192,7 @@ public enum ShardDelta {
     /// - Returns: the result's header, what changed, and the result's content digest (computed as
     ///   it is written, from the runs as stored).
     /// - Throws: `UpdateError` naming `what` and the run; the caller removes `resultPath`.
-    public static func apply(
+    package static func apply(
         _ payload: [UInt8],
         what: String,
         baseAt basePath: String,

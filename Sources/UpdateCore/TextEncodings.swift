@@ -5,24 +5,24 @@ internal import ByteCodecs
 /// names an app calls. Decoding is strict: no white space, no line breaks, no URL alphabet, padding
 /// required, and the unused bits of the last character must be zero, so every byte string has
 /// exactly one text and a signature cannot be re-encoded into a second valid file.
-public enum TextEncodings {
+package enum TextEncodings {
     /// `bytes` as base64 with padding.
-    public static func base64(_ bytes: some Collection<UInt8>) -> String { Base64.encode(bytes) }
+    package static func base64(_ bytes: some Collection<UInt8>) -> String { Base64.encode(bytes) }
 
     /// The bytes `text` encodes in base64, or `nil` if it is not canonical padded base64.
-    public static func base64Decode(_ text: some Collection<UInt8>) -> [UInt8]? { Base64.decode(text) }
+    package static func base64Decode(_ text: some Collection<UInt8>) -> [UInt8]? { Base64.decode(text) }
 
     /// `bytes` as lowercase hex.
-    public static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
 
     /// The bytes of lowercase hex `text`, or `nil` if it is not lowercase hex of even length.
-    public static func hexDecode(_ text: some Collection<UInt8>) -> [UInt8]? { Hex.decode(text) }
+    package static func hexDecode(_ text: some Collection<UInt8>) -> [UInt8]? { Hex.decode(text) }
 }
 
 extension TextEncodings {
     /// Seconds since 1970 as people read them, in UTC: `2026-11-26 08:53 UTC` (days to a civil
     /// date by Howard Hinnant's algorithm: no calendar library, no time zone database).
-    public static func utcTime(_ seconds: Int64) -> String {
+    package static func utcTime(_ seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let shifted = days + 719_468
@@ -41,7 +41,7 @@ extension TextEncodings {
 
 /// The file `name` in the directory that holds `path` (`.` for a bare file name): where the push
 /// key sits beside the trust root, the root and the generation record beside the signing key.
-public func siblingFile(of path: String, named name: String) -> String {
+package func siblingFile(of path: String, named name: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return name }
     return String(path[...slash]) + name
 }

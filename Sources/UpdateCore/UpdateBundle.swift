@@ -3,23 +3,23 @@
 /// bundle"). `BLKBNDL1`, then per file its path length (u16), path, length (u32) and bytes, to
 /// the end. Every file is still checked against the signed metadata as if fetched alone: the
 /// bundle itself is not trusted.
-public enum UpdateBundle {
-    public static let magic = Array("BLKBNDL1".utf8)
+package enum UpdateBundle {
+    package static let magic = Array("BLKBNDL1".utf8)
     /// The largest bundle a reader takes (64 MiB).
-    public static let maximumBytes = 64 << 20
+    package static let maximumBytes = 64 << 20
     /// The largest bundle `updates serve` answers and a phone takes over HTTP (1 MiB): a phone
     /// holds a bundle in memory, so a larger update goes file by file, shards streamed to disk.
     /// One definition for both sides, so that the server never builds what the client refuses.
-    public static let maximumServedBytes = 1 << 20
+    package static let maximumServedBytes = 1 << 20
 
     /// The bytes a file of `length` bytes at `path` takes in a bundle: its path length, path,
     /// length and bytes. A bundle is ``magic`` plus this for each of its files.
-    public static func encodedLength(path: String, length: Int) -> Int {
+    package static func encodedLength(path: String, length: Int) -> Int {
         2 + path.utf8.count + 4 + length
     }
 
     /// The bundle of `files`.
-    public static func encode(_ files: [(path: String, bytes: [UInt8])]) -> [UInt8] {
+    package static func encode(_ files: [(path: String, bytes: [UInt8])]) -> [UInt8] {
         var out = magic
         out.reserveCapacity(files.reduce(magic.count) { $0 + encodedLength(path: $1.path, length: $1.bytes.count) })
         for (path, bytes) in files {
@@ -33,7 +33,7 @@ public enum UpdateBundle {
     /// The files of a bundle, by path.
     ///
     /// - Throws: `.malformed` for a bundle cut short, a path that is not plain or given twice.
-    public static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: [UInt8]] {
+    package static func decode(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: [UInt8]] {
         try index(bytes, what: what).mapValues { Array(bytes[$0]) }
     }
 
@@ -41,7 +41,7 @@ public enum UpdateBundle {
     /// copy of every file.
     ///
     /// - Throws: `.malformed` for a bundle cut short, a path that is not plain or given twice.
-    public static func index(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: Range<Int>] {
+    package static func index(_ bytes: [UInt8], what: String) throws(UpdateError) -> [String: Range<Int>] {
         guard bytes.count <= maximumBytes else {
             throw UpdateError(.limitExceeded, "\(what) is \(bytes.count) bytes; a bundle is at most \(maximumBytes).")
         }

@@ -1,6 +1,6 @@
 /// What a phone holds of a publication: the generation it installed and each shard's content
 /// digest. Generation 0 means nothing was installed from a publication yet.
-public struct InstalledPublication: Hashable, Sendable {
+package struct InstalledPublication: Hashable, Sendable {
     public var generation: UInt64
     public var shardDigests: [[UInt8]]
 
@@ -37,7 +37,7 @@ public struct InstalledPublication: Hashable, Sendable {
 /// The verified way from what is installed to the newest publication: for each shard, keep it,
 /// apply a delta, or download it whole. Made only from metadata whose signatures, lengths,
 /// hashes, expiry and generation all checked; nothing has been written when it is made.
-public struct UpdatePlan: Sendable {
+package struct UpdatePlan: Sendable {
     /// What to do for one shard.
     public enum Step: Sendable {
         case keep

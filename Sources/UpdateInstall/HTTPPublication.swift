@@ -11,22 +11,22 @@ import UpdateCore
 /// moving network is never cut off. Downloads stream to their file through HTTPFetch's fixed
 /// buffer while their SHA-256 is computed, so a shard costs no memory of its size, and an
 /// interrupted one is resumed with `Range` where it stopped.
-public final class HTTPPublication: PublicationReader {
-    public let base: HTTPURL
+package final class HTTPPublication: PublicationReader {
+    package let base: HTTPURL
     /// CLOCK_MONOTONIC nanoseconds after which every request fails with a timeout (`.max`: none).
-    public let deadline: UInt64
+    package let deadline: UInt64
     /// Nanoseconds without a byte after which a request fails with a timeout.
-    public let stallTimeout: UInt64
+    package let stallTimeout: UInt64
     /// The default stall timeout: 30 s.
-    public static let defaultStallTimeout: UInt64 = 30_000_000_000
+    package static let defaultStallTimeout: UInt64 = 30_000_000_000
     private let isCancelled: () -> Bool
     /// Body bytes received, all requests together.
-    public private(set) var bytesReceived: Int64 = 0
+    package private(set) var bytesReceived: Int64 = 0
 
-    public var name: String { base.description }
-    public var bytesOnTheWire: Int64? { bytesReceived }
+    package var name: String { base.description }
+    package var bytesOnTheWire: Int64? { bytesReceived }
 
-    public init(
+    package init(
         _ location: String,
         deadline: UInt64 = .max,
         stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,
@@ -50,28 +50,28 @@ public final class HTTPPublication: PublicationReader {
     }
 
     /// The largest bundle taken (1 MiB): `UpdateBundle.maximumServedBytes`, what `updates serve` answers at most.
-    public static let maximumBundleBytes = Int64(UpdateBundle.maximumServedBytes)
+    package static let maximumBundleBytes = Int64(UpdateBundle.maximumServedBytes)
     /// The largest bundle an app extension takes (256 KiB): it holds the bundle in memory within
     /// about 8 MiB; a larger one (refused from its Content-Length, before its body) goes file by file.
-    public static let extensionBundleBytes: Int64 = 256 * 1024
+    package static let extensionBundleBytes: Int64 = 256 * 1024
     /// The largest bundle this reader takes.
     private let bundleLimit: Int64
     /// The largest metadata file read into memory over the network: what a signed metadata
     /// file may be (4 MiB; a 10,000-shard snapshot is 3 MB). The signed length of each file
     /// bounds it further.
-    public static let maximumMetadataBytes = SignedDocument.maximumBytes
+    package static let maximumMetadataBytes = SignedDocument.maximumBytes
 
     /// Files of the bundle `GET /v1/update?from=N` answered, served before any request.
     private var bundled: [String: Range<Int>] = [:]
     /// The bundle's bytes, which `bundled` indexes (held once, not copied per file).
     private var bundle: [UInt8] = []
     /// Requests made.
-    public private(set) var requests = 0
+    package private(set) var requests = 0
 
     /// Asks the server for everything from `installedGeneration` in one request
     /// (`blocklist updates serve`); a static server without it answers 404 and each file is
     /// then fetched alone.
-    public func prepare(installedGeneration: UInt64) throws {
+    package func prepare(installedGeneration: UInt64) throws {
         let url = try HTTPURL(base.description + "v1/update?from=\(installedGeneration)")
         var bytes: [UInt8] = []
         requests += 1
@@ -110,7 +110,7 @@ public final class HTTPPublication: PublicationReader {
         bundle = bytes
     }
 
-    public func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
+    package func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
         guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
         if let range = bundled[path] {
             guard range.count <= maximumBytes else {
@@ -158,7 +158,7 @@ public final class HTTPPublication: PublicationReader {
     /// run left there is resumed with `Range: bytes=N-` (its bytes hashed again first); a host
     /// that answers the whole file instead (200) starts it over. The part stays on a failure,
     /// for the next run, unless its bytes are proved wrong (then it is removed).
-    public func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
+    package func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
         if let range = bundled[file.path] {
             let bytes = Array(bundle[range])
             try file.check(bytes, what: "\(base)\(file.path) (in the bundle)")
@@ -262,7 +262,7 @@ public final class HTTPPublication: PublicationReader {
     }
 
     /// The most redirects one request follows.
-    public static let maximumRedirects = 5
+    package static let maximumRedirects = 5
 
     /// One GET through HTTPFetch, following up to `maximumRedirects` redirects (301, 302, 303,
     /// 307, 308 with a `Location`, absolute or relative as RFC 9110 allows), as a CDN or a

@@ -8,20 +8,20 @@ import UpdateCore
 /// `mutable-content` is 1 and an alert is present, as the system does; otherwise it opens the
 /// inline update or fetches the one the push points to, verifies and installs it, and rewrites
 /// the alert. The host (`blocklist-notification-service`) runs it under a deadline.
-public enum NotificationService {
+package enum NotificationService {
     /// Downloads above this many bytes wait for Wi-Fi when the network is cellular (1 MiB).
-    public static let cellularLimitBytes: Int64 = 1 << 20
+    package static let cellularLimitBytes: Int64 = 1 << 20
 
-    public enum Network: String, Sendable { case wifi, cellular }
+    package enum Network: String, Sendable { case wifi, cellular }
 
     /// The outcome and the notification to show.
-    public struct Delivery: Sendable {
+    package struct Delivery: Sendable {
         /// The push as delivered: its alert rewritten, or unchanged.
-        public var notification: JSONValue
+        package var notification: JSONValue
         /// "ignored", "updated", "current", "deferred", "failed".
-        public var result: String
-        public var outcome: UpdateInstaller.Outcome?
-        public var message: String?
+        package var result: String
+        package var outcome: UpdateInstaller.Outcome?
+        package var message: String?
     }
 
     /// Handles one push.
@@ -30,7 +30,7 @@ public enum NotificationService {
     ///   - payload: the APNs payload's bytes.
     ///   - reader: opens the publication at the URL the push's signed announcement gives (an
     ///     `http://` or `https://` URL, checked), or `nil` if it cannot be reached.
-    public static func handle(
+    package static func handle(
         payload: [UInt8],
         appGroup: String,
         trust: [UInt8],
@@ -183,7 +183,7 @@ public enum NotificationService {
     }
 
     /// The best attempt `serviceExtensionTimeWillExpire` delivers.
-    public static func bestAttempt(_ payload: [UInt8]) -> JSONValue {
+    package static func bestAttempt(_ payload: [UInt8]) -> JSONValue {
         guard let notification = try? JSONValue(parsing: payload, what: "the push payload"),
             case .object(var members) = notification, case .object(var aps)? = members["aps"]
         else { return .object([:]) }

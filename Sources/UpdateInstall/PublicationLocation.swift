@@ -5,7 +5,7 @@ import UpdateCore
 /// has moved for `stallTimeout` nanoseconds, and everything at `deadline`, CLOCK_MONOTONIC
 /// nanoseconds, if one is given), or a directory path. A push's URL never comes here: the
 /// notification service reads only URLs (`HTTPPublication`).
-public func publicationReader(
+package func publicationReader(
     _ location: String,
     deadline: UInt64 = .max,
     stallTimeout: UInt64 = HTTPPublication.defaultStallTimeout,

@@ -4,7 +4,7 @@ import Crypto
 import UpdateCore
 
 /// Where an update reads a publication from: a directory (a mounted share, a test) or a server.
-public protocol PublicationReader {
+package protocol PublicationReader {
     /// Names the publication in sentences.
     var name: String { get }
     /// The file at `path` (relative to the publication), `nil` if it does not exist. An
@@ -25,21 +25,21 @@ public protocol PublicationReader {
 
 extension PublicationReader {
     /// A file the publication must have: the host's refusal is an error.
-    public func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
+    package func read(_ path: String, maximumBytes: Int) throws -> [UInt8]? {
         try read(path, maximumBytes: maximumBytes, optional: false)
     }
-    public func prepare(installedGeneration: UInt64) throws {}
-    public var bytesOnTheWire: Int64? { nil }
+    package func prepare(installedGeneration: UInt64) throws {}
+    package var bytesOnTheWire: Int64? { nil }
 }
 
 /// A publication in a directory.
-public struct DirectoryPublication: PublicationReader {
-    public let directory: String
-    public var name: String { directory }
+package struct DirectoryPublication: PublicationReader {
+    package let directory: String
+    package var name: String { directory }
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
-    public func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
+    package func read(_ path: String, maximumBytes: Int, optional: Bool) throws -> [UInt8]? {
         guard FileInfo.isSafe(path) else { throw UpdateError(.malformed, "\(path) is not a plain relative path.") }
         let full = directory + "/" + path
         guard try FileSystem.kind(full) != .missing else { return nil }
@@ -52,7 +52,7 @@ public struct DirectoryPublication: PublicationReader {
         return try result.get()
     }
 
-    public func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
+    package func download(_ file: FileInfo, to destination: String, isCancelled: () -> Bool) throws {
         guard let bytes = try read(file.path, maximumBytes: Int(file.length)) else {
             throw UpdateError(.mismatch, "\(directory)/\(file.path), which the signed snapshot names, is missing.")
         }

@@ -12,50 +12,50 @@ import UpdateCore
 /// shard has been written and matched its published content digest; a failure or a kill at any
 /// moment leaves the old generation. Downloads go to a temporary directory of their own, removed
 /// at the end.
-public enum UpdateInstaller {
+package enum UpdateInstaller {
     /// What an update did.
-    public struct Outcome: Sendable {
-        public var fromGeneration: UInt64
-        public var generation: UInt64
+    package struct Outcome: Sendable {
+        package var fromGeneration: UInt64
+        package var generation: UInt64
         /// Shards rewritten, by index.
-        public var changedShards: [Int]
+        package var changedShards: [Int]
         /// Blocking numbers added and removed, whether by deltas or by whole shards.
-        public var added: Int64
-        public var removed: Int64
+        package var added: Int64
+        package var removed: Int64
         /// Identification entries (numbers with a label) added and removed; a changed label
         /// counts once each way.
-        public var labelsAdded: Int64 = 0
-        public var labelsRemoved: Int64 = 0
-        public var totalEntries: Int64
-        public var bytesDownloaded: Int64
-        public var deltas: Int
-        public var fullShards: Int
+        package var labelsAdded: Int64 = 0
+        package var labelsRemoved: Int64 = 0
+        package var totalEntries: Int64
+        package var bytesDownloaded: Int64
+        package var deltas: Int
+        package var fullShards: Int
         /// The set generation written in the App Group (empty if already current).
-        public var setGeneration: String
+        package var setGeneration: String
         /// Why the update file from the installed generation was refused, when the snapshot's
         /// way was taken instead.
-        public var updateFileRefusal: String?
+        package var updateFileRefusal: String?
         /// Why the deltas did not apply to the installed shards (one damaged or changed by hand),
         /// when the changed shards were downloaded whole instead.
-        public var deltaRefusal: String?
-        public var upToDate: Bool { fromGeneration == generation }
+        package var deltaRefusal: String?
+        package var upToDate: Bool { fromGeneration == generation }
     }
 
     /// What the App Group holds now: its publication state and shard paths.
-    public struct Installed {
-        public var publication: InstalledPublication
+    package struct Installed {
+        package var publication: InstalledPublication
         /// Shard file paths, by index.
-        public var shardPaths: [String]
+        package var shardPaths: [String]
         /// The installed manifest's spec, canonical.
-        public var specJSON: [UInt8]?
-        public var totalEntries: Int64
+        package var specJSON: [UInt8]?
+        package var totalEntries: Int64
         /// The root rotations earlier updates followed, oldest first (`N.root.json` bytes).
-        public var rotations: [(version: Int64, bytes: [UInt8])] = []
+        package var rotations: [(version: Int64, bytes: [UInt8])] = []
 
         /// The root to trust: the app's, then every rotation an earlier update followed, each
         /// checked again. A key a rotation retired stays retired even if a publication leaves
         /// the newer roots out.
-        public func root(trusting trust: [UInt8]) throws -> Root {
+        package func root(trusting trust: [UInt8]) throws -> Root {
             var root = try Root.trusted(trust, what: "the trust root")
             for (version, bytes) in rotations where version > root.version {
                 root = try root.next(bytes, what: "the App Group's \(version).root.json")
@@ -65,7 +65,7 @@ public enum UpdateInstaller {
     }
 
     /// Reads what `appGroup` holds; an empty or missing App Group holds nothing.
-    public static func installed(in appGroup: String) throws -> Installed {
+    package static func installed(in appGroup: String) throws -> Installed {
         let manifestPath = appGroup + "/" + Manifest.fileName
         guard try FileSystem.kind(appGroup) == .directory, try FileSystem.kind(manifestPath) != .missing else {
             return Installed(publication: .none, shardPaths: [], specJSON: nil, totalEntries: 0)
@@ -120,7 +120,7 @@ public enum UpdateInstaller {
     ///   - trust: the trust root's bytes (`root.json`, as the app ships it).
     ///   - now: seconds since 1970, for expiry.
     ///   - isCancelled: polled between downloads and shards; a cancelled update leaves the App Group unchanged.
-    public static func update(
+    package static func update(
         from reader: some PublicationReader,
         trust: [UInt8],
         appGroup: String,
@@ -339,7 +339,7 @@ public enum UpdateInstaller {
     ///
     /// - Throws: `.wrongBase` if the App Group does not hold the push's base generation (the
     ///   caller then fetches the update instead).
-    public static func apply(
+    package static func apply(
         _ push: InlinePush,
         appGroup: String,
         now: Int64,

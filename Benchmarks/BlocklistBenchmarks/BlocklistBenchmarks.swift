@@ -51,7 +51,7 @@ private let numbersFile: String = {
 /// The root package's release build of the extension host, built on first use.
 private let extensionHost: String = {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+        .deletingLastPathComponent().path
     let host = root + "/.build/release/blocklist-extension"
     if !FileManager.default.isExecutableFile(atPath: host) {
         let build = Process()
