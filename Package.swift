@@ -179,7 +179,10 @@ let appProjectTargets: [Target] = [
                 "BlocklistCore", "MessageFilterCore", "UpdateCore", "CallKit", "IdentityLookup", "UserNotifications",
                 "LoggerStandIn",
             ],
-            path: "Sources/AppProject/Handlers"
+            path: "Sources/AppProject/Handlers",
+            // Outside the package, as in an app: the handlers see the products' public API
+            // alone, and their conformances of its errors are retroactive, as an app's are.
+            packageAccess: false
         ),
     ]
     /// What the tests (AppProjectTests) add on Linux: the handlers and the stand-ins they run on.

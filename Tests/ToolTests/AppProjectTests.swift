@@ -457,6 +457,23 @@ import TestSupport
             )
         }
 
+        /// What an app shows of blocklist's errors through Foundation (`localizedDescription`, as
+        /// SwiftUI's alerts read it) is each error's sentence, not "The operation couldn't be
+        /// completed": the handler files make them `LocalizedError` (docs/PLATFORM.md).
+        @Test func errorsReadAsTheirSentenceThroughFoundation() {
+            let errors: [any Error & CustomStringConvertible] = [
+                BlocklistError(.invalidSpec, "The spec 070 names no number."),
+                CallDirectoryManagerError(.noExtensionFound, detail: "com.example.app.CallDirectory01"),
+                UpdateError(.malformed, "The push has two deltas for shard 3."),
+                MessageFilterError(.invalidRules, "The rules file ends inside a rule."),
+                SettingsError("The App Group group.none is not in the extension's entitlements."),
+            ]
+            for error in errors {
+                #expect(error.localizedDescription == error.description)
+                #expect(!error.description.isEmpty)
+            }
+        }
+
         /// Every Swift listing in the three extension articles is a run of lines of a handler
         /// file, the files this suite compiles and runs (indentation aside).
         @Test func theArticlesListingsAreTheHandlerFiles() throws {

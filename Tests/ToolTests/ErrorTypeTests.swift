@@ -41,7 +41,7 @@ import Testing
         let sources = packageRoot.appendingPathComponent("Sources")
         let pattern = try NSRegularExpression(
             pattern:
-                #"^\s*(?:(?:public|package|internal|private|fileprivate|final)\s+)*(?:struct|enum|class|actor)\s+(\w+)\s*:[^{]*\bError\b"#,
+                #"^\s*(?:(?:public|package|internal|private|fileprivate|final)\s+)*(?:struct|enum|class|actor)\s+(\w+)\s*:[^{]*\b(?:Localized)?Error\b"#,
             options: [.anchorsMatchLines]
         )
         var found: [String: String] = [:]

@@ -65,7 +65,17 @@ extension ExtensionSettings {
 }
 
 /// A setting the extension needs is missing; the sentence says which.
-struct SettingsError: Error, CustomStringConvertible {
+struct SettingsError: LocalizedError, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+    var errorDescription: String? { description }
+}
+
+// Foundation shows blocklist's errors by their sentence (`localizedDescription`), not as "The
+// operation couldn't be completed": the packages do not import Foundation (docs/PLATFORM.md).
+// swift-format-ignore: AvoidRetroactiveConformances
+extension BlocklistError: @retroactive LocalizedError { public var errorDescription: String? { description } }
+// swift-format-ignore: AvoidRetroactiveConformances
+extension CallDirectoryManagerError: @retroactive LocalizedError {
+    public var errorDescription: String? { description }
 }

@@ -1,4 +1,5 @@
 import BlocklistCore
+import Foundation
 import IdentityLookup
 import MessageFilterCore
 
@@ -55,3 +56,6 @@ extension MessageFilterExtension: ILMessageFilterQueryHandling, ILMessageFilterC
         completion(response)
     }
 }
+
+// swift-format-ignore: AvoidRetroactiveConformances
+extension MessageFilterError: @retroactive LocalizedError { public var errorDescription: String? { description } }

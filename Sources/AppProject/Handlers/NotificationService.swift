@@ -69,3 +69,6 @@ final class Delivery: @unchecked Sendable {
         handler(content)
     }
 }
+
+// swift-format-ignore: AvoidRetroactiveConformances
+extension UpdateError: @retroactive LocalizedError { public var errorDescription: String? { description } }
