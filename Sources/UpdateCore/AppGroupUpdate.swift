@@ -110,7 +110,7 @@ extension InstalledShards {
             case .fetch(let url, let name, let generation):
                 // A host that hides a missing file behind a page (S3's 403, a CDN's HTML) has
                 // none: the phone is further behind than the publisher keeps.
-                guard let bytes = try await fetch(url, InlinePush.maximumFileBytes), !Self.isPage(bytes) else {
+                guard let bytes = try await fetch(url, InlinePush.maximumFileBytes), !HostAnswer.isPage(bytes) else {
                     outcome = .behind(generation: generation)
                     break
                 }
@@ -394,18 +394,12 @@ extension InstalledShards {
                     url.hasSuffix("/") ? url + name : url + "/" + name,
                     SignedDocument.maximumBytes
                 ),
-                !isPage(bytes)
+                !HostAnswer.isPage(bytes)
             else { break }
             current = try current.next(bytes, what: name)
             followed.append((current, bytes))
         }
         return followed
-    }
-
-    /// Whether `bytes` are a web page (a host's answer for a file it does not have), not a file
-    /// of the publication: the first byte that is not white space is `<`.
-    static func isPage(_ bytes: [UInt8]) -> Bool {
-        bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
     }
 }
 

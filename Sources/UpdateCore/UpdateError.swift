@@ -35,6 +35,8 @@ public struct UpdateError: Error, Sendable, CustomStringConvertible {
         public static let decryption = Code(named: "decryption failed")
         /// Reading or writing a shard failed (the underlying `BlocklistError` says which).
         public static let shard = Code(named: "shard error")
+        /// The publication's host refused a file (``HostAnswer/refused(_:)``).
+        public static let unavailable = Code(named: "unavailable")
     }
 
     /// The kind of failure.

@@ -133,25 +133,21 @@ package final class HTTPPublication: PublicationReader {
             body: { bytes.append(contentsOf: $0) }
         )
         bytesReceived += Int64(bytes.count)
-        switch head.status {
-        case 200 where optional && Self.isHTMLPage(head, bytes): return nil
-        case 200: return bytes
-        case 404, 410: return nil
-        case 403 where optional: return nil
-        default:
-            throw HTTPFetchError(
-                .status,
-                "\(url) answered \(head.status) \(head.reason); 200 or 404 was expected\(head.status == 403 ? " (a bucket that refuses reads: give the files public read access)" : "")."
-            )
+        // The body was limited as it arrived.
+        let answer = HostAnswer(
+            url: "\(url)",
+            status: head.status,
+            reason: head.reason,
+            contentType: head.value(of: "Content-Type"),
+            body: bytes,
+            limit: .max,
+            optional: optional
+        )
+        switch answer {
+        case .file(let bytes): return bytes
+        case .missing: return nil
+        case .refused(let sentence): throw HTTPFetchError(.status, sentence)
         }
-    }
-
-    /// Whether a 200 answer is a host's HTML page (a single-page-app fallback, a login or
-    /// error page) rather than a publication file: a `text/html` type, or a body that starts,
-    /// after white space, with `<`. Metadata is JSON, which never starts with `<`.
-    static func isHTMLPage(_ head: HTTPResponseHead, _ body: [UInt8]) -> Bool {
-        if let type = head.value(of: "Content-Type"), type.lowercased().hasPrefix("text/html") { return true }
-        return body.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D } == UInt8(ascii: "<")
     }
 
     /// Downloads `file` to `destination`, by way of `destination.part`: what an interrupted

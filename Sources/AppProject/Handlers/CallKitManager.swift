@@ -1,6 +1,7 @@
 import BlocklistCore
 import CallKit
 import Foundation
+import UpdateCore
 
 /// CallKit's manager as BlocklistCore's reload chain calls it (the app and the Notification
 /// Service Extension share this file).
@@ -67,12 +68,7 @@ extension URLSession {
     ) throws -> [UInt8]? {
         if let error { throw error }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        if status == 404 || status == 410 || (optional && status == 403) { return nil }
-        // A host that answers a missing optional file with a page of its own has none.
-        if optional, data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<") { return nil }
-        guard status == 200 else { throw SettingsError("\(url) answered HTTP \(status).") }
-        guard data.count <= limit else { throw SettingsError("\(url) is over \(limit) bytes.") }
-        return [UInt8](data)
+        return try HostAnswer(url: url, status: status, body: [UInt8](data), limit: limit, optional: optional).bytes()
     }
 
     /// One answer, handed from URLSession's queue to the thread that waits for it.
