@@ -114,11 +114,15 @@ extension AppProject {
                     _ = await Task.detached { AppWork.catchUp(in: settings) }.value
                     guard let installed = try? InstalledShards.read(in: settings.path) else { return }
                     started = Date()
+                    // Each step on the main actor, in order, before the reload returns.
                     let reload = await installed.reloadCallKit(extensions: extensions, using: CallKitManager(), in: settings.path) { step in
-                        Task { @MainActor in self.progress = step }
+                        await MainActor.run { self.progress = step }
                     }
                     progress = nil
                     statuses = reload.statuses
+                    if let problem = reload.problem {
+                        ExtensionSettings.recordFailure(SettingsError(problem), source: "app", in: settings)
+                    }
                     failures = ExtensionFailures.read(in: settings.path)
                 }
             }

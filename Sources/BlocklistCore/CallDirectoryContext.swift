@@ -33,12 +33,16 @@ public protocol CallDirectoryContext {
 
 /// Streams one shard into a Call Directory context: the whole body of a blocking extension.
 public enum ShardLoader {
+    /// The most entries of either kind a shard may hold, the default of `reload`'s `capacity`:
+    /// 1,999,999, what one Call Directory extension accepts (fewer than 2,000,000).
+    public static let defaultCapacity: Int64 = BlockSpec.defaultCapacity
+
     /// Adds every number of the shard at `path` to `context`, then completes the request:
     /// blocking entries first, then identification entries, each label made into a `String` once.
     ///
     /// An incremental request (`context.isIncremental`) changes what the system stores. Given
     /// `previousPath`, the shard this extension loaded last time (the app keeps a copy in its App
-    /// Group), only the differences are sent, run by run (`RunDiff`, `IdentificationDiff`):
+    /// Group), only the differences are sent, compared run by run:
     /// removing one number from a 1,992,600-number shard is one call. Without it, an incremental
     /// request removes everything stored and adds the whole shard.
     ///

@@ -128,11 +128,13 @@ public struct CallDirectoryReloadChain: Sendable {
     }
 
     /// Reloads every extension, one at a time; `sleep` waits between attempts (a test passes its
-    /// own clock). A cancelled task stops before the next extension or retry.
+    /// own clock). A cancelled task stops before the next extension or retry. `progress` is
+    /// awaited after each extension, so its calls arrive in order and all before this returns:
+    /// an app hands each to its main actor with `await`.
     public func run(
         using manager: some CallDirectoryManaging,
         sleep: @Sendable (UInt64) async -> Void = { try? await Task.sleep(nanoseconds: $0) },
-        progress: @Sendable (Progress) -> Void = { _ in }
+        progress: @Sendable (Progress) async -> Void = { _ in }
     ) async -> Report {
         var outcomes: [(identifier: String, outcome: Outcome)] = []
         for (index, identifier) in identifiers.enumerated() {
@@ -143,7 +145,9 @@ public struct CallDirectoryReloadChain: Sendable {
                 outcome = await reload(identifier, using: manager, sleep: sleep)
             }
             outcomes.append((identifier, outcome))
-            progress(Progress(done: index + 1, total: identifiers.count, identifier: identifier, outcome: outcome))
+            await progress(
+                Progress(done: index + 1, total: identifiers.count, identifier: identifier, outcome: outcome)
+            )
         }
         return Report(outcomes: outcomes)
     }

@@ -46,7 +46,7 @@ extension ShardLoader {
     /// request with the error this throws:
     ///
     /// ```swift
-    /// let calls = CallKitCalls(context)  // forwards each CallDirectoryContext call
+    /// let calls = CallKitCalls(context: context)  // forwards each CallDirectoryContext call
     /// try ShardLoader.reload(installedShardAt: installed, loadedCopyAt: loaded, into: calls)
     /// ```
     ///
@@ -69,7 +69,7 @@ extension ShardLoader {
         installedShardAt installed: String,
         loadedCopyAt loaded: String,
         into context: some CallDirectoryContext,
-        capacity: Int64 = BlockSpec.defaultCapacity,
+        capacity: Int64 = ShardLoader.defaultCapacity,
         wholeLoadsWaitForTheApp: Bool = false,
         completion: (@Sendable (ShardReloadOutcome) -> Void)? = nil
     ) throws(BlocklistError) -> Int64 {

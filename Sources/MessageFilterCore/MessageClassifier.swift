@@ -12,7 +12,7 @@ internal import CWindowScan
 ///
 /// - Complexity: O(length of sender + body) per message, plus the regexes that their literal
 ///   prefilter lets through: each O(length) as a DFA, or, shipped as a program, at most
-///   `RegexLimits.maximumSteps` steps.
+///   250,000 steps.
 public final class MessageClassifier {
     /// The answer for one message.
     public struct Decision: Sendable, Equatable {

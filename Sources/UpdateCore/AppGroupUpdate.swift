@@ -51,8 +51,9 @@ extension InstalledShards {
     ///     update from the announcement's signed URL.
     ///   - now: seconds since 1970.
     ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
-    ///   - fetch: reads an `http(s)` URL whole, at most `maximumBytes`; nil when the host answers
-    ///     that there is no such file (404 or 410).
+    ///   - fetch: reads an `http(s)` URL whole, at most `maximumBytes`; nil when the host has no
+    ///     such file (``HostAnswer/missing``: 404 or 410, and for this file, which may be missing,
+    ///     a 403 or a web page too).
     public static func receive(
         push: [UInt8],
         trust: [UInt8],
@@ -147,9 +148,10 @@ extension InstalledShards {
     ///   - directory: the App Group's directory (BlocklistCore's `AppGroupLayout`).
     ///   - fetch: reads a file of the publication by its path (`timestamp.json`,
     ///     `deltas/...`), at most `maximumBytes`; nil when it does not exist (for an `optional`
-    ///     file, a 403 or an HTML page too: `UpdatePlan.make`).
+    ///     file, a 403 or an HTML page too: ``HostAnswer``). Called from a task, a cancelled task
+    ///     (a background refresh that expired) stops before the next file.
     /// - Returns: `.updated`, `.current`, or `.failed` with the sentence, also recorded in the
-    ///   App Group's failures with the source `catch-up`.
+    ///   App Group's failures with the source `catch-up` (unless the task was cancelled).
     public static func catchUp(
         trust: [UInt8],
         now: Int64,
@@ -157,20 +159,29 @@ extension InstalledShards {
         fetch: (_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]?
     ) -> UpdateOutcome {
         let outcome: UpdateOutcome
+        func fetchUnlessCancelled(_ path: String, _ maximumBytes: Int, _ optional: Bool) throws -> [UInt8]? {
+            guard !Task.isCancelled else {
+                throw UpdateError(.unavailable, "The catch-up was cancelled before \(path); the next one starts over.")
+            }
+            return try fetch(path, maximumBytes, optional)
+        }
         do {
             let base = try read(in: directory)
             let installed = InstalledPublication(generation: base.generation, shardDigests: base.digests)
-            let roots = try UpdatePlan.Roots(from: try trustedRoot(shipped: trust, in: directory), fetch: fetch)
+            let roots = try UpdatePlan.Roots(
+                from: try trustedRoot(shipped: trust, in: directory),
+                fetch: fetchUnlessCancelled
+            )
             let route = try UpdatePlan.route(
                 roots: roots,
                 installed: installed,
                 now: now,
                 source: "the publication",
-                fetch: fetch
+                fetch: fetchUnlessCancelled
             )
             // Downloads the plan's files, then installs them under the lock.
             func install(_ plan: UpdatePlan) throws -> UpdateOutcome {
-                let files = try download(plan, fetch: fetch)
+                let files = try download(plan, fetch: fetchUnlessCancelled)
                 return try withLock(in: directory) { () throws(UpdateError) -> UpdateOutcome in
                     var current = try read(in: directory)
                     guard current.generation < plan.snapshot.generation else { return .current }
@@ -209,7 +220,7 @@ extension InstalledShards {
                     installed: installed,
                     now: now,
                     source: "the publication",
-                    fetch: fetch
+                    fetch: fetchUnlessCancelled
                 ) {
                     outcome = try install(plan)
                 } else {
@@ -221,7 +232,7 @@ extension InstalledShards {
         } catch {
             outcome = .failed(UpdateError(.shard, "Reading the publication failed: \(error)."))
         }
-        if case .failed(let error) = outcome {
+        if case .failed(let error) = outcome, !Task.isCancelled {
             ExtensionFailures.record(error.message, source: "catch-up", time: now, in: directory)
         }
         return outcome
@@ -412,6 +423,9 @@ public struct CallKitReload: Sendable {
     /// Whether every extension that is on now holds its installed shard, and CallKit told every
     /// extension's status: only then is the installed set what blocks calls.
     public var isLoaded: Bool
+    /// Why the installed set cannot all be loaded, in one sentence, when the app names another
+    /// number of extensions than the set has shards; nil otherwise.
+    public var problem: String?
 }
 
 extension InstalledShards {
@@ -432,13 +446,13 @@ extension InstalledShards {
     ///   - manager: CallKit's manager (the app's adapter of `CXCallDirectoryManager`).
     ///   - incrementalOnly: leaves an extension that holds nothing yet to the app.
     ///   - directory: the App Group's directory.
-    ///   - progress: called after each reload.
+    ///   - progress: awaited after each reload, in order, all before this returns.
     public func reloadCallKit(
         extensions identifiers: [String],
         using manager: some CallDirectoryManaging,
         incrementalOnly: Bool = false,
         in directory: String,
-        progress: @Sendable (CallDirectoryReloadChain.Progress) -> Void = { _ in }
+        progress: @Sendable (CallDirectoryReloadChain.Progress) async -> Void = { _ in }
     ) async -> CallKitReload {
         let all = CallDirectoryReloadChain(identifiers: identifiers)
         var chain = all
@@ -456,10 +470,16 @@ extension InstalledShards {
         }
         let report = await chain.run(using: manager, progress: progress)
         let statuses = await all.enabledStatuses(using: manager)
+        let problem =
+            identifiers.count == names.count
+            ? nil
+            : "The app names \(identifiers.count) Call Directory extensions, but the installed set has \(names.count) shards: each shard needs an extension of its own (BlocklistCallDirectoryExtensions in the Info.plist)."
         return CallKitReload(
             statuses: statuses,
             report: report,
-            isLoaded: report.isComplete && !statuses.contains(.unknown) && isLoaded(statuses: statuses, in: directory)
+            isLoaded: problem == nil && report.isComplete && !statuses.contains(.unknown)
+                && isLoaded(statuses: statuses, in: directory),
+            problem: problem
         )
     }
 }

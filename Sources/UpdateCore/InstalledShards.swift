@@ -136,21 +136,33 @@ public struct InstalledShards: Sendable, Equatable {
         generation: UInt64,
         in directory: String
     ) throws(UpdateError) -> InstalledShards {
+        guard !paths.isEmpty else {
+            throw UpdateError(.malformed, "The set to install has no shards: the app's bundle holds no shard file.")
+        }
+        guard generation >= 1 else {
+            throw UpdateError(.malformed, "Generation 0 is no publication's: a publication counts from 1.")
+        }
+        // Every name is checked before anything is copied.
         var record = InstalledShards(generation: generation, names: [], digests: [])
+        for path in paths {
+            let name = String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+            guard isPlainName(name) else {
+                throw UpdateError(.malformed, "\(path) does not end in a shard's file name.")
+            }
+            guard !record.names.contains(name) else {
+                throw UpdateError(.malformed, "\(path) is the second shard named \(name) in the set to install.")
+            }
+            record.names.append(name)
+        }
         // The digests are the sources', so that a shard another process put in place meanwhile
         // makes the set not whole rather than recorded.
         for path in paths { record.digests.append(try ShardContent.digest(ofShardAt: path)) }
         do throws(BlocklistError) {
             try FileDescriptor.makeDirectory(directory + "/shards")
-            for path in paths {
-                let name = String(path.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
-                guard isPlainName(name) else {
-                    throw BlocklistError(.invalidInput, "\(path) does not end in a shard's file name.")
-                }
+            for (path, name) in zip(paths, record.names) {
                 try replace(shardPath(name, in: directory)) { aside throws(BlocklistError) in
                     try FileDescriptor.copy(path, toNew: aside, sync: true)
                 }
-                record.names.append(name)
             }
         } catch {
             throw UpdateError(error)

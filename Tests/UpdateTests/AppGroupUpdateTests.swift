@@ -227,6 +227,43 @@ import UpdateCore
         #expect(leftovers.isEmpty)
     }
 
+    /// A background refresh that expires cancels its task: the catch-up stops before the next
+    /// file, installs nothing, and records no failure (the next one starts over).
+    @Test func aCancelledCatchUpStopsBeforeTheNextFile() async throws {
+        let publication = try Publication(generations: 3, keep: 1)
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        let fetched = Fetched()
+        let task = Task {
+            InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) { path, _, _ in
+                // The refresh expires once the timestamp arrived.
+                if fetched.add(path) == 1 { withUnsafeCurrentTask { $0?.cancel() } }
+                return publication.file(path)
+            }
+        }
+        guard case .failed(let error) = await task.value else {
+            Issue.record("a cancelled catch-up went on: \(await task.value)")
+            return
+        }
+        #expect(error.message.hasPrefix("The catch-up was cancelled before "), "\(error.message)")
+        #expect(fetched.count == 1)
+        #expect(try InstalledShards.read(in: group).generation == 1 && InstalledShards.isWhole(in: group))
+        #expect(ExtensionFailures.read(in: group).isEmpty)
+    }
+
+    /// The paths a fetch was asked for, counted across threads.
+    final class Fetched: @unchecked Sendable {
+        private let lock = NSLock()
+        private var paths: [String] = []
+        var count: Int { lock.withLock { paths.count } }
+        func add(_ path: String) -> Int {
+            lock.withLock {
+                paths.append(path)
+                return paths.count
+            }
+        }
+    }
+
     /// A kill between an update's renames: the next writer finishes it from the staged files, or
     /// removes them when one is missing, and the set is whole either way.
     @Test func aKillBetweenRenamesIsFinishedOrUndone() async throws {

@@ -117,6 +117,62 @@ import UpdateCore
         #expect(!InstalledShards.isWhole(in: directory.file("group")))
     }
 
+    /// What an app's bundle lookup can hand over by mistake (no shard at all, one shard twice,
+    /// generation 0) is refused with a sentence before anything is copied, not recorded as a
+    /// set that blocks nothing.
+    @Test func aSetWithNoShardsTwiceANameOrGenerationZeroIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let group = directory.file("group/blocklist")
+        let paths = try shards(in: directory)
+        for (shipped, generation, expected) in [
+            ([], 1, "The set to install has no shards: the app's bundle holds no shard file."),
+            (paths, 0, "Generation 0 is no publication's: a publication counts from 1."),
+            (
+                [paths[0], paths[1], paths[0]], 1,
+                "\(paths[0]) is the second shard named shipped-1.blk in the set to install."
+            ),
+        ] as [([String], UInt64, String)] {
+            let error = #expect(throws: UpdateError.self) {
+                try InstalledShards.installIfNeeded(shippedShardsAt: shipped, generation: generation, in: group)
+            }
+            #expect(error?.message == expected)
+            #expect(!FileManager.default.fileExists(atPath: group + "/shards"))
+            #expect(!FileManager.default.fileExists(atPath: InstalledShards.recordPath(in: group)))
+        }
+    }
+
+    /// CallKit's manager with every extension on, whose reloads always succeed.
+    struct EveryExtensionOn: CallDirectoryManaging {
+        func reloadExtension(withIdentifier identifier: String) async throws(CallDirectoryManagerError) {}
+        func enabledStatus(ofExtension identifier: String) async throws(CallDirectoryManagerError)
+            -> CallDirectoryEnabledStatus
+        { .enabled }
+    }
+
+    /// An app that names fewer (or more) extensions than the installed set has shards cannot
+    /// load it all: the reload says so in a sentence, never that the set is loaded.
+    @Test func extensionsFewerThanShardsAreNamedNotLoaded() async throws {
+        let directory = try TemporaryDirectory()
+        let group = directory.file("group/blocklist")
+        let record = try InstalledShards.install(shardsAt: try shards(in: directory), generation: 1, in: group)
+        let reload = await record.reloadCallKit(
+            extensions: ["app.CallDirectory01"],
+            using: EveryExtensionOn(),
+            in: group
+        )
+        #expect(!reload.isLoaded)
+        #expect(
+            reload.problem
+                == "The app names 1 Call Directory extensions, but the installed set has 3 shards: each shard needs an extension of its own (BlocklistCallDirectoryExtensions in the Info.plist)."
+        )
+        let matched = await record.reloadCallKit(
+            extensions: ["app.CallDirectory01", "app.CallDirectory02", "app.CallDirectory03"],
+            using: EveryExtensionOn(),
+            in: group
+        )
+        #expect(matched.problem == nil)
+    }
+
     /// A directory where the shards go is refused with a sentence, not written through.
     @Test func aFileWhereTheShardsDirectoryGoesIsRefused() throws {
         let directory = try TemporaryDirectory()

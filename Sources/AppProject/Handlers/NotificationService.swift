@@ -16,7 +16,10 @@ final class NotificationService: UNNotificationServiceExtension, @unchecked Send
     ) {
         let content = (request.content.mutableCopy() as? UNMutableNotificationContent) ?? UNMutableNotificationContent()
         delivery.start(content, contentHandler)
-        guard let push = request.content.userInfo["blocklist"], let settings = try? ExtensionSettings.current(),
+        // data(withJSONObject:) raises an exception (no Swift error) for what is not an array or
+        // an object: a push whose "blocklist" is a string keeps its alert as it came.
+        guard let push = request.content.userInfo["blocklist"], JSONSerialization.isValidJSONObject(push),
+            let settings = try? ExtensionSettings.current(),
             let bytes = try? JSONSerialization.data(withJSONObject: push)
         else { return delivery.finish(nil) }
         let (delivery, now) = (delivery, Int64(Date().timeIntervalSince1970))
