@@ -235,6 +235,13 @@ package final class JSONReader {
                 ? Array("true".utf8) : byte == UInt8(ascii: "f") ? Array("false".utf8) : Array("null".utf8)
             for expected in word {
                 guard let next = try peek(), next == expected else {
+                    // Another word (`not json`, `nope`) is unquoted text, not a misspelt `null`.
+                    if let next = try peek(), isIdentifierByte(next) {
+                        throw error(
+                            .syntax,
+                            "expected a value, found a word (NaN, Infinity and unquoted text are not JSON)"
+                        )
+                    }
                     throw error(.syntax, "expected \(String(decoding: word, as: UTF8.self))")
                 }
                 position += 1

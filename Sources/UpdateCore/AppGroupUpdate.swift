@@ -72,6 +72,9 @@ extension InstalledShards {
             // An app without the push key never opens the inline update, whatever it holds.
             let sealed = fields.members["inline"] == nil || pushKey == nil ? nil : try fields.base64("inline")
             let announcement = fields.members["announcement"]?.canonicalBytes
+            guard announcement != nil || fields.members["inline"] != nil else {
+                throw UpdateError(.malformed, "The push carries neither an announcement nor an inline update.")
+            }
             var installed = try read(in: directory)
             let decide = { (root: Root) throws(UpdateError) -> PushStep in
                 try root.checkCurrent(now: now)

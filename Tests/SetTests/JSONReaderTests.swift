@@ -195,6 +195,11 @@ import Testing
             ("[1 2]", .syntax, "line 1, column 4: expected ',' or ']' in the array, found '2'"),
             ("\"abc", .syntax, "line 1, column 1: the string starting here is never closed"),
             ("[NaN]", .syntax, "NaN, Infinity and unquoted text are not JSON"),
+            // A word that starts with the letter of true, false or null is unquoted text.
+            ("not json", .syntax, "line 1, column 1: expected a value, found a word (NaN, Infinity"),
+            ("[fake]", .syntax, "found a word"),
+            ("nul", .syntax, "expected null"),
+            ("[tru ]", .syntax, "expected true"),
             ("01", .syntax, "leading zero"),
             ("{} {}", .syntax, "follows the end of the value"),
             ("", .syntax, "the document is empty"),

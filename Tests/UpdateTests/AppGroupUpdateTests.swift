@@ -128,6 +128,15 @@ import UpdateCore
         }
         #expect(again.notificationBody(reloaded: false) == nil)
 
+        // A push that carries neither field is refused in a sentence, not taken as current.
+        let empty = await publication.receive(Array("{}".utf8), withKey: true, in: group, fetch: fromURL)
+        guard case .failed(let error) = empty else {
+            Issue.record("an empty push was taken: \(empty)")
+            return
+        }
+        #expect(error.message == "The push carries neither an announcement nor an inline update.")
+        #expect(ExtensionFailures.read(in: group).last?.sentence == error.message)
+
         // With the push key, the inline update is applied and nothing is fetched.
         let inlineGroup = publication.dir.file("inline")
         try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: inlineGroup)
