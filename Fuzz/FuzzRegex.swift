@@ -87,8 +87,8 @@ private struct Reference {
         case .scalar(let value):
             return Set(starts.filter { $0 < text.count && same(text[$0], value) }.map { $0 + 1 })
         case .any:
-            let breaks: Set<UInt32> = [0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029]
-            return Set(starts.filter { $0 < text.count && !breaks.contains(text[$0].value) }.map { $0 + 1 })
+            // Any scalar but `\n`, as Python's `re` and RE2 read `.`.
+            return Set(starts.filter { $0 < text.count && text[$0].value != 0x0A }.map { $0 + 1 })
         case .set(let set):
             return Set(starts.filter { $0 < text.count && member(set, text[$0]) }.map { $0 + 1 })
         case .flagged(let node, let ignoresCase):

@@ -96,7 +96,6 @@ final class UnicodeTables: Sendable {
     let wordPoints: [UInt32]
     let digitPoints: [UInt32]
     let spacePoints: [UInt32]
-    static let lineBreakPoints: [UInt32] = [0x85, 0x86, 0x2028, 0x202A]
     /// For a scalar that folds to another (`RegexProgram.fold`), the folded one: the scalars that
     /// fold to each target.
     let foldSources: [UInt32: [UInt32]]
@@ -151,7 +150,6 @@ final class UnicodeTables: Sendable {
         if dependencies.escapes & (RegexClass.word | RegexClass.notWord) != 0 { points.formUnion(wordPoints) }
         if dependencies.escapes & (RegexClass.digit | RegexClass.notDigit) != 0 { points.formUnion(digitPoints) }
         if dependencies.escapes & (RegexClass.space | RegexClass.notSpace) != 0 { points.formUnion(spacePoints) }
-        if dependencies.lineBreaks { points.formUnion(Self.lineBreakPoints) }
         for target in dependencies.foldTargets {
             for source in foldSources[target] ?? [] { points.formUnion([source, source + 1]) }
         }

@@ -3,7 +3,7 @@
 ///
 /// Semantics, on Unicode scalars (docs/MESSAGE-FILTER.md; `RegexEngineTests` holds them to Python's
 /// `re` where the two define alike):
-/// - `.` is any scalar but `\n \u{B} \u{C} \r`, U+0085, U+2028 and U+2029;
+/// - `.` is any scalar but `\n` (a carriage return and U+2028 too, as Python and RE2 read it);
 /// - `\d` is a decimal digit (Nd: `٣` and `３`, not `²`, `¼` or `三`), `\w` an alphabetic scalar,
 ///   a decimal digit or `_`, `\s` a white-space scalar;
 /// - `\b` lies between a `\w` and a non-`\w` scalar (the text's ends count as non-`\w`);
@@ -130,14 +130,14 @@ package struct RegexProgram: Sendable {
     }
 
     /// What the answers of `verdicts` can depend on, beyond the scalars named here: the escapes'
-    /// properties (bits as `RegexClass.escapes`; `\b` counts as `\w`), line breaks (`.`), and
-    /// the scalars that fold to a case-folded literal.
+    /// properties (bits as `RegexClass.escapes`; `\b` counts as `\w`) and the scalars that fold
+    /// to a case-folded literal. (`.` differs only at `\n`, which, as every ASCII scalar, is a
+    /// class of its own.)
     package struct Dependencies {
         /// Scalars where an answer may change: the first scalar of each range and literal, and the
         /// one after its last.
         package var points: [UInt32] = []
         package var escapes: UInt8 = 0
-        package var lineBreaks = false
         /// The scalars that fold to one of these count too.
         package var foldTargets: [UInt32] = []
     }
@@ -155,7 +155,7 @@ package struct RegexProgram: Sendable {
                 result.points += [value, value + 1]
                 result.foldTargets.append(value)
             case .any:
-                result.lineBreaks = true
+                break
             case .set:
                 let compiled = classes[Int(instruction.x)]
                 result.escapes |= compiled.set.escapes
@@ -210,10 +210,11 @@ package struct RegexProgram: Sendable {
         return Unicode.Scalar(value)?.properties.isWhitespace ?? false
     }
 
+    /// What `.` does not match without `(?s)`: `\n` alone, as Python's `re` and `regex`, RE2 and
+    /// PCRE read it. A carriage return, a form feed, U+0085, U+2028 or U+2029 between two words
+    /// of a spam does not break a `.{0,N}` rule.
     @inline(__always)
-    package static func isLineBreak(_ value: UInt32) -> Bool {
-        value &- 0x0A < 4 || value == 0x85 || value == 0x2028 || value == 0x2029
-    }
+    package static func isLineBreak(_ value: UInt32) -> Bool { value == 0x0A }
 
     /// What ignoring case compares: the scalar's simple lowercase mapping, and `s` for `ſ` (U+017F),
     /// as case folding has it. The one definition: the case-insensitive views (`TextView`) are

@@ -260,7 +260,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     /// Random patterns and texts, our verdict against Python's `re` (`$` written `\Z`). The
     /// alphabet keeps to what both define alike: ASCII letters, digits, space, `-` and `.`, Hangul
     /// (a letter for both), and the scalars that fold to ASCII or across scripts' blocks (`K`
-    /// Kelvin, `İ`, `ſ`, `ẞ`); no line breaks, where `.` and `$` differ, and no `ı` or `ς`, which
+    /// Kelvin, `İ`, `ſ`, `ẞ`), a carriage return and U+2028; no `\n`, where `$` differs, and no `ı` or `ς`, which
     /// Python's `re` takes for `i` and `σ` and simple lowercase mappings do not.
     @Test(arguments: [false, true]) func agreesWithPythonOnRandomPatterns(quotedPOSIXAndOpenCounts: Bool) throws {
         var generator = PatternGenerator(
@@ -270,7 +270,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             quotedPOSIXAndOpenCounts: quotedPOSIXAndOpenCounts
         )
         var textRandom = SeededGenerator(state: 18)
-        let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ")
+        // A carriage return and U+2028: `.` matches them, as Python's does (not `\n`, where `$` differs).
+        let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ\r\u{2028}")
         var cases: [(pattern: String, caseInsensitive: Bool, texts: [String])] = []
         var ours: [[Bool]] = []
         var refused = 0
@@ -407,6 +408,12 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         ("!\\b.", "!!", false),
         ("e$", "e\u{301}", false),
         ("\\r\\n", "x\r\ny", true),
+        // `.` is any scalar but `\n`, as Python and RE2 read it (issue 45, item 6): a carriage
+        // return or a line separator between the words of a scam does not break the rule.
+        ("prize.{0,5}claim", "prize\r\u{B}\u{C}claim", true),
+        ("prize.{0,5}claim", "prize\u{85}\u{2028}\u{2029}claim", true),
+        ("prize.{0,5}claim", "prize\nclaim", false),
+        ("(?s)prize.{0,5}claim", "prize\nclaim", true),
     ])
     func matchesScalarsNotCharacters(pattern: String, text: String, matches: Bool) throws {
         let classifier = try #require(regexClassifier(pattern))
