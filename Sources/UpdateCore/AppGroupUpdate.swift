@@ -75,6 +75,7 @@ extension InstalledShards {
             guard announcement != nil || fields.members["inline"] != nil else {
                 throw UpdateError(.malformed, "The push carries neither an announcement nor an inline update.")
             }
+            try requireInstalled(in: directory)
             var installed = try read(in: directory)
             let decide = { (root: Root) throws(UpdateError) -> PushStep in
                 try root.checkCurrent(now: now)
@@ -166,9 +167,17 @@ extension InstalledShards {
             guard !Task.isCancelled else {
                 throw UpdateError(.unavailable, "The catch-up was cancelled before \(path); the next one starts over.")
             }
-            return try fetch(path, maximumBytes, optional)
+            do {
+                return try fetch(path, maximumBytes, optional)
+            } catch let error as UpdateError {
+                throw error
+            } catch {
+                // URLSession's error (offline, a timeout), named with the file.
+                throw UpdateError(.unavailable, "Fetching \(path) failed: \(error).")
+            }
         }
         do {
+            try requireInstalled(in: directory)
             let base = try read(in: directory)
             let installed = InstalledPublication(generation: base.generation, shardDigests: base.digests)
             let roots = try UpdatePlan.Roots(
@@ -235,7 +244,9 @@ extension InstalledShards {
         } catch {
             outcome = .failed(UpdateError(.shard, "Reading the publication failed: \(error)."))
         }
-        if case .failed(let error) = outcome, !Task.isCancelled {
+        // Not a failure: a cancelled refresh, or a push that landed first (the next catch-up
+        // starts from it).
+        if case .failed(let error) = outcome, !Task.isCancelled, error.code != .wrongBase {
             ExtensionFailures.record(error.message, source: "catch-up", time: now, in: directory)
         }
         return outcome
@@ -388,6 +399,16 @@ extension InstalledShards {
         }
     }
 
+    /// Throws when the App Group holds no installed set yet, in words for people.
+    static func requireInstalled(in directory: String) throws(UpdateError) {
+        guard FileDescriptor.nameExists(recordPath(in: directory)) else {
+            throw UpdateError(
+                .wrongBase,
+                "No set is installed in the App Group yet: the app installs the set it ships first (InstalledShards.installIfNeeded)."
+            )
+        }
+    }
+
     /// The roots after `root` at the publication the announcement names (its URL read without
     /// trust: every root must be signed by the one before), in order; none when it names none.
     static func followRoots(
@@ -408,7 +429,7 @@ extension InstalledShards {
                     url.hasSuffix("/") ? url + name : url + "/" + name,
                     SignedDocument.maximumBytes
                 ),
-                !HostAnswer.isPage(bytes)
+                !HostAnswer.isPage(bytes), SignedDocument.isDocument(bytes)
             else { break }
             current = try current.next(bytes, what: name)
             followed.append((current, bytes))

@@ -39,7 +39,14 @@ public enum HostAnswer: Sendable, Equatable {
         case 404, 410: self = .missing
         case 403 where optional: self = .missing
         default:
-            let hint = status == 403 ? " (a bucket that refuses reads: give the files public read access)" : ""
+            let hint =
+                status == 403
+                ? " (S3 answers 403 for a file it does not have when it may not list the bucket, so the file may be missing, removed by publish --keep while a cache still names it; or the bucket refuses reads: give the files public read access)"
+                : ""
+            guard status > 0 else {
+                self = .refused("\(url) gave no HTTP answer.")
+                return
+            }
             let line = reason.isEmpty ? "\(status)" : "\(status) \(reason)"
             self = .refused("\(url) answered \(line); 200 or 404 was expected\(hint).")
         }
@@ -60,7 +67,12 @@ public enum HostAnswer: Sendable, Equatable {
     /// a file of the publication, which is JSON or binary: a `text/html` type, or a body whose
     /// first byte that is not white space is `<`.
     static func isPage(_ body: [UInt8], contentType: String? = nil) -> Bool {
-        if let contentType, contentType.lowercased().hasPrefix("text/html") { return true }
-        return body.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
+        if let contentType {
+            let type = contentType.lowercased().drop { $0 == " " || $0 == "\t" }
+            if type.hasPrefix("text/html") || type.hasPrefix("application/xhtml+xml") { return true }
+        }
+        // A byte-order mark, then white space, then `<`.
+        let text = body.starts(with: [0xEF, 0xBB, 0xBF]) ? body.dropFirst(3) : body[...]
+        return text.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
     }
 }

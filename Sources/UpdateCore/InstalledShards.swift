@@ -122,13 +122,31 @@ public struct InstalledShards: Sendable, Equatable {
         in directory: String
     ) throws(UpdateError) -> (record: InstalledShards, installedNow: Bool) {
         try withLock(in: directory) { () throws(UpdateError) in
-            if isWhole(in: directory), let record = try? read(in: directory), record.generation >= generation,
-                record.names.count == paths.count
-            {
-                return (record, false)
+            if isWhole(in: directory), var record = try? read(in: directory), record.names.count == paths.count {
+                // The shipped shards themselves under another number: an earlier version of the
+                // app shipped them as a generation the publication had not given them (too high,
+                // every catch-up would be refused as a rollback). The shipped number is recorded.
+                if record.generation != generation, record.holds(shipped: paths, in: directory) {
+                    record.generation = generation
+                    try record.write(in: directory)
+                    return (record, true)
+                }
+                if record.generation >= generation { return (record, false) }
             }
             return (try installUnlocked(shardsAt: paths, generation: generation, in: directory), true)
         }
+    }
+
+    /// Whether the installed shards are the files at `paths`: the same names and sizes (a stat
+    /// each, so that a launch after an update reads no shard), then the same content digests.
+    func holds(shipped paths: [String], in directory: String) -> Bool {
+        func size(_ path: String) -> Int64? { try? FileDescriptor.openForReading(path).size() }
+        for (path, name) in zip(paths, names) {
+            guard path.split(separator: "/").last.map(String.init) == name,
+                let shipped = size(path), shipped == size(Self.shardPath(name, in: directory))
+            else { return false }
+        }
+        return zip(paths, digests).allSatisfy { (try? ShardContent.digest(ofShardAt: $0)) == $1 }
     }
 
     private static func installUnlocked(

@@ -19,6 +19,13 @@ package struct SignedDocument: Sendable {
     /// fits; a hostile server cannot make a phone read more.
     public static let maximumBytes = 4 << 20
 
+    /// Whether `bytes` read as an envelope at all (a signed document, verified or not): what a
+    /// file that may be missing must be to count as present. A host's error body or page where
+    /// no next root exists is none; a signed root that fails to verify is refused, not skipped.
+    static func isDocument(_ bytes: [UInt8]) -> Bool {
+        (try? SignedDocument(parsing: bytes, what: "")) != nil
+    }
+
     /// Reads an envelope.
     ///
     /// - Throws: `UpdateError` `.malformed` naming `what`.

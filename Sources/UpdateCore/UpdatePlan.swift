@@ -111,7 +111,8 @@ package struct UpdatePlan: Sendable {
         ) throws {
             root = trusted
             while root.version < Int64(Int32.max),
-                let next = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true)
+                let next = try fetch("\(root.version + 1).root.json", SignedDocument.maximumBytes, true),
+                SignedDocument.isDocument(next)
             {
                 bytes += Int64(next.count)
                 root = try root.next(next, what: "\(root.version + 1).root.json")
@@ -214,7 +215,7 @@ package struct UpdatePlan: Sendable {
         guard timestamp.generation >= installed.generation else {
             throw UpdateError(
                 .rollback,
-                "\(source) offers generation \(timestamp.generation), older than generation \(installed.generation), which is installed; a rollback is refused. (A CDN may still serve an old timestamp.json for a minute: try again later.)"
+                "\(source) offers generation \(timestamp.generation), older than generation \(installed.generation), which is installed; a rollback is refused. (A CDN may still serve an old timestamp.json for a minute: try again later. If it stays so, the app may ship its set as a generation the publication has not reached: installIfNeeded's generation, xcodegen --generation, must be the one blocklist publish gave that set.)"
             )
         }
         if timestamp.generation == installed.generation { return nil }

@@ -260,6 +260,95 @@ import UpdateCore
         #expect(ExtensionFailures.read(in: group).isEmpty)
     }
 
+    /// Found as a real host and a careless developer would (issue 44's field test): a host's
+    /// error body where no next root exists is no root, whatever it starts with; a network error
+    /// names the file; a catch-up before the shipped set is installed says so in words for
+    /// people; a push that lands during a catch-up is no failure.
+    @Test func aHostsErrorBodyNetworkErrorsAndNoInstalledSetAreReadAsThey() throws {
+        let publication = try Publication(generations: 2, keep: 1)
+        let group = publication.dir.file("group")
+        try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: group)
+        for (index, body) in ["\u{FEFF}<html>Not Found</html>", #"{"error":"NoSuchKey"}"#].enumerated() {
+            let hidden = publication.dir.file("hidden-\(index)")
+            try InstalledShards.install(shardsAt: publication.shipped, generation: 1, in: hidden)
+            let caughtUp = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: hidden) {
+                path,
+                _,
+                _ in
+                path.hasSuffix(".root.json") ? Array(body.utf8) : publication.file(path)
+            }
+            guard case .updated(2, _) = caughtUp else {
+                Issue.record("a host's \(body) for the next root stopped the catch-up: \(caughtUp)")
+                continue
+            }
+        }
+        struct Offline: Error, CustomStringConvertible {
+            var description: String { "The Internet connection appears to be offline." }
+        }
+        let offline = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) { _, _, _ in
+            throw Offline()
+        }
+        guard case .failed(let error) = offline else {
+            Issue.record("an offline catch-up did not fail: \(offline)")
+            return
+        }
+        #expect(error.code == .unavailable)
+        #expect(error.message == "Fetching 2.root.json failed: The Internet connection appears to be offline..")
+        let none = InstalledShards.catchUp(
+            trust: publication.trust,
+            now: publication.now,
+            in: publication.dir.file("empty")
+        ) {
+            path,
+            _,
+            _ in publication.file(path)
+        }
+        guard case .failed(let missing) = none else {
+            Issue.record("a catch-up with no installed set did not fail: \(none)")
+            return
+        }
+        #expect(
+            missing.message
+                == "No set is installed in the App Group yet: the app installs the set it ships first (InstalledShards.installIfNeeded)."
+        )
+    }
+
+    /// A set shipped under a generation the publication has not reached (too high: every
+    /// catch-up would be refused as a rollback) is recorded under the shipped number again when
+    /// a later version of the app ships the same shards with the right one; the catch-up then
+    /// completes. A set the NSE brought forward is kept.
+    @Test func aShippedSetUnderTooHighANumberIsRenumberedByTheNextApp() throws {
+        let publication = try Publication(generations: 2)
+        let group = publication.dir.file("group")
+        try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 5, in: group)
+        let refused = InstalledShards.catchUp(trust: publication.trust, now: publication.now, in: group) {
+            path,
+            _,
+            _ in publication.file(path)
+        }
+        guard case .failed(let error) = refused, error.code == .rollback else {
+            Issue.record("a set shipped as generation 5 caught up to 2: \(refused)")
+            return
+        }
+        #expect(error.message.contains("installIfNeeded's generation"), "\(error.message)")
+        let fixed = try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 1, in: group)
+        #expect(fixed.installedNow && fixed.record.generation == 1)
+        guard
+            case .updated(2, _) = InstalledShards.catchUp(
+                trust: publication.trust,
+                now: publication.now,
+                in: group,
+                fetch: { path, _, _ in publication.file(path) }
+            )
+        else {
+            Issue.record("the renumbered set did not catch up")
+            return
+        }
+        // Generation 2 installed: the shipped set of generation 1 is not the installed one, and stays out.
+        let kept = try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 1, in: group)
+        #expect(!kept.installedNow && kept.record.generation == 2)
+    }
+
     /// The paths a fetch was asked for, counted across threads.
     final class Fetched: @unchecked Sendable {
         private let lock = NSLock()
@@ -448,11 +537,15 @@ import UpdateCore
             try !(InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 3, in: group))
                 .installedNow
         )
-        // An older app's set never replaces a newer installed one.
-        #expect(
-            try !(InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 2, in: group))
-                .installedNow
+        // The same shards shipped under another number take it: the installed ones are the
+        // shipped ones, so the number was the app's, not an update's (a newer set that updates
+        // installed is kept: aShippedSetUnderTooHighANumberIsRenumberedByTheNextApp).
+        let renumbered = try InstalledShards.installIfNeeded(
+            shippedShardsAt: publication.shipped,
+            generation: 2,
+            in: group
         )
+        #expect(renumbered.installedNow && renumbered.record.generation == 2)
         // A newer app's set does, and so does a set that is no longer whole.
         #expect(
             try InstalledShards.installIfNeeded(shippedShardsAt: publication.shipped, generation: 5, in: group)

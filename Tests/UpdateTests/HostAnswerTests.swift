@@ -26,10 +26,15 @@ import UpdateCore
         #expect(answer(200, Self.page, optional: true) == .missing)
         #expect(answer(200, Self.file, type: "Text/HTML; charset=utf-8", optional: true) == .missing)
         #expect(answer(200, Self.page, optional: false) == .file(Self.page))
+        // A page behind a byte-order mark, or typed XHTML or with a space before its type, too.
+        #expect(answer(200, [0xEF, 0xBB, 0xBF] + Self.page, optional: true) == .missing)
+        #expect(answer(200, Self.file, type: " text/html", optional: true) == .missing)
+        #expect(answer(200, Self.file, type: "application/xhtml+xml", optional: true) == .missing)
+        #expect(answer(0, [], optional: true) == .refused("\(Self.url) gave no HTTP answer."))
         #expect(
             answer(403, [], optional: false)
                 == .refused(
-                    "\(Self.url) answered 403; 200 or 404 was expected (a bucket that refuses reads: give the files public read access)."
+                    "\(Self.url) answered 403; 200 or 404 was expected (S3 answers 403 for a file it does not have when it may not list the bucket, so the file may be missing, removed by publish --keep while a cache still names it; or the bucket refuses reads: give the files public read access)."
                 )
         )
     }

@@ -67,8 +67,15 @@ extension URLSession {
         optional: Bool
     ) throws -> [UInt8]? {
         if let error { throw error }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return try HostAnswer(url: url, status: status, body: [UInt8](data), limit: limit, optional: optional).bytes()
+        let http = response as? HTTPURLResponse
+        return try HostAnswer(
+            url: url,
+            status: http?.statusCode ?? 0,
+            contentType: http?.value(forHTTPHeaderField: "Content-Type"),
+            body: [UInt8](data),
+            limit: limit,
+            optional: optional
+        ).bytes()
     }
 
     /// One answer, handed from URLSession's queue to the thread that waits for it.
