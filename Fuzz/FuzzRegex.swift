@@ -23,7 +23,7 @@ public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(String(decoding: textBytes, as: UTF8.self).unicodeScalars.prefix(48))
     let node: RegexNode
     do {
-        node = try RegexSubset.parse(pattern)
+        node = try RegexSubset.parse(pattern, caseInsensitive: caseInsensitive)
     } catch {
         precondition(!error.description.isEmpty && !error.description.contains("\n"))
         return 0

@@ -19,7 +19,7 @@ extension RegexProgram {
     ///
     /// - Throws: `RegexSubsetError` for a pattern outside the subset.
     package init(pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) {
-        self.init(try RegexSubset.parse(pattern), caseInsensitive: caseInsensitive)
+        self.init(try RegexSubset.parse(pattern, caseInsensitive: caseInsensitive), caseInsensitive: caseInsensitive)
     }
 
     private static func startsWithStart(_ node: RegexNode) -> Bool {

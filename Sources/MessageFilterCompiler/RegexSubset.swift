@@ -42,7 +42,7 @@ package enum RegexSubset {
     /// - Returns: the pattern's required literal.
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     package static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
-        let node = try parse(pattern)
+        let node = try parse(pattern, caseInsensitive: caseInsensitive)
         // One that matches any single character, of every kind (`[\s\S]`, `(.|\n)`, `\w|\W`, `[^x]`),
         // matches every message but the empty one. Checked here, where rules are accepted, and
         // not in `parse`, which the classifier runs again for every regex it compiles. With the
@@ -131,10 +131,12 @@ package enum RegexSubset {
     }
 
     /// Parses `pattern` into its syntax tree and checks every limit, the empty match included.
+    /// `caseInsensitive` is the rule's case, which inline flags override: `\P{…}` ignoring case
+    /// is the complement of the property's case closure, as Python's `regex`, RE2 and PCRE read it.
     ///
     /// - Throws: a sentence naming the first offending character and its position (1-based).
-    package static func parse(_ pattern: String) throws(RegexSubsetError) -> RegexNode {
-        var parser = RegexParser(Array(pattern.unicodeScalars))
+    package static func parse(_ pattern: String, caseInsensitive: Bool = false) throws(RegexSubsetError) -> RegexNode {
+        var parser = RegexParser(Array(pattern.unicodeScalars), caseInsensitive: caseInsensitive)
         let node = try parser.parsePattern()
         let states = node.stateCount
         if states > maximumStates {
@@ -281,6 +283,8 @@ struct RegexParser {
     /// The inline flags in force: `i` (nil: as the rule says) and `s`. A group restores them at
     /// its end, so `(?i)` holds to the end of its group, as in RE2, PCRE and Go.
     var ignoresCase: Bool? = nil
+    /// What the rule says of case, for `\P{…}`.
+    let ruleIgnoresCase: Bool
     var dotMatchesLineBreaks = false
     /// Inside `\Q…\E`: every character is itself.
     var quoting = false
@@ -290,7 +294,10 @@ struct RegexParser {
         ignoresCase.map { .flagged(node, caseInsensitive: $0) } ?? node
     }
 
-    init(_ characters: [Unicode.Scalar]) { self.characters = characters }
+    init(_ characters: [Unicode.Scalar], caseInsensitive: Bool = false) {
+        self.characters = characters
+        ruleIgnoresCase = caseInsensitive
+    }
 
     func position(_ index: Int) -> String { "at character \(index + 1)" }
 
@@ -677,7 +684,12 @@ struct RegexParser {
         }
         do {
             let ranges = try RegexProperty.ranges(name)
-            return negated ? RegexProperty.complement(ranges) : ranges
+            guard negated else { return ranges }
+            // Ignoring case, the complement of the closure: `(?i)\P{ASCII}` takes no scalar that
+            // folds to ASCII (the Kelvin sign, `ſ`, `İ`), so it takes no ASCII letter either. The
+            // complement of a closed set is closed, so the class's own closure adds nothing.
+            let ignoring = ignoresCase ?? ruleIgnoresCase
+            return RegexProperty.complement(ignoring ? UnicodeTables.shared.caseClosure(of: ranges) : ranges)
         } catch {
             // Shown as a sentence shows a character, so that the sentence stays on one line.
             let written = characters[start..<i].map(Self.shown).joined()

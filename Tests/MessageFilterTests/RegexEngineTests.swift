@@ -420,6 +420,37 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(verdict(classifier, text) == matches)
     }
 
+    /// A negated property ignoring case is the complement of the property's case closure, as
+    /// Python's `regex`, RE2 and PCRE read it (issue 45, item 2): `(?i)\P{ASCII}` takes no
+    /// scalar that folds to ASCII, so not the ASCII letters that the Kelvin sign, `ſ` and `İ`
+    /// fold to; before, it took them, and junked `kiss me tonight`.
+    @Test(arguments: [
+        (#"\P{ASCII}{4,}"#, true, "kiss me tonight", false),
+        (#"\P{ASCII}{4,}"#, true, "ISIS", false),
+        (#"\P{ASCII}{4,}"#, true, "привет", true),
+        (#"(?i)\P{ASCII}{4,}"#, false, "kiss", false),
+        (#"\P{ASCII}"#, true, "\u{17F}", false),
+        (#"\P{ASCII}"#, false, "\u{17F}", true),
+        (#"\P{ASCII}"#, true, "\u{212A}", false),
+        (#"(?-i:\P{ASCII})"#, true, "\u{212A}", true),
+        (#"[\P{ASCII}x]"#, true, "X", true),
+        (#"[\P{ASCII}x]"#, true, "k", false),
+        (#"[^k]x"#, true, "\u{212A}x", false),
+        (#"[^k]x"#, true, "ax", true),
+        (#"\P{Lu}x"#, false, "ax", true),
+        (#"\P{Lu}x"#, true, "ax", false),
+        (#"\P{Lu}x"#, true, "1x", true),
+    ])
+    func negatedPropertiesIgnoringCaseAreTheComplementOfTheClosure(
+        pattern: String,
+        caseInsensitive: Bool,
+        text: String,
+        matches: Bool
+    ) throws {
+        let classifier = try #require(regexClassifier(pattern, caseInsensitive: caseInsensitive))
+        #expect(verdict(classifier, text) == matches)
+    }
+
     /// No backtracking engine in the extension's library.
     @Test func messageFilterCoreHasNoSwiftRegex() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
