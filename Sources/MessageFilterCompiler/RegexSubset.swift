@@ -61,6 +61,37 @@ package enum RegexSubset {
         return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
     }
 
+    /// The first scalar a normalized pattern names that no normalized text holds, where it would
+    /// have to match: one normalization removes (`TextView.isInvisibleFormat`: `\u200B`, `\uFEFF`),
+    /// or, where case counts, one NFC replaces (`\u212A`, the Kelvin sign, is `K`). A class counts
+    /// when every member is such a scalar (`[\u200B\u200C\u200D\uFEFF]`). Nil when there is none.
+    package static func deadScalar(in pattern: String, caseInsensitive: Bool) -> UInt32? {
+        guard let node = try? parse(pattern, caseInsensitive: caseInsensitive) else { return nil }
+        func dead(_ value: UInt32, _ ignoring: Bool) -> Bool {
+            if TextView.isInvisibleFormat(value) { return true }
+            guard !ignoring, let scalar = Unicode.Scalar(value) else { return false }
+            let nfc = String(decoding: Array(String(scalar)._nfcCodeUnits), as: UTF8.self).unicodeScalars
+            return nfc.count != 1 || nfc.first != scalar
+        }
+        func walk(_ node: RegexNode, _ ignoring: Bool) -> UInt32? {
+            switch node {
+            case .scalar(let value): return dead(value, ignoring) ? value : nil
+            case .set(let set):
+                guard !set.negated, set.escapes == 0, !set.ranges.isEmpty,
+                    set.ranges.reduce(0, { $0 + $1.count }) <= 4096
+                else { return nil }
+                let all = set.ranges.flatMap { $0 }
+                return all.allSatisfy { dead($0, ignoring) } ? all.first : nil
+            case .concatenation(let nodes), .alternation(let nodes):
+                return nodes.lazy.compactMap { walk($0, ignoring) }.first
+            case .repetition(let inner, _, _): return walk(inner, ignoring)
+            case .flagged(let inner, let flag): return walk(inner, flag)
+            case .empty, .any, .assertion: return nil
+            }
+        }
+        return walk(node, caseInsensitive)
+    }
+
     /// `pattern` folded as a normalized rule's text is (`TextView`, normalized), keeping its
     /// syntax: the invisible characters dropped; fullwidth ASCII made ASCII, escaped where it
     /// would be syntax (`（` is the literal `\(`, `＊` is `\*`), whether written as itself or as an

@@ -176,6 +176,16 @@ package struct RulesFile: Sendable {
                     let folded = rule.pattern == rule.value ? "" : " (as normalized: \(rule.pattern))"
                     throw fail(index, field("value"), "the regex is refused\(folded): \(error)")
                 }
+                if rule.normalize,
+                    let value = RegexSubset.deadScalar(in: rule.pattern, caseInsensitive: !rule.caseSensitive)
+                {
+                    let name = "U+\(String(value, radix: 16, uppercase: true))"
+                    throw fail(
+                        index,
+                        field("value"),
+                        "the regex names \(name), which no normalized text holds (normalization removes the invisible characters, and NFC replaces a few scalars, as the Kelvin sign by K), so that part never matches; write the character the text holds, or \"normalize\": false to read the text as it comes"
+                    )
+                }
                 if let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: !rule.caseSensitive),
                     RegexSection.canMatch(program) == false
                 {

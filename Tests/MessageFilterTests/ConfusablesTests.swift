@@ -238,6 +238,39 @@ import Testing
         }
     }
 
+    /// No dead rule (issue 45, item 3): a regex of a normalized rule that names a scalar no
+    /// normalized text holds, where it would have to match, is refused with the way out; a class
+    /// that holds it beside other scalars, a case-insensitive rule where NFC's replacement folds
+    /// alike, and a rule that reads the text as it comes are accepted.
+    @Test(
+        arguments: [
+            (#"[\\u200B\\u200C\\u200D\\uFEFF]"#, "false", "true", "U+200B"),
+            (#"win\\u200Bner"#, "true", "true", "U+200B"),
+            (#"\\u212Aing"#, "true", "true", "U+212A"),
+            (#"\\u212Bngstrom"#, "true", "true", "U+212B"),
+            (#"\\u212Aing"#, "false", "true", nil),
+            (#"[\\u200Bx]"#, "true", "true", nil),
+            (#"[\\u200B\\u200C\\u200D\\uFEFF]"#, "true", "false", nil),
+        ] as [(String, String, String, String?)]
+    )
+    func aRegexNoNormalizedTextCanMatchIsRefused(
+        value: String,
+        caseSensitive: String,
+        normalize: String,
+        named: String?
+    ) {
+        let json =
+            #"[{"name":"a","target":"body","match":"regex","value":"\#(value)","action":"junk","caseSensitive":\#(caseSensitive),"normalize":\#(normalize)}]"#
+        do {
+            _ = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+            #expect(named == nil, "accepted \(json)")
+        } catch {
+            #expect(named != nil, "\(error.message)")
+            #expect(error.message.contains("the regex names \(named ?? "")"), "\(error.message)")
+            #expect(error.message.contains("\"normalize\": false"))
+        }
+    }
+
     /// Found by the second field test of issue 29: U+FDFA's prototype is 18 scalars, so 64 KiB of
     /// it made a skeleton of 393,000 scalars (70 ms and 12 MiB a message in the extension). A
     /// skeleton now holds at most `Skeleton.maximumScalars`; what comes first still matches.
