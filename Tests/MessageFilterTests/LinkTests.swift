@@ -134,6 +134,24 @@ import Testing
         #expect((classifier.classify(sender: "+1", body: body).rule == 0) == matches, "\(value) on \(body)")
     }
 
+    /// The forms docs/MESSAGE-FILTER.md names as no links (issue 45, item 6): a scheme glued to
+    /// a word, a domain glued to `_` or after one slash, and the defanged or dotless spellings.
+    /// A body regex catches them, as the doc shows.
+    @Test(arguments: [
+        "1http://bit.ly/x", "_bit.ly/x", "http:/bit.ly/x", "hxxp://bit[.]ly/x", "bit(.)ly", "bit\u{2024}ly",
+        "bit\u{B7}ly",
+    ])
+    func formsTheDocCallsNoLinksAreCaughtByABodyRegex(body: String) throws {
+        let links = try compiled([
+            MessageRule(name: "r", target: .links, match: .domain, value: "bit.ly", action: .junk)
+        ])
+        #expect(links.classify(sender: "+1", body: body).rule == nil, "\(body)")
+        let regex = try compiled([
+            MessageRule(name: "r", target: .body, match: .regex, value: #"bit\W{1,3}ly"#, action: .junk)
+        ])
+        #expect(regex.classify(sender: "+1", body: body).rule == 0, "\(body)")
+    }
+
     @Test(arguments: [
         (
             #"{"name":"a","target":"links","match":"contains","value":"bit.ly","action":"junk"}"#,
