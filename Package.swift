@@ -548,7 +548,7 @@ let package = Package(
         .testTarget(
             name: "MessageFilterTests",
             dependencies: [
-                "TestSupport", "ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting",
+                "TestSupport", "BlocklistCore", "ByteCodecs", "MessageFilterCore", "MessageFilterCompiler", "MessageFilterHosting",
                 "CWindowScan", "DeferralProtocol", "BenchWorkloads",
             ]
         ),

@@ -29,7 +29,7 @@ package struct PublicationBench {
 
     package func run(progress: (String) -> Void) throws -> [Row] {
         var rows: [Row] = []
-        var generator = SeededGenerator(seed: 18)
+        var generator = SplitMix64(state: 18)
         func randomRuns(_ set: Set<Int64>) -> [NumberRun] {
             var runs: [NumberRun] = []
             for number in set.sorted() {

@@ -57,7 +57,7 @@ package enum PushSimulation {
     ) throws -> Report {
         if try FileSystem.kind(directory) == .missing { _ = try FileSystem.makeDirectory(directory) }
         let path = { (name: String) in directory + "/" + name }
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(state: seed)
         var list = Set<Int64>()
         while list.count < numbers { list.insert(Int64.random(in: 0..<100_000_000, using: &generator)) }
         func writeList() throws {
@@ -218,18 +218,5 @@ package enum PushSimulation {
             serverPeakKiB: serverPeak,
             extensionHostPeakKiB: hostPeak
         )
-    }
-}
-
-/// SplitMix64, for a reproducible list.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

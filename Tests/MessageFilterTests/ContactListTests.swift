@@ -1,3 +1,4 @@
+import BlocklistCore
 import MessageFilterHosting
 import Testing
 
@@ -101,7 +102,7 @@ struct ContactListTests {
     /// A seeded property check: every way of writing one number (separators anywhere, `+` or
     /// `00`, national with its trunk prefix) gives the one key, and different numbers different keys.
     @Test func randomFormattingsOfOneNumberAreOneContact() {
-        var random = SeededGenerator(state: 20)
+        var random = SplitMix64(state: 20)
         let countries = [1, 33, 44, 49, 61, 81, 82, 86]
         for _ in 0..<2_000 {
             let country = countries[Int(random.next() % UInt64(countries.count))]
@@ -130,7 +131,7 @@ struct ContactListTests {
     }
 
     /// Separators inserted at random places after the first character.
-    static func sprinkle(_ text: String, _ random: inout SeededGenerator) -> String {
+    static func sprinkle(_ text: String, _ random: inout SplitMix64) -> String {
         let separators: [String] = [" ", "-", ".", "(", ")", "/"]
         var result = ""
         for (index, character) in text.enumerated() {

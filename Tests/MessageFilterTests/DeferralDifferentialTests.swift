@@ -1,4 +1,5 @@
 import BenchWorkloads
+import BlocklistCore
 import DeferralProtocol
 import Foundation
 import MessageFilterCore
@@ -15,7 +16,7 @@ import Testing
 
     @Test(arguments: seeds)
     func agreesWithPythonsJSON(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(state: seed)
         var cases: [(kind: String, bytes: [UInt8])] = []
         for _ in 0..<Self.casesPerKind {
             let query = Array(Documents.query(&random).utf8)
@@ -147,7 +148,7 @@ enum Documents {
             "promotionalOthers", "transactionalFinance", "other", "promotional",
         ]
 
-    static func string(_ random: inout SeededGenerator) -> String {
+    static func string(_ random: inout SplitMix64) -> String {
         var text = ""
         for _ in 0..<(random.next() % 6) {
             text +=
@@ -158,12 +159,12 @@ enum Documents {
         return "\"" + text + "\""
     }
 
-    static func space(_ random: inout SeededGenerator) -> String {
+    static func space(_ random: inout SplitMix64) -> String {
         ["", "", "", " ", "\n", "\t", "\r\n  "][Int(random.next() % 7)]
     }
 
     /// A JSON value of any kind, nested up to `depth` more levels.
-    static func value(_ random: inout SeededGenerator, depth: Int) -> String {
+    static func value(_ random: inout SplitMix64, depth: Int) -> String {
         switch random.next() % (depth > 0 ? 9 : 7) {
         case 0: return string(&random)
         case 1:
@@ -185,7 +186,7 @@ enum Documents {
         }
     }
 
-    static func object(_ members: [(String, String)], _ random: inout SeededGenerator) -> String {
+    static func object(_ members: [(String, String)], _ random: inout SplitMix64) -> String {
         "{" + space(&random)
             + members.map { "\($0.0)\(space(&random)):\(space(&random))\($0.1)" }.joined(
                 separator: "," + space(&random)
@@ -193,7 +194,7 @@ enum Documents {
             + space(&random) + "}"
     }
 
-    static func shuffled(_ members: [(String, String)], _ random: inout SeededGenerator) -> [(String, String)] {
+    static func shuffled(_ members: [(String, String)], _ random: inout SplitMix64) -> [(String, String)] {
         var members = members
         for index in members.indices.reversed() where index > 0 {
             members.swapAt(index, Int(random.next() % UInt64(index + 1)))
@@ -201,11 +202,11 @@ enum Documents {
         return members
     }
 
-    static func extras(_ random: inout SeededGenerator) -> [(String, String)] {
+    static func extras(_ random: inout SplitMix64) -> [(String, String)] {
         (0..<Int(random.next() % 3)).map { _ in (string(&random), value(&random, depth: 3)) }
     }
 
-    static func query(_ random: inout SeededGenerator) -> String {
+    static func query(_ random: inout SplitMix64) -> String {
         let version = [
             "1", "1", "2", "0", "-7", "1.0", "1e0", "1.5", "\"1\"", "true", "null", "9223372036854775807",
             "9223372036854775808",
@@ -226,7 +227,7 @@ enum Documents {
         return space(&random) + object(shuffled(members + extras(&random), &random), &random) + space(&random)
     }
 
-    static func response(_ random: inout SeededGenerator) -> String {
+    static func response(_ random: inout SplitMix64) -> String {
         var members: [(String, String)] = []
         if random.next() % 8 != 0 {
             members.append(("\"action\"", "\"" + actions[Int(random.next() % UInt64(actions.count))] + "\""))
@@ -242,7 +243,7 @@ enum Documents {
         Array("{}[]\",:\\ \n0-.eEtfnu".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xE2, 0xED, 0xF0, 0xFF]
 
     /// One to three byte-level changes: deletions, insertions, replacements, truncation, duplication.
-    static func mutate(_ bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ random: inout SplitMix64) -> [UInt8] {
         var bytes = bytes
         for _ in 0...(random.next() % 3) where !bytes.isEmpty {
             let at = Int(random.next() % UInt64(bytes.count))

@@ -1,4 +1,5 @@
 import BenchWorkloads
+import BlocklistCore
 import MessageFilterCompiler
 import MessageFilterCore
 import TestSupport
@@ -19,7 +20,7 @@ struct RegexAutomatonTests {
     /// and on a seeded sample of the rest, for each pattern with and without case.
     @Test(arguments: [false, true])
     func eachClassSpeaksForEveryScalarInIt(caseInsensitive: Bool) throws {
-        var random = SeededGenerator(state: 3)
+        var random = SplitMix64(state: 3)
         // Every scalar below U+3400 under .ci/run; one in 29 past U+0800 otherwise.
         var scalars = Array(UInt32(0)..<0x800) + Array(stride(from: 0x800, to: 0x3400, by: SeededRuns.long ? 1 : 29))
         scalars += [0x1E9E, 0x212A, 0x2126, 0x10400, 0x10428, 0x1F600, 0xFF21, 0xFF41, 0x10_FFFF, 0xE000]
@@ -57,10 +58,10 @@ struct RegexAutomatonTests {
     /// breaks, Hangul and emoji.
     @Test func theDFAAgreesWithTheNFAOnRandomPatterns() throws {
         var generator = PatternGenerator(
-            random: SeededGenerator(state: 23),
+            random: SplitMix64(state: 23),
             literals: ["a", "b", "A", "1", " ", "-", ".", "가", "é", "Σ", "ς", "ß", "k"]
         )
-        var random = SeededGenerator(state: 24)
+        var random = SplitMix64(state: 24)
         let alphabet = Array("abAB1 -.가éÉΣσςßẞkKK²٣\n\u{A0}😀x")
         let matcher = RegexMatcher()
         var compared = 0
@@ -163,7 +164,7 @@ struct RegexAutomatonTests {
     ///
     /// Under .ci/run only: the budgets need hundreds of regexes.
     @Test(.enabled(if: SeededRuns.long)) func wideClassesStayWithinTheBudgets() throws {
-        var random = SeededGenerator(state: 41)
+        var random = SplitMix64(state: 41)
         var rules: [MessageRule] = []
         var samples: [UInt32] = []
         var ranges: [[ClosedRange<UInt32>]] = []

@@ -1,4 +1,5 @@
 import BenchWorkloads
+import BlocklistCore
 import ByteCodecs
 import Foundation
 import MessageFilterCompiler
@@ -28,7 +29,7 @@ private func verdict(_ classifier: MessageClassifier, _ text: String) -> Bool {
 /// Random patterns within the accepted syntax, written twice: for our parser and for Python's
 /// `re`, where `$` is `\Z` (Python's `$` also matches before a final line break).
 struct PatternGenerator {
-    var random: SeededGenerator
+    var random: SplitMix64
     let literals: [String]
     /// Whether groups may carry inline flags, `(?i:…)` and `(?-i:…)`.
     var inlineFlags = false
@@ -203,7 +204,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(verdict(classifier, String(repeating: "x", count: 60_000) + match))
         // Its program has more than 5 instructions, so its window is under 60,000 bytes.
         #expect(RegexLimits.window(instructions: 6) < 60_000)
-        var random = SeededGenerator(state: 5)
+        var random = SplitMix64(state: 5)
         let churn = String((0..<60_000).map { _ in Bool.random(using: &random) ? "a" : "b" })
         #expect(verdict(classifier, String(churn.prefix(100)) + "x" + match))
         #expect(!verdict(classifier, churn + "x" + match))
@@ -264,12 +265,12 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     /// Python's `re` takes for `i` and `σ` and simple lowercase mappings do not.
     @Test(arguments: [false, true]) func agreesWithPythonOnRandomPatterns(quotedPOSIXAndOpenCounts: Bool) throws {
         var generator = PatternGenerator(
-            random: SeededGenerator(state: quotedPOSIXAndOpenCounts ? 31 : 17),
+            random: SplitMix64(state: quotedPOSIXAndOpenCounts ? 31 : 17),
             literals: ["a", "b", "A", "1", " ", "-", ".", "가", "k", "\u{212A}", "s", "\u{17F}", "\u{130}", "ß", "ẞ"],
             inlineFlags: true,
             quotedPOSIXAndOpenCounts: quotedPOSIXAndOpenCounts
         )
-        var textRandom = SeededGenerator(state: 18)
+        var textRandom = SplitMix64(state: 18)
         // A carriage return and U+2028: `.` matches them, as Python's does (not `\n`, where `$` differs).
         let alphabet = Array("ab1 -.가ABkKsSiI\u{212A}\u{17F}\u{130}ßẞ\r\u{2028}")
         var cases: [(pattern: String, caseInsensitive: Bool, texts: [String])] = []
@@ -331,8 +332,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
             "a", "k", "K", "s", "ß", "ẞ", "σ", "ς", "Σ", "\u{212A}", "ſ", "ı", "İ", "i", "²", "٣", "\u{A0}", "\n", "\r",
             "é", "É", "가", "1", " ",
         ]
-        var generator = PatternGenerator(random: SeededGenerator(state: 23), literals: wide)
-        var textRandom = SeededGenerator(state: 24)
+        var generator = PatternGenerator(random: SplitMix64(state: 23), literals: wide)
+        var textRandom = SplitMix64(state: 24)
         var checked = 0
         while checked < SeededRuns.count(600, short: 15) {
             let (pattern, _) = generator.alternation(0)
@@ -369,8 +370,8 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         // of ASCII characters does not look at a non-ASCII scalar's case), where the documented
         // rule and Python's `re` hold it.
         let alphabet = ["a", "b", "A", "k", "ß", "ẞ", "1", " ", "-", ".", "가", "\n", "\u{A0}", "_"]
-        var generator = PatternGenerator(random: SeededGenerator(state: 29), literals: alphabet)
-        var textRandom = SeededGenerator(state: 30)
+        var generator = PatternGenerator(random: SplitMix64(state: 29), literals: alphabet)
+        var textRandom = SplitMix64(state: 30)
         var checked = 0
         while checked < 600 {
             let (pattern, _) = generator.alternation(0)
@@ -665,7 +666,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
                 + "\u{200B}\u{AD}\u{34F}\u{FEFF}\u{202E}か\u{3099}大\u{F900}😀\u{2000}\u{2019}「ǅǄǆΐ\u{0344}\u{0958}Ⅻⓐ")
                 .unicodeScalars
         )
-        var random = SeededGenerator(state: 31)
+        var random = SplitMix64(state: 31)
         // The views through confusables are held to a skeleton in Python (ConfusablesTests).
         for view in TextView.all where !view.confusables {
             for _ in 0..<SeededRuns.count(3_000, short: 500) {

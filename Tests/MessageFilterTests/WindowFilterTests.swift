@@ -1,3 +1,4 @@
+import BlocklistCore
 import CWindowScan
 import MessageFilterCompiler
 import MessageFilterCore
@@ -13,7 +14,7 @@ import Testing
     @Test func theScanReportsExactlyThePositionsItsFilterAllows() throws {
         let shuffles = Int(blocklist_window_scan_available())
         try #require(shuffles != 0, "this processor has no byte shuffle")
-        var random = SeededGenerator(state: 29)
+        var random = SplitMix64(state: 29)
         let alphabet = Array("abcdeABCDE xyz09-é".utf8)
         for round in 0..<SeededRuns.count(400, short: 80) {
             let width = round % 2 == 0 ? 4 : 3
@@ -104,7 +105,7 @@ import Testing
     /// window filters, the one without, and the linear scan all decide alike. The rounds must
     /// build filters, or the test would hold nothing.
     @Test func theFilteredWalkDecidesAsTheWholeWalkAndTheLinearScan() throws {
-        var random = SeededGenerator(state: 31)
+        var random = SplitMix64(state: 31)
         let alphabet = Array("abcdeABCDE xyz.é1")
         func word(_ length: Int) -> String {
             String((0..<length).map { _ in alphabet.randomElement(using: &random)! })

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ArgumentTypes
+import BlocklistCore
 import TestSupport
 import Testing
 

@@ -1,3 +1,4 @@
+import BlocklistCore
 import Foundation
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import BenchWorkloads
+import BlocklistCore
 import Foundation
 import HTTPFetch
 import TestSupport
