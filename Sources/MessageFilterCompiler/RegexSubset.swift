@@ -821,8 +821,10 @@ struct RegexParser {
             "cntrl": [0x00...0x1F, 0x7F...0x7F], "print": [0x20...0x7E], "graph": [0x21...0x7E],
         ]
         guard let ranges = ascii[name] else {
+            // Shown as a sentence shows a character, so that the sentence stays on one line.
+            let written = name.unicodeScalars.map(Self.shown).joined()
             throw RegexSubsetError(
-                "the class [:\(name):] at character \(start + 1) is not one of alpha, digit, alnum, upper, lower, space, blank, punct, xdigit, word, cntrl, print and graph"
+                "the class [:\(written):] at character \(start + 1) is not one of alpha, digit, alnum, upper, lower, space, blank, punct, xdigit, word, cntrl, print and graph"
             )
         }
         i = end + 2

@@ -797,6 +797,7 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         // line (found by the regex fuzzer in .ci/run).
         ("\\p{N\nd}", "the \\p{NU+000Ad} at character 1 cannot be used"),
         ("(?P\n)", "the group (?PU+000A at character 1 cannot be used"),
+        ("[[:pun\nct:]]", "the class [:punU+000Act:] at character 2 is not one of"),
     ])
     func refusesWhatItCannotName(pattern: String, sentence: String) {
         do {
