@@ -1,3 +1,4 @@
+import BlocklistCore
 import MessageFilterCompiler
 import MessageFilterCore
 
@@ -5,17 +6,11 @@ import MessageFilterCore
 /// pseudo-words, regex rules each with a literal, and 160-byte message bodies of which a few
 /// contain a rule's keyword or trigger a regex's literal. The same seed gives the same corpus.
 package struct SyntheticCorpus {
-    private var state: UInt64
+    private var random: SplitMix64
 
-    package init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { random = SplitMix64(state: seed) }
 
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func next() -> UInt64 { random.next() }
 
     private mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
