@@ -38,9 +38,18 @@ public func fuzzRegex(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         lazy == (simulated ? .matched : .noMatch),
         "DFA and NFA disagree on \(pattern.debugDescription) over \(text.debugDescription)"
     )
-    // With a small budget the DFA stops early, and never past a match it would have found.
-    let budgeted = utf8.withUTF8 { dfa.firstMatch($0, transitionBudget: 3) }
-    if case .exhausted = budgeted {} else { precondition(budgeted == lazy) }
+    // With a small budget the DFA stops early, never past a match it would have found, and the
+    // NFA simulation decides the rest from where it stopped, as the DFA would have.
+    let finished = utf8.withUTF8 { bytes in
+        switch dfa.firstMatch(bytes, transitionBudget: 3) {
+        case .exhausted(let scanned): dfa.finish(bytes, from: scanned, with: matcher)
+        case let outcome: outcome == .matched
+        }
+    }
+    precondition(
+        finished == (lazy == .matched),
+        "A budgeted DFA, finished by the NFA, disagrees on \(pattern.debugDescription) over \(text.debugDescription)"
+    )
     precondition(
         simulated == reference,
         "NFA \(simulated), reference \(reference) on \(pattern.debugDescription) over \(text.debugDescription)"

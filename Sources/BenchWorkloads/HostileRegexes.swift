@@ -88,26 +88,37 @@ package enum HostileRegexes {
     }
 
     /// What the first `count` patterns cost on each body: the slowest regex's own work (its
-    /// classification less the baseline's on the same body), and the slowest baseline, the
+    /// classification less the baseline's on the same body) among those shipped as DFAs; among
+    /// those shipped as programs, which read the whole text at up to one step per instruction
+    /// and character, the slowest per instruction and byte; and the slowest baseline, the
     /// message's folding, which every rule of a view shares.
     package static func worst(patterns count: Int) throws -> (
         pairs: Int, seconds: Double, pattern: String, body: String, form: String,
-        folding: Double, foldingBody: String
+        folding: Double, foldingBody: String,
+        program: (nanosecondsPerStep: Double, seconds: Double, pattern: String, body: String)
     ) {
         let baseline = try baseline()
         let costs = bodies.map { time(baseline, $0.text) }
-        var worst = (pairs: 0, seconds: 0.0, pattern: "", body: "", form: "", folding: 0.0, foldingBody: "")
+        var worst = (
+            pairs: 0, seconds: 0.0, pattern: "", body: "", form: "DFA", folding: 0.0, foldingBody: "",
+            program: (nanosecondsPerStep: 0.0, seconds: 0.0, pattern: "", body: "")
+        )
         for (body, cost) in zip(bodies, costs) where cost > worst.folding {
             (worst.folding, worst.foldingBody) = (cost, body.name)
         }
         for pattern in patterns.prefix(max(count, 0)) {
             let classifier = try classifier(pattern)
-            let form = classifier.rules.regexForms.automata == 1 ? "DFA" : "program"
+            let instructions = classifier.rules.programRegexes.first?.instructions
             for (body, cost) in zip(bodies, costs) {
                 let own = max(0, time(classifier, body.text) - cost)
                 worst.pairs += 1
-                if own > worst.seconds {
-                    (worst.seconds, worst.pattern, worst.body, worst.form) = (own, pattern, body.name, form)
+                if let instructions {
+                    let perStep = own * 1e9 / Double(instructions * body.text.utf8.count)
+                    if perStep > worst.program.nanosecondsPerStep {
+                        worst.program = (perStep, own, pattern, body.name)
+                    }
+                } else if own > worst.seconds {
+                    (worst.seconds, worst.pattern, worst.body) = (own, pattern, body.name)
                 }
             }
         }

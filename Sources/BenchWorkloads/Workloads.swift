@@ -73,7 +73,7 @@ package enum Workload {
         case "sms-worst":
             let worst = try HostileRegexes.worst(patterns: Int(count))
             return
-                "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body); folding the message: \(Int((worst.folding * 1e6).rounded())) µs at most (\(worst.foldingBody))\n"
+                "entries \(worst.pairs)\nseconds \(worst.seconds)\ndetail \(worst.pattern) (\(worst.form)) on \(worst.body); as programs, at most \((worst.program.nanosecondsPerStep * 100).rounded() / 100) ns per instruction and byte (\(worst.program.pattern) on \(worst.program.body): \((worst.program.seconds * 1e4).rounded() / 10) ms); folding the message: \(Int((worst.folding * 1e6).rounded())) µs at most (\(worst.foldingBody))\n"
         case "sms-corpus":
             // The corpus of `sms-compiled` for Benchmarks/Hyperscan: the same rules as patterns
             // and the same messages, in files a C program reads.

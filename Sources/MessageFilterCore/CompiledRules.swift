@@ -335,16 +335,16 @@ public final class CompiledRules: @unchecked Sendable {
     }
 
     /// The regexes shipped as programs (their DFA passed the compiler's budget): the rule each
-    /// belongs to (a condition's combined rule), and the bytes its NFA reads when a text keeps
-    /// its lazy DFA building states (`RegexLimits.window(instructions:)`).
-    public var programRegexes: [(rule: Int, window: Int)] {
+    /// belongs to (a condition's combined rule), and its instructions, the steps a scalar may
+    /// cost it where a text keeps its lazy DFA building states.
+    public var programRegexes: [(rule: Int, instructions: Int)] {
         zip(regexes.rules, regexes.compiled).compactMap { entry, compiled in
             guard case .program(let program) = compiled else { return nil }
             let index = Int(entry)
             let rule =
                 index < combined.ruleCount
                 ? index : Int(combined.records[Int(combined.parents[index - combined.ruleCount])].rule)
-            return (rule, RegexLimits.window(instructions: program.count))
+            return (rule, program.count)
         }
     }
 

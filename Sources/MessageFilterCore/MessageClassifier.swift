@@ -596,34 +596,21 @@ public final class MessageClassifier {
         return search(compiled, rule, text)
     }
 
-    /// What of `text` a regex looks at: all of it for a DFA, the window of a program.
-    private func window(_ compiled: CompiledRegexes.Compiled, _ text: UnsafeBufferPointer<UInt8>)
-        -> UnsafeBufferPointer<UInt8>
-    {
-        guard case .program(let program) = compiled else { return text }
-        var end = min(text.count, RegexLimits.window(instructions: program.count))
-        while end < text.count, end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
-        return UnsafeBufferPointer(rebasing: text[0..<end])
-    }
-
-    /// The DFA; for a program, its lazy DFA, or the NFA simulation when the lazy DFA's cache would
-    /// not hold the text's states.
+    /// The DFA; for a program, its lazy DFA, handing over to the NFA simulation where the lazy
+    /// DFA's cache would not hold the text's states. Either reads the whole text.
     private func search(_ compiled: CompiledRegexes.Compiled, _ rule: Int, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
         switch compiled {
         case .automaton(let automaton):
             return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses)
         case .program(let program):
-            // The lazy DFA reads the whole text while its states stay in its cache; a text that
-            // makes it compute more transitions than a quarter of the window's bytes (each costs
-            // up to one step per instruction) goes to the NFA simulation, which reads the window,
-            // unless the DFA already read past it: at most 1.25 × `RegexLimits.maximumSteps`.
+            // The lazy DFA reads the text while its states stay in its cache; a text that makes
+            // it compute more transitions than its budget (each costs up to one step per
+            // instruction) is read on by the NFA simulation from where the DFA stopped.
             let dfa = programs.dfa(for: rule, program: program)
-            switch dfa.firstMatch(text, transitionBudget: RegexLimits.window(instructions: program.count) / 4) {
+            switch dfa.firstMatch(text, transitionBudget: RegexLimits.transitionBudget(instructions: program.count)) {
             case .matched: return true
             case .noMatch: return false
-            case .exhausted(let scanned):
-                let windowed = window(compiled, text)
-                return scanned > windowed.count ? false : matcher.firstMatch(program, in: windowed)
+            case .exhausted(let scanned): return dfa.finish(text, from: scanned, with: matcher)
             }
         }
     }

@@ -4,11 +4,16 @@
 /// A state is the set of instructions the NFA's threads wait on after a scalar (their program
 /// counters before the closure), whether that scalar was a word character (for `\b`), and
 /// whether no scalar was read yet (for `^`). A transition computes the closure with the next
-/// scalar as context, steps over it, and is remembered: in a table for ASCII scalars, and in a
-/// small direct-mapped memo for the others. When the states fill the fixed capacity the cache is
-/// emptied and building starts again; a text that empties it too often is matched by the NFA
-/// simulation instead, so the work stays O(instructions × scalars) in the worst case and one
-/// table lookup per ASCII scalar in the usual one.
+/// scalar as context, steps over it, and is remembered: in a table for ASCII scalars, and for
+/// the others in a table by the scalar's signature, what the program can tell of it (whether it
+/// is a word character, which literal it is or folds to, which classes hold it). Distinct
+/// scalars that the program treats alike share their transitions, so text in any script costs
+/// transitions by the states it reaches, not by the scalars it uses (issue 45: 1–3 KB of varied
+/// Korean once filled a memo keyed by scalar). When the states fill the fixed capacity the cache
+/// is emptied and building starts again; a search that computes more transitions than its budget
+/// hands its state over to the NFA simulation, which reads the rest of the text
+/// (`finish(_:from:with:)`), so the work stays O(instructions × scalars) in the worst case and
+/// one table lookup per scalar in the usual one.
 ///
 /// Everything is allocated at `init`; matching allocates nothing. Not thread-safe.
 package final class RegexDFA {
@@ -20,6 +25,8 @@ package final class RegexDFA {
     /// The most states kept at once, and the program counters they may hold together.
     let stateCapacity: Int
     let poolCapacity: Int
+    /// Signatures of non-ASCII scalars kept at once, and scalars whose signature is remembered.
+    static let signatureCapacity = 32
     static let memoCapacity = 1024
     /// How many times one search may empty the cache before it hands over to the NFA: no limit,
     /// since computing a transition costs what an NFA step does, and one is computed per scalar
@@ -38,8 +45,21 @@ package final class RegexDFA {
     private var table: UnsafeMutablePointer<UInt16>
     /// Open-addressed hash of the states by their contents, 2 × capacity slots.
     private var hash: UnsafeMutablePointer<UInt16>
-    private var memoKeys: UnsafeMutablePointer<UInt64>
-    private var memoValues: UnsafeMutablePointer<UInt16>
+    /// `stateCapacity × signatureCapacity` transitions on non-ASCII scalars, by signature.
+    private var signatureTable: UnsafeMutablePointer<UInt16>
+    /// The signatures: `signatureWords` words each (`signature(of:)`).
+    private var signatures: UnsafeMutablePointer<UInt64>
+    private var signatureCount = 0
+    private let signatureWords: Int
+    /// A direct-mapped memo of scalars' signatures.
+    private var memoKeys: UnsafeMutablePointer<UInt32>
+    private var memoValues: UnsafeMutablePointer<UInt8>
+    /// What a signature tells apart: the non-ASCII scalars of `scalar` instructions and the
+    /// scalars of `foldedScalar` ones, sorted.
+    private let literals: [UInt32]
+    private let foldedLiterals: [UInt32]
+    /// The state a search stopped in when it passed its budget; -1 before its first state.
+    private var stopped = -1
     /// Scratch for one transition: the closure's set and stack, and the next state's counters.
     private var set: UnsafeMutablePointer<Int32>
     private var sparse: UnsafeMutablePointer<Int32>
@@ -68,8 +88,20 @@ package final class RegexDFA {
         pool = .allocate(capacity: poolCapacity)
         table = .allocate(capacity: stateCapacity * 128)
         hash = .allocate(capacity: stateCapacity * 2)
+        signatureTable = .allocate(capacity: stateCapacity * Self.signatureCapacity)
+        signatureWords = 1 + (program.classes.count + 63) / 64
+        signatures = .allocate(capacity: (Self.signatureCapacity + 1) * signatureWords)
         memoKeys = .allocate(capacity: Self.memoCapacity)
         memoValues = .allocate(capacity: Self.memoCapacity)
+        var literals = Set<UInt32>()
+        var foldedLiterals = Set<UInt32>()
+        for instruction in program.instructions {
+            let value = UInt32(bitPattern: instruction.x)
+            if instruction.op == .scalar, value >= 0x80 { literals.insert(value) }
+            if instruction.op == .foldedScalar { foldedLiterals.insert(value) }
+        }
+        self.literals = literals.sorted()
+        self.foldedLiterals = foldedLiterals.sorted()
         set = .allocate(capacity: n)
         sparse = .allocate(capacity: n)
         sparse.initialize(repeating: 0, count: n)
@@ -77,13 +109,14 @@ package final class RegexDFA {
         kernel = .allocate(capacity: n)
         verdicts = .allocate(capacity: max(1, program.classes.count))
         reset()
+        resetSignatures()
     }
 
     deinit {
         for pointer in [
             UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table), .init(hash),
-            .init(memoKeys),
-            .init(memoValues), .init(set), .init(sparse), .init(stack), .init(kernel), .init(verdicts),
+            .init(signatureTable), .init(signatures), .init(memoKeys), .init(memoValues), .init(set), .init(sparse),
+            .init(stack), .init(kernel), .init(verdicts),
         ] {
             pointer.deallocate()
         }
@@ -94,7 +127,64 @@ package final class RegexDFA {
         poolUsed = 0
         table.update(repeating: Self.unknown, count: stateCapacity * 128)
         hash.update(repeating: 0, count: stateCapacity * 2)
-        memoKeys.update(repeating: UInt64.max, count: Self.memoCapacity)
+        signatureTable.update(repeating: Self.unknown, count: stateCapacity * Self.signatureCapacity)
+    }
+
+    /// Forgets every signature, and the transitions by them.
+    private func resetSignatures() {
+        signatureCount = 0
+        memoKeys.update(repeating: UInt32.max, count: Self.memoCapacity)
+        signatureTable.update(repeating: Self.unknown, count: stateCapacity * Self.signatureCapacity)
+    }
+
+    /// The number of the signature of `scalar`, a non-ASCII scalar: what every instruction and
+    /// `\b` can tell of it. Two scalars with one signature take every state to the same state.
+    @inline(__always)
+    private func signature(of scalar: UInt32, _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>) -> Int {
+        let slot = Int((UInt64(scalar) &* 0x9E37_79B9_7F4A_7C15) >> 54) % Self.memoCapacity
+        if memoKeys[slot] == scalar { return Int(memoValues[slot]) }
+        // Word 0: whether it is a word character, and which literal it is and folds to (their
+        // place + 1, 0 for none); then one bit per class.
+        let words = signatureWords
+        let made = signatures + signatureCount * words
+        made.update(repeating: 0, count: words)
+        var head: UInt64 = RegexProgram.isWord(scalar) ? 1 : 0
+        if let place = Self.place(of: scalar, in: literals) { head |= UInt64(place + 1) << 1 }
+        if !foldedLiterals.isEmpty, let place = Self.place(of: RegexProgram.fold(scalar), in: foldedLiterals) {
+            head |= UInt64(place + 1) << 32
+        }
+        made[0] = head
+        for index in 0..<classes.count where classes[index].matches(scalar) {
+            made[1 + index / 64] |= 1 << UInt64(index % 64)
+        }
+        var found = -1
+        for candidate in 0..<signatureCount
+        where (0..<words).allSatisfy({ signatures[candidate * words + $0] == made[$0] }) {
+            found = candidate
+            break
+        }
+        if found < 0 {
+            if signatureCount == Self.signatureCapacity {
+                // Full: start again, this signature first.
+                (signatures).update(from: made, count: words)
+                resetSignatures()
+            }
+            found = signatureCount
+            signatureCount += 1
+        }
+        memoKeys[slot] = scalar
+        memoValues[slot] = UInt8(found)
+        return found
+    }
+
+    private static func place(of value: UInt32, in sorted: [UInt32]) -> Int? {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low < sorted.count && sorted[low] == value ? low : nil
     }
 
     /// The state holding `kernel[0..<count]` (sorted) with `flags`, added if new; nil when the
@@ -219,15 +309,32 @@ package final class RegexDFA {
 
     /// What a search found: a match, none in the whole text, or neither, because it computed
     /// `transitionBudget` transitions before the end (a text whose states do not stay in the
-    /// cache); it had then read the first `scanned` bytes, none of which ends a match.
-    enum Outcome: Equatable {
+    /// cache); it had then read the first `scanned` bytes, none of which ends a match, and
+    /// `finish(_:from:with:)` decides the rest.
+    package enum Outcome: Equatable {
         case matched, noMatch
         case exhausted(scanned: Int)
     }
 
+    /// Decides a search that stopped at `scanned` (`exhausted`), before any other search: the
+    /// NFA simulation goes on from the state the DFA stopped in to the text's end, so the whole
+    /// text is read either way.
+    ///
+    /// - Complexity: O(instructions × scalars after `scanned`).
+    package func finish(_ text: UnsafeBufferPointer<UInt8>, from scanned: Int, with matcher: RegexMatcher) -> Bool {
+        guard stopped >= 0 else { return matcher.firstMatch(program, in: text) }
+        return matcher.firstMatch(
+            program,
+            in: text,
+            from: scanned,
+            threads: UnsafeBufferPointer(start: pool + Int(starts[stopped]), count: Int(counts[stopped])),
+            previousIsWord: flags[stopped] & Self.flagWord != 0
+        )
+    }
+
     /// Whether the program matches anywhere in `text`, computing at most `transitionBudget`
     /// transitions (each costs up to one step per instruction); `Int.max` for no limit.
-    func firstMatch(_ text: UnsafeBufferPointer<UInt8>, transitionBudget: Int = .max) -> Outcome {
+    package func firstMatch(_ text: UnsafeBufferPointer<UInt8>, transitionBudget: Int = .max) -> Outcome {
         program.instructions.withUnsafeBufferPointer { code in
             program.classes.withUnsafeBufferPointer { classes in
                 search(text, code, classes, budget: transitionBudget)
@@ -251,18 +358,23 @@ package final class RegexDFA {
         budget: Int
     ) -> Outcome {
         var resets = 0
+        var index = 0
+        let count = text.count
+        var computed = 0
+        // Where the budget runs out, the NFA simulation takes over from this state and place.
+        func stop(_ state: Int) -> Outcome {
+            stopped = state
+            return .exhausted(scanned: state < 0 ? 0 : index)
+        }
         guard
             var current = initial()
                 ?? {
                     reset()
                     return initial()
                 }()
-        else { return .exhausted(scanned: 0) }
-        var index = 0
-        let count = text.count
-        var computed = 0
+        else { return stop(-1) }
         while index < count {
-            if computed >= budget { return .exhausted(scanned: index) }
+            if computed >= budget { return stop(Int(current)) }
             let byte = text[index]
             var next: UInt16
             var scalar: UInt32
@@ -277,7 +389,7 @@ package final class RegexDFA {
                         table[Int(current) * 128 + Int(byte)] = made
                         next = made
                     } else {
-                        guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
+                        guard let rebuilt = rebuild(current, &resets) else { return stop(-1) }
                         current = rebuilt
                         index -= 1
                         continue
@@ -286,19 +398,16 @@ package final class RegexDFA {
             } else {
                 let (value, length) = RegexMatcher.decode(text, index)
                 scalar = value
-                let key = UInt64(current) << 32 | UInt64(value)
-                let slot = Int((key &* 0x9E37_79B9_7F4A_7C15) >> 54) % Self.memoCapacity
-                if memoKeys[slot] == key {
-                    next = memoValues[slot]
-                } else {
+                let entry = Int(current) &* Self.signatureCapacity &+ signature(of: value, classes)
+                next = signatureTable[entry]
+                if next == Self.unknown {
                     computed += 1
                     guard let made = transition(Int(current), value, code, classes) else {
-                        guard let rebuilt = rebuild(current, &resets) else { return .exhausted(scanned: 0) }
+                        guard let rebuilt = rebuild(current, &resets) else { return stop(-1) }
                         current = rebuilt
                         continue
                     }
-                    memoKeys[slot] = key
-                    memoValues[slot] = made
+                    signatureTable[entry] = made
                     next = made
                 }
                 index += length
@@ -307,9 +416,7 @@ package final class RegexDFA {
             if next == Self.dead { return .noMatch }
             current = next
         }
-        guard let last = transition(Int(current), RegexMatcher.none, code, classes) else {
-            return .exhausted(scanned: 0)
-        }
+        guard let last = transition(Int(current), RegexMatcher.none, code, classes) else { return stop(Int(current)) }
         return last == Self.matched ? .matched : .noMatch
     }
 

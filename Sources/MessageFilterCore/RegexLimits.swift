@@ -2,17 +2,15 @@
 package enum RegexLimits {
     /// The most instructions a compiled pattern may have, counted repetitions expanded.
     package static let maximumStates = 1_000
-    /// How many bytes of its target a regex sees, cut back to a whole character: the whole
-    /// message, since matching is linear. A regex shipped as a DFA always sees it all.
-    package static let window = 64 * 1024
-    /// The most instruction steps one regex shipped as its NFA program (its DFA was too large for
-    /// the compiler's budget) may take on one text: where its lazy DFA's cache
-    /// overflows, each byte costs up to one step per instruction, so the bytes a regex sees are
-    /// `maximumSteps / instructions`, at most `window`: a program of 30 instructions sees 8,333
-    /// bytes, one at the 1,000 limit its first 250. That bounds every accepted rule's work per
-    /// message, whatever the text, to about 2 ms (`blocklist bench`'s worst-case row).
-    package static let maximumSteps = 250_000
+    /// The instruction steps a regex shipped as its NFA program (its DFA was too large for the
+    /// compiler's budget) may spend computing its lazy DFA's transitions on one text, each
+    /// costing up to one step per instruction. Past it the NFA simulation reads the rest of the
+    /// text, one step per thread and scalar: every regex reads the whole message, in time linear
+    /// in it, and the lazy DFA's one table lookup per scalar stays for texts whose states stay in
+    /// its cache.
+    package static let maximumSteps = 62_500
 
-    /// The bytes of a text that a regex of `instructions` instructions looks at.
-    package static func window(instructions: Int) -> Int { min(window, maximumSteps / max(instructions, 1)) }
+    /// The transitions the lazy DFA of a program of `instructions` instructions computes on one
+    /// text before it hands over to the NFA simulation.
+    package static func transitionBudget(instructions: Int) -> Int { max(16, maximumSteps / max(instructions, 1)) }
 }

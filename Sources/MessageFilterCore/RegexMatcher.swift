@@ -63,10 +63,27 @@ package final class RegexMatcher {
     /// - Complexity: O(`program.count` × scalars of `text`) time; no allocation once the lists
     ///   are as large as the program.
     package func firstMatch(_ program: RegexProgram, in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        firstMatch(program, in: text, from: 0, threads: nil, previousIsWord: false)
+    }
+
+    /// Whether `program` matches in `text` (valid UTF-8) from byte `start` on, where the threads
+    /// `threads` wait (program counters before their closure, as `RegexDFA` keeps a state) and the
+    /// scalar before `start` was a word character or not: the search a lazy DFA hands over when
+    /// its states do not stay in its cache. Without threads, the search starts afresh at `start`
+    /// (the text's start, where `^` holds, when `start` is 0).
+    ///
+    /// - Complexity: O(`program.count` × scalars of `text` from `start`).
+    package func firstMatch(
+        _ program: RegexProgram,
+        in text: UnsafeBufferPointer<UInt8>,
+        from start: Int,
+        threads: UnsafeBufferPointer<Int32>?,
+        previousIsWord: Bool
+    ) -> Bool {
         reserve(program.count + 1)
         return program.instructions.withUnsafeBufferPointer { code in
             program.classes.withUnsafeBufferPointer { classes in
-                run(code, classes, program.anchoredAtStart, program.usesFolding, text)
+                run(code, classes, program.anchoredAtStart, program.usesFolding, text, start, threads, previousIsWord)
             }
         }
     }
@@ -93,15 +110,17 @@ package final class RegexMatcher {
         _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>,
         _ anchored: Bool,
         _ folding: Bool,
-        _ text: UnsafeBufferPointer<UInt8>
+        _ text: UnsafeBufferPointer<UInt8>,
+        _ start: Int,
+        _ threads: UnsafeBufferPointer<Int32>?,
+        _ wordBefore: Bool
     ) -> Bool {
         current.count = 0
         next.count = 0
-        var previous = Self.none
-        var index = 0
+        var index = start
         // The scalar at `index` and its length; `none` at the end.
-        var (scalar, length) = text.isEmpty ? (Self.none, 0) : Self.decode(text, 0)
-        var previousIsWord = false
+        var (scalar, length) = index >= text.count ? (Self.none, 0) : Self.decode(text, index)
+        var previousIsWord = wordBefore
 
         // Adds `pc` and what it reaches without consuming a scalar, between `previous` and
         // `scalar`, to `list`. Returns true when the match instruction is reached.
@@ -154,12 +173,16 @@ package final class RegexMatcher {
         }
 
         var nextIsWord = scalar != Self.none && RegexProgram.isWord(scalar)
-        if add(0, to: &current, atStart: true, nextIsWord: nextIsWord) { return true }
+        if let threads {
+            for pc in threads where add(pc, to: &current, atStart: start == 0, nextIsWord: nextIsWord) { return true }
+            if !anchored, add(0, to: &current, atStart: start == 0, nextIsWord: nextIsWord) { return true }
+        } else if add(0, to: &current, atStart: start == 0, nextIsWord: nextIsWord) {
+            return true
+        }
         while scalar != Self.none {
             let consumed = scalar
             let folded = folding ? RegexProgram.fold(consumed) : consumed
             // Move to the next position, so that threads are added with its context.
-            previous = consumed
             previousIsWord = nextIsWord
             index += length
             if index < text.count {
@@ -188,7 +211,6 @@ package final class RegexMatcher {
             swap(&current, &next)
             if current.count == 0 { return false }
         }
-        _ = previous
         return false
     }
 }

@@ -124,11 +124,11 @@ struct SMSCompile: ParsableCommand {
                 "  regexes: \(Figures.grouped(Int64(forms.automata))) as DFAs, \(Figures.grouped(Int64(forms.programs))) as programs (their DFA would pass \(Figures.grouped(Int64(RegexAutomaton.maximumStates))) states or the file's budget)"
             )
         }
-        // Which ones, and what a crafted text can hide from them (docs/MESSAGE-FILTER.md).
+        // Which ones, and what a crafted text can cost them (docs/MESSAGE-FILTER.md).
         let programs = check.programRegexes
-        for (rule, window) in programs.prefix(10) {
+        for (rule, instructions) in programs.prefix(10) {
             print(
-                "  rule \(rule + 1) (\"\(check.rule(rule).name)\"): a program; a text made to keep its lazy DFA building states is read on its first \(Figures.grouped(Int64(window))) bytes"
+                "  rule \(rule + 1) (\"\(check.rule(rule).name)\"): a program of \(Figures.grouped(Int64(instructions))) instructions; it reads the whole message, up to \(Figures.grouped(Int64(instructions))) steps a character where a text keeps its lazy DFA building states"
             )
         }
         if programs.count > 10 {
