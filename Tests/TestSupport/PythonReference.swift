@@ -65,18 +65,33 @@ package enum PythonReference {
         // Written from another thread: python answers as it reads, and a full pipe would block. A
         // python that stopped early makes the write fail with EPIPE, which is ignored here: the
         // missing answers say so below.
+        // Every read and write is read(2) or write(2), retried when a signal interrupts it:
+        // FileHandle stops the process on EINTR (seen when a child exited during a long answer).
         let writer = input.fileHandleForWriting
-        let payload = lines
+        let payload = [UInt8](lines)
         let thread = Thread {
-            try? writer.write(contentsOf: payload)
+            var written = 0
+            while written < payload.count {
+                let count = payload[written...].withUnsafeBytes { write(writer.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                written += count
+            }
             try? writer.close()
         }
         thread.start()
         // Standard error is drained on its own thread, so that a chatty script never blocks.
         let errorText = ErrorText()
-        let errorReader = errors.fileHandleForReading
+        let errorDescriptor = errors.fileHandleForReading.fileDescriptor
         let drain = Thread {
-            let data = errorReader.readDataToEndOfFile()
+            var data: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(errorDescriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                data += buffer[0..<count]
+            }
             errorText.set(String(decoding: data, as: UTF8.self))
         }
         drain.start()
@@ -85,12 +100,14 @@ package enum PythonReference {
         // neither end of file may ever come.
         var answer = Data()
         var lineCount = 0
-        let reader = output.fileHandleForReading
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while lineCount < requests.count {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            answer.append(chunk)
-            lineCount += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { break }
+            answer.append(contentsOf: buffer[0..<count])
+            lineCount += buffer[0..<count].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
         }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
