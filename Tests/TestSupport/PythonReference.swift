@@ -72,7 +72,9 @@ package enum PythonReference {
         let thread = Thread {
             var written = 0
             while written < payload.count {
-                let count = payload[written...].withUnsafeBytes { write(writer.fileDescriptor, $0.baseAddress, $0.count) }
+                let count = payload[written...].withUnsafeBytes {
+                    write(writer.fileDescriptor, $0.baseAddress, $0.count)
+                }
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { break }
                 written += count
