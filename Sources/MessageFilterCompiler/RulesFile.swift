@@ -204,6 +204,7 @@ package struct RulesFile: Sendable {
             }
         }
         var firstByKey: [String: Int] = [:]
+        var lookAlikes: [Int: [(String, [String: Unicode.Scalar])]] = [:]
         warnings = []
         for (index, rule) in rules.enumerated() {
             if rule.name.isEmpty { throw fail(index, "name", "the name is empty") }
@@ -250,6 +251,13 @@ package struct RulesFile: Sendable {
             } else {
                 try checkMatch(rule, index, place: nil)
             }
+            for (number, condition) in ([rule] + rule.all + rule.none).enumerated() {
+                guard let spelling = Self.shortLookAlike(condition, tables: &lookAlikes) else { continue }
+                let place = number == 0 ? "" : " (a condition)"
+                warnings.append(
+                    "\(source): rule \(index + 1) (\"\(rule.name)\")\(place) matches \"\(condition.value)\" through confusables, and the \(spelling.script) \"\(spelling.text)\" has its skeleton: a keyword of 3 letters or fewer read through look-alikes also matches words of Russian, Ukrainian, Bulgarian or Greek text. Make the keyword longer, or leave \"confusables\" out."
+                )
+            }
             let key = Self.matchKey(rule)
             if let first = firstByKey[key] {
                 let other = rules[first]
@@ -270,6 +278,37 @@ package struct RulesFile: Sendable {
                 firstByKey[key] = index
             }
         }
+    }
+
+    /// For a keyword read through confusables whose skeleton has 3 letters or fewer, a spelling
+    /// of it in Cyrillic or in Greek letters alone (`cop` is `сор`, `top` ignoring case `тор`,
+    /// `ok` `ок`), which would then be matched; nil for any other rule. Any such spelling, not
+    /// only a dictionary's words: with 3 letters or fewer most are words or abbreviations in one
+    /// of the languages these scripts write, and the project carries no word lists. `tables`
+    /// keeps each view's letters by skeleton between calls.
+    static func shortLookAlike(_ rule: MessageRule, tables: inout [Int: [(String, [String: Unicode.Scalar])]]) -> (
+        script: String, text: String
+    )? {
+        guard rule.confusables, rule.match != .regex, rule.match != .all else { return nil }
+        let skeleton = String(decoding: rule.view.fold(rule.value), as: UTF8.self).unicodeScalars
+        guard (1...3).contains(skeleton.count), skeleton.allSatisfy({ $0.properties.isAlphabetic }) else { return nil }
+        if tables[rule.view.index] == nil {
+            // Each letter by its skeleton in this view, a lowercase one where there is one.
+            tables[rule.view.index] = [("Cyrillic", 0x0400...0x04FF), ("Greek", 0x0370...0x03FF)].map { script, range in
+                var letters: [String: Unicode.Scalar] = [:]
+                for value in range.reversed() {
+                    guard let letter = Unicode.Scalar(UInt32(value)), letter.properties.isAlphabetic else { continue }
+                    let key = String(decoding: rule.view.fold(String(letter)), as: UTF8.self)
+                    if letters[key] == nil || letter.properties.isLowercase { letters[key] = letter }
+                }
+                return (script, letters)
+            }
+        }
+        for (script, letters) in tables[rule.view.index]! {
+            let spelling = skeleton.compactMap { letters[String($0)] }
+            if spelling.count == skeleton.count { return (script, String(String.UnicodeScalarView(spelling))) }
+        }
+        return nil
     }
 
     /// What a rule or condition matches, as one string: target, match, view and folded value;

