@@ -19,7 +19,9 @@ struct SMS: ParsableCommand {
             first in the file decides. No match gives none, which the extension may defer to a server. \
             docs/MESSAGE-FILTER.md has every field with an example.
             """,
-        subcommands: [SMSCompile.self, SMSVerify.self, SMSCheck.self, SMSServe.self, SMSSimulate.self]
+        subcommands: [
+            SMSCompile.self, SMSVerify.self, SMSCheck.self, SMSBenchCommand.self, SMSServe.self, SMSSimulate.self,
+        ]
     )
 }
 

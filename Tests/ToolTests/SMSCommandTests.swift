@@ -443,3 +443,60 @@ extension RunningBlocklist {
         return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }
+
+/// `sms bench` (issue 45, item 8): a user's rules and messages, classified in process.
+@Suite struct SMSBenchCommandTests {
+    @Test func benchesYourOwnRulesAndMessagesAndWritesHyperscansCorpus() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(
+            Array(
+                #"[{"name":"Parcel","target":"body","match":"regex","value":"(?i)\\b(usps|dhl)\\b.{0,30}\\b(package|parcel)\\b.{0,40}(hold|redeliver)","action":"junk"},{"name":"OTP","target":"body","match":"regex","value":"\\d{6}","action":"transaction"}]"#
+                    .utf8
+            ),
+            to: directory.file("rules.json")
+        )
+        let messages = [
+            #"{"sender": "+1", "body": "USPS: your package is on hold"}"#,
+            #"{"sender": "+2", "body": "your code is 123456"}"#, #"{"sender": "+3", "body": "안녕하세요 내일 봬요"}"#,
+        ]
+        try writeBytes(Array((messages.joined(separator: "\n") + "\n").utf8), to: directory.file("messages.jsonl"))
+        let bench = try runBlocklist(
+            [
+                "sms", "bench", "--rules", "rules.json", "--messages", "messages.jsonl", "--rounds", "2", "--per-round",
+                "300", "--corpus", "hs", "--json",
+            ],
+            in: directory.path
+        )
+        #expect(bench.status == 0, "\(bench.stderr)")
+        let result = try #require(
+            try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any],
+            "\(bench.stdout)"
+        )
+        #expect(result["messages"] as? Int == 3)
+        #expect(result["classified"] as? Int == 300)
+        #expect(result["decided"] as? [String: Int] == ["junk": 1, "transaction": 1, "none": 1])
+        #expect((result["messagesPerSecond"] as? Double ?? 0) > 0)
+        let patterns = try String(contentsOfFile: directory.file("hs/sms-corpus/patterns.tsv"), encoding: .utf8)
+        #expect(patterns.split(separator: "\n").count == 2)
+        let lines = try String(contentsOfFile: directory.file("hs/sms-corpus/messages.tsv"), encoding: .utf8)
+        #expect(lines.hasPrefix("+1\tUSPS: your package is on hold\n"))
+        // What it cannot do, said in a sentence: compiled rules give Hyperscan no patterns, and
+        // an empty messages file nothing to time.
+        let compiled = try runBlocklist(["sms", "compile", "rules.json", "--output", "out"], in: directory.path)
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        let refused = try runBlocklist(
+            ["sms", "bench", "--rules", "out", "--messages", "messages.jsonl", "--corpus", "hs2"],
+            in: directory.path
+        )
+        #expect(
+            refused.status != 0 && refused.stderr.contains("--corpus needs the JSON rules file"),
+            "\(refused.stderr)"
+        )
+        try writeBytes([], to: directory.file("empty.jsonl"))
+        let empty = try runBlocklist(
+            ["sms", "bench", "--rules", "out", "--messages", "empty.jsonl"],
+            in: directory.path
+        )
+        #expect(empty.status != 0 && empty.stderr.contains("holds no message"), "\(empty.stderr)")
+    }
+}

@@ -1,0 +1,182 @@
+import ArgumentParser
+import BenchWorkloads
+import BlocklistCore
+import BlocklistSystem
+import CommandSupport
+import MessageFilterCompiler
+import MessageFilterCore
+
+/// `blocklist sms bench`: a user's own rules on a user's own messages, classified in this process
+/// as the extension classifies them (issue 45, item 8).
+struct SMSBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure classification of your own messages by your own rules, in this process.",
+        discussion: """
+            Loads the rules (a JSON rules file is compiled in memory first, and the time it takes is shown) and \
+            the messages (JSON Lines, as sms check reads them), then classifies every message in turn, --rounds \
+            times, each round at least --per-round messages (the file again as often as needed), and prints the best \
+            round's messages and megabytes a second, one core, with what the messages were decided as. With \
+            --corpus DIR it also writes DIR/sms-corpus, the same rules and messages for \
+            Benchmarks/Hyperscan/hs-bench.c (Scripts/hyperscan-bench.sh --rules FILE --messages FILE runs both).
+            """
+    )
+
+    @Option(
+        help: ArgumentHelp("Rules: a JSON rules file, compiled rules, or a directory holding them.", valueName: "path"),
+        completion: .file()
+    )
+    var rules: String
+
+    @Option(
+        help: ArgumentHelp("A JSON Lines file of messages, or - for standard input.", valueName: "messages.jsonl"),
+        completion: .file()
+    )
+    var messages: String
+
+    @Option(help: "How many rounds to time; the best is shown.")
+    var rounds: Int = 3
+
+    @Option(help: "The fewest messages a round classifies (the file again as often as needed).")
+    var perRound: Int = 200_000
+
+    @Option(
+        help: ArgumentHelp(
+            "Write the rules and messages for Hyperscan's harness into this directory.",
+            valueName: "dir"
+        ),
+        completion: .directory
+    )
+    var corpus: String?
+
+    @Flag(help: "Print the results as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (1...100).contains(rounds) else { throw ValidationError("--rounds takes 1 to 100, not \(rounds).") }
+        guard (1...100_000_000).contains(perRound) else {
+            throw ValidationError("--per-round takes 1 to 100,000,000, not \(perRound).")
+        }
+    }
+
+    struct Result: Encodable {
+        var rules: Int
+        var messages: Int
+        var bytes: Int
+        var compileSeconds: Double?
+        var classified: Int
+        var seconds: Double
+        var messagesPerSecond: Double
+        var megabytesPerSecond: Double
+        var decided: [String: Int]
+        var regexAutomata: Int
+        var regexPrograms: Int
+        var corpus: String?
+    }
+
+    func run() throws {
+        let clock = ContinuousClock()
+        let input = try RulesLoader.readInput(messages, limit: 256 << 20)
+        let loadedMessages = try TestMessage.load(input, source: messages)
+        guard !loadedMessages.isEmpty else {
+            throw MessageFilterError(.invalidMessage, "\(messages) holds no message; give one JSON object per line.")
+        }
+        let started = clock.now
+        let loaded = try RulesLoader.load(rules)
+        let loadSeconds = (clock.now - started).seconds
+        printWarnings(loaded.warnings)
+        var corpusPath: String?
+        if let corpus {
+            guard let source = loaded.source else {
+                throw MessageFilterError(
+                    .invalidRules,
+                    "--corpus needs the JSON rules file: \(rules) is compiled, and Hyperscan reads patterns."
+                )
+            }
+            for (index, rule) in source.rules.enumerated() {
+                if let why = SMSBench.hyperscanRefusal(rule) {
+                    throw MessageFilterError(
+                        .invalidRules,
+                        "--corpus cannot write rule \(index + 1) (\"\(rule.name)\") for Hyperscan: \(why)."
+                    )
+                }
+            }
+            let breaks = { (text: String) in text.contains { $0 == "\t" || $0 == "\n" } }
+            if let line = loadedMessages.firstIndex(where: { breaks($0.sender) || breaks($0.body) }) {
+                throw MessageFilterError(
+                    .invalidMessage,
+                    "--corpus cannot write message \(line + 1) for Hyperscan: it holds a tab or a line break."
+                )
+            }
+            _ = try FileSystem.makeDirectory(corpus)
+            corpusPath = try SMSBench.hyperscanCorpus(
+                rules: source.rules,
+                messages: loadedMessages.map { ($0.sender, $0.body) },
+                in: corpus
+            )
+        }
+        // The messages as the extension gets them: UTF-8 bytes, checked once (TestMessage.load did).
+        let senders = loadedMessages.map { Array($0.sender.utf8) }
+        let bodies = loadedMessages.map { Array($0.body.utf8) }
+        let bytes = zip(senders, bodies).reduce(0) { $0 + $1.0.count + $1.1.count }
+        let classifier = MessageClassifier(rules: loaded.rules)
+        var decided: [String: Int] = [:]
+        for (sender, body) in zip(senders, bodies) {
+            let decision = sender.withUnsafeBufferPointer { s in
+                body.withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
+            }
+            decided[decision.action.description, default: 0] += 1
+        }
+        let passes = max(1, (perRound + senders.count - 1) / senders.count)
+        var best = Double.infinity
+        for round in 1...rounds {
+            if !json && Terminal.stderrIsTerminal {
+                Terminal.error(Terminal.progressLines(["round \(round) of \(rounds)…"]))
+            }
+            let roundStarted = clock.now
+            var matched = 0
+            for _ in 0..<passes {
+                for index in senders.indices {
+                    let decision = senders[index].withUnsafeBufferPointer { s in
+                        bodies[index].withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
+                    }
+                    if decision.rule != nil { matched += 1 }
+                }
+            }
+            precondition(matched >= 0)
+            best = min(best, (clock.now - roundStarted).seconds)
+        }
+        let classified = passes * senders.count
+        let forms = loaded.rules.regexForms
+        let result = Result(
+            rules: loaded.rules.ruleCount,
+            messages: senders.count,
+            bytes: bytes,
+            compileSeconds: loaded.source == nil ? nil : loadSeconds,
+            classified: classified,
+            seconds: best,
+            messagesPerSecond: Double(classified) / max(best, 1e-9),
+            megabytesPerSecond: Double(passes * bytes) / max(best, 1e-9) / 1e6,
+            decided: decided,
+            regexAutomata: forms.automata,
+            regexPrograms: forms.programs,
+            corpus: corpusPath
+        )
+        if json {
+            try printJSON(result)
+            return
+        }
+        let grouped = { (value: Int) in Figures.grouped(Int64(value)) }
+        print(
+            "\(grouped(result.rules)) rules (regexes: \(grouped(forms.automata)) as DFAs, \(grouped(forms.programs)) as programs)\(result.compileSeconds.map { ", compiled in \(milliseconds($0)) ms" } ?? ", compiled")"
+        )
+        let actions = decided.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }
+        print("\(grouped(result.messages)) messages, \(grouped(bytes)) bytes: \(actions.joined(separator: ", "))")
+        print(
+            "best of \(rounds) round\(rounds == 1 ? "" : "s") of \(grouped(classified)) messages: \(grouped(Int(result.messagesPerSecond))) messages/s, \(Double(Int(result.megabytesPerSecond * 10)) / 10) MB/s, one core"
+        )
+        if let corpusPath { print("Hyperscan's corpus: \(corpusPath)") }
+    }
+
+    private func milliseconds(_ seconds: Double) -> String { Figures.grouped(Int64((seconds * 1000).rounded())) }
+}
