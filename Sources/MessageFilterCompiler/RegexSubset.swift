@@ -163,7 +163,8 @@ package enum RegexSubset {
 
     /// Parses `pattern` into its syntax tree and checks every limit, the empty match included.
     /// `caseInsensitive` is the rule's case, which inline flags override: `\P{…}` ignoring case
-    /// is the complement of the property's case closure, as Python's `regex`, RE2 and PCRE read it.
+    /// is the complement of the property's case closure, as RE2 reads it (Python's `regex` and PCRE2 do
+    /// not close a property under case, so they also take `ſ`, `K` and `İ`: MESSAGE-FILTER.md).
     ///
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     package static func parse(_ pattern: String, caseInsensitive: Bool = false) throws(RegexSubsetError) -> RegexNode {

@@ -173,6 +173,14 @@ package struct RulesFile: Sendable {
                 do {
                     _ = try RegexSubset.analyze(rule.pattern, caseInsensitive: !rule.caseSensitive)
                 } catch {
+                    if rule.pattern.isEmpty, !rule.value.isEmpty {
+                        // Only characters normalization removes (a literal zero-width space).
+                        throw fail(
+                            index,
+                            field("value"),
+                            "the regex is empty once normalized (it holds only invisible characters, which normalization removes from every message); set \"normalize\": false to match them as they are"
+                        )
+                    }
                     let folded = rule.pattern == rule.value ? "" : " (as normalized: \(rule.pattern))"
                     throw fail(index, field("value"), "the regex is refused\(folded): \(error)")
                 }
@@ -199,7 +207,7 @@ package struct RulesFile: Sendable {
                 throw fail(
                     index,
                     field("value"),
-                    "the value is empty once normalized (it holds only invisible characters)"
+                    "the value is empty once normalized (it holds only invisible characters, which normalization removes from every message); \(rule.confusables ? "leave out \"confusables\" and " : "")set \"normalize\": false to match them as they are"
                 )
             }
         }
@@ -280,33 +288,52 @@ package struct RulesFile: Sendable {
         }
     }
 
-    /// For a keyword read through confusables whose skeleton has 3 letters or fewer, a spelling
-    /// of it in Cyrillic or in Greek letters alone (`cop` is `сор`, `top` ignoring case `тор`,
-    /// `ok` `ок`), which would then be matched; nil for any other rule. Any such spelling, not
-    /// only a dictionary's words: with 3 letters or fewer most are words or abbreviations in one
-    /// of the languages these scripts write, and the project carries no word lists. `tables`
-    /// keeps each view's letters by skeleton between calls.
+    /// For a keyword of 3 letters or fewer read through confusables, a spelling of it in Cyrillic
+    /// or in Greek letters alone whose skeleton is the keyword's (`cop` is `сор`, `top` ignoring
+    /// case `ТОР`, `tom` `ТОМ`, since `М` and `m` both read as `rn`), which would then be matched;
+    /// nil for any other rule. Any such spelling, not only a dictionary's words: with 3 letters
+    /// or fewer most are words or abbreviations in one of the languages these scripts write, and
+    /// the project carries no word lists. `tables` keeps each view's letters by skeleton.
     static func shortLookAlike(_ rule: MessageRule, tables: inout [Int: [(String, [String: Unicode.Scalar])]]) -> (
         script: String, text: String
     )? {
-        guard rule.confusables, rule.match != .regex, rule.match != .all else { return nil }
-        let skeleton = String(decoding: rule.view.fold(rule.value), as: UTF8.self).unicodeScalars
-        guard (1...3).contains(skeleton.count), skeleton.allSatisfy({ $0.properties.isAlphabetic }) else { return nil }
+        guard rule.confusables, rule.match != .regex, rule.match != .all, (1...3).contains(rule.value.count),
+            rule.value.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic })
+        else { return nil }
+        let skeleton = Array(String(decoding: rule.view.fold(rule.value), as: UTF8.self).unicodeScalars)
+        guard !skeleton.isEmpty else { return nil }
         if tables[rule.view.index] == nil {
-            // Each letter by its skeleton in this view, a lowercase one where there is one.
+            // Each letter by its skeleton in this view: uppercase where one has it (capitals are
+            // what a rule ignoring case meets most: `ОК`, not `оК`), else lowercase.
             tables[rule.view.index] = [("Cyrillic", 0x0400...0x04FF), ("Greek", 0x0370...0x03FF)].map { script, range in
                 var letters: [String: Unicode.Scalar] = [:]
                 for value in range.reversed() {
                     guard let letter = Unicode.Scalar(UInt32(value)), letter.properties.isAlphabetic else { continue }
                     let key = String(decoding: rule.view.fold(String(letter)), as: UTF8.self)
-                    if letters[key] == nil || letter.properties.isLowercase { letters[key] = letter }
+                    guard !key.isEmpty else { continue }
+                    if letters[key] == nil || letter.properties.isUppercase { letters[key] = letter }
                 }
                 return (script, letters)
             }
         }
-        for (script, letters) in tables[rule.view.index]! {
-            let spelling = skeleton.compactMap { letters[String($0)] }
-            if spelling.count == skeleton.count { return (script, String(String.UnicodeScalarView(spelling))) }
+        for (index, (script, letters)) in tables[rule.view.index]!.enumerated() {
+            // A keyword in the script itself means its words.
+            let own: ClosedRange<UInt32> = index == 0 ? 0x0400...0x052F : 0x0370...0x03FF
+            if rule.value.unicodeScalars.contains(where: { own.contains($0.value) }) { continue }
+            // The skeleton cut into letters' skeletons of 1 to 4 scalars, left to right.
+            var spelled: [[Unicode.Scalar]?] = Array(repeating: nil, count: skeleton.count + 1)
+            spelled[0] = []
+            for end in 1...skeleton.count {
+                for length in 1...min(4, end) {
+                    guard let before = spelled[end - length] else { continue }
+                    let piece = String(String.UnicodeScalarView(skeleton[(end - length)..<end]))
+                    if let letter = letters[piece] {
+                        spelled[end] = before + [letter]
+                        break
+                    }
+                }
+            }
+            if let spelling = spelled[skeleton.count] { return (script, String(String.UnicodeScalarView(spelling))) }
         }
         return nil
     }

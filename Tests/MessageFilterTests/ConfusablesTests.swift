@@ -150,7 +150,7 @@ import Testing
     /// the spelling named is matched indeed; longer keywords, keywords without the option and
     /// keywords no such script spells get none.
     @Test func shortKeywordsThroughConfusablesAreWarnedAbout() throws {
-        let values = ["cop", "top", "ok", "claim", "zq", "ay"]
+        let values = ["cop", "top", "ok", "claim", "zq", "ay", "tom", "ноу"]
         var rules = values.map {
             MessageRule(name: $0, target: .body, match: .contains, value: $0, action: .junk, confusables: true)
         }
@@ -158,8 +158,9 @@ import Testing
         var file = RulesFile(rules: rules)
         try file.check(source: "rules.json")
         let warned = file.warnings.filter { $0.contains("through confusables") }
-        #expect(warned.count == 4, "\(file.warnings)")
-        for name in ["cop", "top", "ok", "ay"] {
+        #expect(warned.count == 5, "\(file.warnings)")
+        // `tom`'s skeleton is `torn`: `М` reads as `rn`, as `m` does (found by the field test).
+        for name in ["cop", "top", "ok", "ay", "tom"] {
             let warning = try #require(warned.first { $0.contains("(\"\(name)\")") }, "no warning for \(name)")
             // The spelling the warning names, between the script and "has its skeleton".
             let spelling = try #require(warning.split(separator: "\"").dropFirst(5).first.map(String.init))
@@ -168,6 +169,20 @@ import Testing
                 MessageRule(name: name, target: .body, match: .contains, value: name, action: .junk, confusables: true)
             ])
             #expect(classifier.classify(sender: "+1", body: "… \(spelling) …").rule == 0, "\(warning)")
+        }
+    }
+
+    /// A keyword or regex of characters normalization removes is refused with a sentence that
+    /// offers `"normalize": false` (the field test found a literal zero-width space refused as an
+    /// empty pattern, with no way out named).
+    @Test(arguments: ["contains", "regex"]) func invisibleOnlyValuesOfferTheWayOut(match: String) {
+        let json = #"[{"name":"zw","target":"body","match":"\#(match)","value":"\#u{200B}\#u{2060}","action":"junk"}]"#
+        do {
+            _ = try RulesFile.load(bytes: Array(json.utf8), source: "rules.json")
+            Issue.record("accepted \(match)")
+        } catch {
+            #expect("\(error)".contains("empty once normalized"), "\(error)")
+            #expect("\(error)".contains(#""normalize": false"#), "\(error)")
         }
     }
 
