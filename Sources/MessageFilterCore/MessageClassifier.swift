@@ -177,6 +177,7 @@ public final class MessageClassifier {
     package func classify(validatedSender sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
         -> Decision
     {
+        defer { releaseLargeBuffers() }
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidateCount.pointee = 0
         var best = CompiledRulesFormat.noRule
@@ -594,6 +595,14 @@ public final class MessageClassifier {
             }
         }
         return search(compiled, rule, text)
+    }
+
+    /// Frees a folded text's buffer that a long message grew past 256 KiB (a skeleton of 64 KiB
+    /// may take 400 KB), so that one such message does not stay in the extension's dirty memory.
+    private func releaseLargeBuffers() {
+        let limit = 256 * 1024
+        for index in folded.indices where folded[index].capacity > limit { folded[index] = [] }
+        for slot in normalizedTexts.indices where normalizedTexts[slot].capacity > limit { normalizedTexts[slot] = [] }
     }
 
     /// The DFA; for a program, its lazy DFA, handing over to the NFA simulation where the lazy

@@ -11,10 +11,15 @@
 /// confusables.txt 17.0.0 (Scripts/data/confusables.txt) and Unicode 17.0's decompositions; the combining classes are the
 /// standard library's. A skeleton is for comparing, never for showing. It holds at most
 /// `maximumScalars` scalars: rules through confusables read the skeleton of a text's start when
-/// prototypes make it longer (64 KiB of U+FDFA would be 1.2 M scalars).
+/// prototypes make it longer (64 KiB of U+FDFA would be 393,000 scalars).
 package enum Skeleton {
     /// Appends the skeleton of `text` (valid UTF-8) to `output`; `scalars` and `mapped` are
     /// working space, emptied first.
+    ///
+    /// The text goes in pieces of about `pieceScalars`, each ending before a scalar that starts
+    /// a new one (`startsPiece`): NFD, the ignorables and the prototypes never reorder across
+    /// such a scalar, so the skeleton of the text is the skeleton of each piece in turn, and the
+    /// working space stays the size of a piece.
     static func append(
         _ text: UnsafeBufferPointer<UInt8>,
         to output: inout [UInt8],
@@ -22,19 +27,59 @@ package enum Skeleton {
         mapped: inout [UInt32]
     ) {
         scalars.removeAll(keepingCapacity: true)
+        var produced = 0
         var index = 0
         while index < text.count, scalars.count < maximumScalars {
             let (value, length) = RegexMatcher.decode(text, index)
+            if scalars.count >= pieceScalars, startsPiece(value) {
+                produced += appendPiece(&scalars, to: &output, mapped: &mapped, room: maximumScalars - produced)
+                scalars.removeAll(keepingCapacity: true)
+                if produced >= maximumScalars { return }
+            }
             index += length
             decompose(value, into: &scalars)
         }
+        produced += appendPiece(&scalars, to: &output, mapped: &mapped, room: maximumScalars - produced)
+    }
+
+    /// The scalars a piece of text gathers before it may end.
+    package static let pieceScalars = 1_024
+
+    /// Whether `value` starts a piece: its decomposition starts with a starter (combining
+    /// class 0) that normalization keeps and whose prototype, if any, starts with a starter.
+    /// Every ASCII scalar does.
+    @inline(__always)
+    static func startsPiece(_ value: UInt32) -> Bool {
+        if value < 0x80 { return true }
+        var first = value
+        if (0xAC00...0xD7A3).contains(value) {
+            first = 0x1100 + (value - 0xAC00) / 588
+        } else if let range = lookUp(value, UnicodeConfusables.decompositionKeys, UnicodeConfusables.decompositionEnds)
+        {
+            first = UnicodeConfusables.decompositionValues[range.lowerBound]
+        }
+        if combiningClass(first) != 0 || TextView.isInvisibleFormat(first) { return false }
+        if let range = lookUp(first, UnicodeConfusables.prototypeKeys, UnicodeConfusables.prototypeEnds) {
+            return combiningClass(UnicodeConfusables.prototypeValues[range.lowerBound]) == 0
+        }
+        return true
+    }
+
+    /// The skeleton of a piece, decomposed in `scalars`, appended to `output`: at most `room`
+    /// scalars of it. Returns how many it appended.
+    private static func appendPiece(
+        _ scalars: inout [UInt32],
+        to output: inout [UInt8],
+        mapped: inout [UInt32],
+        room: Int
+    ) -> Int {
         // Ignorables go after NFD has ordered the marks: one between two marks keeps them apart.
         orderCanonically(&scalars)
         mapped.removeAll(keepingCapacity: true)
         let (low, high) = UnicodeConfusables.asciiSources
         for value in scalars {
             // A prototype may be 18 scalars (U+FDFA's): the skeleton stops at the limit.
-            if mapped.count >= maximumScalars { break }
+            if mapped.count >= room { break }
             if value < 0x80, (value < 64 ? low >> UInt64(value) : high >> UInt64(value - 64)) & 1 == 0 {
                 mapped.append(value)
                 continue
@@ -47,11 +92,12 @@ package enum Skeleton {
                 mapped.append(value)
             }
         }
-        if mapped.count > maximumScalars { mapped.removeLast(mapped.count - maximumScalars) }
+        if mapped.count > room { mapped.removeLast(mapped.count - room) }
         // Prototypes are in NFD already, as is every scalar left alone: only the order of the
         // combining marks where they meet may change.
         orderCanonically(&mapped)
         for value in mapped { appendUTF8(value, to: &output) }
+        return mapped.count
     }
 
     /// The skeleton of `text`, as `append` makes it: for the tools and the differential tests.
@@ -64,9 +110,11 @@ package enum Skeleton {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// The most scalars a skeleton holds: a text's first 65,536 (a body's limit in bytes), so
-    /// that prototypes of many scalars cannot make one message cost megabytes.
-    package static let maximumScalars = 65_536
+    /// The most scalars a skeleton holds: three times a body's limit in bytes, so that every
+    /// ASCII text's skeleton is whole (`%` is `º/₀`, `m` is `rn`: the field test of issue 45 hid
+    /// a plain `free` behind 32,900 `m`s when the limit was 65,536), and prototypes of many
+    /// scalars cannot make one message cost megabytes (64 KiB of U+FDFA would be 393,000).
+    package static let maximumScalars = 196_608
 
     /// Appends the full canonical decomposition of `value`.
     static func decompose(_ value: UInt32, into scalars: inout [UInt32]) {
@@ -105,13 +153,15 @@ package enum Skeleton {
         return (low == 0 ? 0 : Int(ends[low - 1]))..<Int(ends[low])
     }
 
+    @inline(__always)
+    static func combiningClass(_ value: UInt32) -> UInt64 {
+        value < 0x300 ? 0 : UInt64(Unicode.Scalar(value)!.properties.canonicalCombiningClass.rawValue)
+    }
+
     /// Sorts each run of combining marks by combining class, keeping the order of equal classes
     /// (the canonical ordering algorithm, UAX #15): in place for short runs, and in O(n log n)
     /// for long ones, which prototypes that are marks can make.
     static func orderCanonically(_ scalars: inout [UInt32]) {
-        func combiningClass(_ value: UInt32) -> UInt64 {
-            value < 0x300 ? 0 : UInt64(Unicode.Scalar(value)!.properties.canonicalCombiningClass.rawValue)
-        }
         var start = 0
         while start < scalars.count {
             guard combiningClass(scalars[start]) != 0 else {

@@ -384,6 +384,52 @@ import Testing
         #expect(classifier.classify(sender: "+1", body: body).rule == 0)
     }
 
+    /// Found by the field test of issue 45: with a limit of 65,536 scalars, 32,900 `m`s (each
+    /// `rn`) or 62 KB of ordinary text hid a plain `free` at the end from a rule through
+    /// confusables. Every ASCII body's skeleton is now whole, whatever it holds, and it is made a
+    /// piece at a time.
+    @Test func anASCIIBodyIsReadWholeThroughConfusables() throws {
+        let classifier = try compiled([
+            MessageRule(name: "r", target: .body, match: .contains, value: "free", action: .junk, confusables: true)
+        ])
+        let lorem = String(repeating: "Lorem ipsum dolor sit amet, consectetur adipiscing elit, mm. ", count: 1_000)
+        let paddings = [
+            String(repeating: "m", count: 65_000), String(repeating: "%", count: 65_000), String(lorem.prefix(65_000)),
+        ]
+        for padding in paddings {
+            for disguise in [" free gift", " \u{192}ree gift"] {
+                let body = padding + disguise
+                #expect(body.utf8.count <= MessageClassifier.maximumBodyBytes)
+                #expect(
+                    classifier.classify(sender: "+1", body: body).rule == 0,
+                    "\(padding.prefix(12))… \(disguise)"
+                )
+            }
+        }
+    }
+
+    /// The skeleton made a piece at a time is the skeleton made at once, on long texts of
+    /// look-alikes, marks and ignorables, against the Python skeleton.
+    @Test func longTextsAgreeWithOneWrittenInPython() throws {
+        var random = SplitMix64(state: 451)
+        let texts = (0..<12).map { _ in
+            (0..<Int.random(in: 2_000...9_000, using: &random)).map { _ in
+                Self.alphabet.randomElement(using: &random)!
+            }
+            .joined()
+        }
+        let view = TextView(caseInsensitive: false, normalized: true, confusables: true)
+        let ours = texts.map { String(decoding: view.fold($0), as: UTF8.self) }
+        let theirs = try #require(
+            try PythonReference.answers(Self.pythonSkeleton, [[texts, false]]).first as? [String]
+        )
+        try #require(theirs.count == ours.count)
+        for index in texts.indices {
+            #expect(ours[index].unicodeScalars.elementsEqual(theirs[index].unicodeScalars), "text \(index + 1)")
+        }
+        #expect(texts.allSatisfy { $0.unicodeScalars.count > Skeleton.pieceScalars })
+    }
+
     /// The compiled file keeps the option: its flag, its automaton, and its reader's checks.
     @Test func theCompiledFileKeepsTheOption() throws {
         let rules = [
