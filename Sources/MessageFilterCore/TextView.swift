@@ -87,16 +87,29 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
             Self.appendFolded(text, to: &output)
             return
         }
+        // Runs of scalars that stay as they are go over in bulk; only an invisible character
+        // (dropped) or a fullwidth form (made ASCII) ends one.
         var mayChangeInNFC = false
         var index = 0
+        var kept = 0
         while index < text.count {
-            var (value, length) = RegexMatcher.decode(text, index)
-            index += length
-            if Self.isInvisibleFormat(value) { continue }
-            if (0xFF01...0xFF5E).contains(value) { value -= 0xFEE0 }
+            if text[index] < 0x80 {
+                index += 1
+                continue
+            }
+            let (value, length) = RegexMatcher.decode(text, index)
+            let fullwidth = (0xFF01...0xFF5E).contains(value)
+            if fullwidth || Self.isInvisibleFormat(value) {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: text[kept..<index]))
+                if fullwidth { output.append(UInt8(value - 0xFEE0)) }
+                index += length
+                kept = index
+                continue
+            }
             mayChangeInNFC = mayChangeInNFC || !Self.isStableInNFC(value)
-            appendUTF8(value, to: &output)
+            index += length
         }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: text[kept..<text.count]))
         if mayChangeInNFC {
             // NFC, so that composed and decomposed forms of a letter give the same bytes. A run
             // of combining marks keeps its first 30 (Unicode's stream-safe limit, UAX #15),
@@ -148,11 +161,65 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
     /// Appends `text` (valid UTF-8), each scalar folded (`RegexProgram.fold`), with no lookup for
     /// scalars that have no case.
     private static func appendFolded(_ text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        // The text in bulk, each folded scalar written over its place: a fold that keeps the
+        // length in UTF-8 (ASCII capitals, `É`, Cyrillic and Greek capitals) is the usual case;
+        // one that does not (`İ` to `i`, the Kelvin sign to `k`) takes the scalar-by-scalar way.
+        let start = output.count
+        output.append(contentsOf: text)
+        let inPlace = output.withUnsafeMutableBufferPointer { out in
+            var index = 0
+            while index < text.count {
+                let byte = text[index]
+                if byte < 0x80 {
+                    out[start + index] = asciiLowercase(byte)
+                    index += 1
+                    continue
+                }
+                let (value, length) = RegexMatcher.decode(text, index)
+                if !isCaseless(value) {
+                    let folded = RegexProgram.fold(value)
+                    if folded != value {
+                        guard utf8Length(folded) == length else { return false }
+                        writeUTF8(folded, to: out, at: start + index)
+                    }
+                }
+                index += length
+            }
+            return true
+        }
+        guard !inPlace else { return }
+        output.removeLast(output.count - start)
         var index = 0
         while index < text.count {
             let (value, length) = RegexMatcher.decode(text, index)
             index += length
             appendUTF8(isCaseless(value) ? value : RegexProgram.fold(value), to: &output)
+        }
+    }
+
+    @inline(__always)
+    private static func utf8Length(_ value: UInt32) -> Int {
+        value < 0x80 ? 1 : value < 0x800 ? 2 : value < 0x10000 ? 3 : 4
+    }
+
+    /// Writes `value`'s UTF-8 at `at`, over bytes of the same length.
+    @inline(__always)
+    private static func writeUTF8(_ value: UInt32, to out: UnsafeMutableBufferPointer<UInt8>, at: Int) {
+        switch value {
+        case 0..<0x80:
+            out[at] = UInt8(value)
+        case 0x80..<0x800:
+            out[at] = UInt8(0xC0 | (value >> 6))
+            out[at + 1] = UInt8(0x80 | (value & 0x3F))
+        case 0x800..<0x10000:
+            out[at] = UInt8(0xE0 | (value >> 12))
+            out[at + 1] = UInt8(0x80 | ((value >> 6) & 0x3F))
+            out[at + 2] = UInt8(0x80 | (value & 0x3F))
+        default:
+            out[at] = UInt8(0xF0 | (value >> 18))
+            out[at + 1] = UInt8(0x80 | ((value >> 12) & 0x3F))
+            out[at + 2] = UInt8(0x80 | ((value >> 6) & 0x3F))
+            out[at + 3] = UInt8(0x80 | (value & 0x3F))
         }
     }
 
