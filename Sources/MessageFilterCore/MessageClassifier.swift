@@ -177,7 +177,10 @@ public final class MessageClassifier {
     package func classify(validatedSender sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
         -> Decision
     {
-        defer { releaseLargeBuffers() }
+        // Only a body over 4 KiB can grow a buffer past the limit (a scalar's skeleton is at
+        // most 18 scalars of 4 bytes, 36 bytes per byte of text); looking after every message
+        // cost the bench a third of its rate.
+        defer { if body.count > 4 * 1024 { releaseLargeBuffers() } }
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidateCount.pointee = 0
         var best = CompiledRulesFormat.noRule
