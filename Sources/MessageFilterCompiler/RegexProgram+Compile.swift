@@ -94,13 +94,15 @@ extension RegexProgram {
             case .repetition(let body, let low, let high):
                 for _ in 0..<low { emit(body) }
                 if let high {
-                    var splits: [Int] = []
+                    // `x?x?…` in a row, each copy's split skipping only that copy: the thread
+                    // that has read fewer copies reaches the others, so a lazy DFA keeps just
+                    // it (`RegexDFA`'s pruning), where skips to the end would keep them all.
                     for _ in low..<high {
-                        splits.append(instructions.count)
-                        append(.split, Int32(instructions.count + 1))
+                        let split = instructions.count
+                        append(.split, Int32(split + 1))
                         emit(body)
+                        instructions[split].y = Int32(instructions.count)
                     }
-                    for split in splits { instructions[split].y = Int32(instructions.count) }
                 } else {
                     let split = instructions.count
                     append(.split, Int32(split + 1))

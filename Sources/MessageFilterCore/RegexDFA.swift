@@ -20,13 +20,15 @@ package final class RegexDFA {
     /// Transition sentinels; real states start at `firstState`.
     static let unknown: UInt16 = 0, matched: UInt16 = 1, dead: UInt16 = 2, firstState: UInt16 = 3
 
-    /// The most states kept at once, by default.
-    package static let defaultStateCapacity = 128
+    /// What a lazy DFA's tables may take, by default: its states, its transitions and the
+    /// counters its states hold (`init(_:stateCapacity:memoryBudget:)`). An extension keeps less
+    /// (`MessageClassifier.extensionLazyDFABudget`).
+    package static let memoryBudget = 384 * 1024
     /// The most states kept at once, and the program counters they may hold together.
     let stateCapacity: Int
     let poolCapacity: Int
     /// Signatures of non-ASCII scalars kept at once, and scalars whose signature is remembered.
-    static let signatureCapacity = 32
+    static let signatureCapacity = 16
     static let memoCapacity = 1024
     /// How many times one search may empty the cache before it hands over to the NFA: no limit,
     /// since computing a transition costs what an NFA step does, and one is computed per scalar
@@ -41,8 +43,12 @@ package final class RegexDFA {
     private var pool: UnsafeMutablePointer<Int32>
     private var poolUsed = 0
     private var stateCount = Int(firstState)
-    /// `stateCapacity × 128` transitions on ASCII scalars.
+    /// `stateCapacity × asciiClasses` transitions on ASCII scalars, by their class: ASCII
+    /// scalars that every instruction and `\b` treat alike share one (as RE2's byte classes).
     private var table: UnsafeMutablePointer<UInt16>
+    /// Each ASCII scalar's class, and how many classes there are.
+    private var byteClasses: UnsafeMutablePointer<UInt8>
+    private let asciiClasses: Int
     /// Open-addressed hash of the states by their contents, 2 × capacity slots.
     private var hash: UnsafeMutablePointer<UInt16>
     /// `stateCapacity × signatureCapacity` transitions on non-ASCII scalars, by signature.
@@ -68,25 +74,44 @@ package final class RegexDFA {
     /// Per class, for one transition: 1 unknown, 2 matches, 0 does not (a non-ASCII scalar's
     /// class test looks Unicode properties up, once per transition rather than once per thread).
     private var verdicts: UnsafeMutablePointer<UInt8>
+    /// For pruning a kernel (`prune(_:_:)`): per instruction, the stamp of the last search that
+    /// reached it, and whether it is one of the kernel's counters (the stamp) or one pruned
+    /// (the stamp + 1).
+    private var reached: UnsafeMutablePointer<UInt32>
+    private var entries: UnsafeMutablePointer<UInt32>
+    private var stamp: UInt32 = 0
 
     static let flagWord: UInt8 = 1, flagStart: UInt8 = 2
 
     /// - Parameters:
     ///   - program: the regex's NFA program, as the compiler shipped it.
     ///   - stateCapacity: the most states kept at once (at most 65,000, three of them
-    ///     sentinels); the compiler asks for more when it builds a complete DFA
-    ///     (`complete(representatives:)`).
-    package init(_ program: RegexProgram, stateCapacity: Int = RegexDFA.defaultStateCapacity) {
+    ///     sentinels); the compiler asks for enough to build a complete DFA
+    ///     (`complete(representatives:)`). By default, as many as `memoryBudget` bytes hold with
+    ///     eight counters a state: about 2,000–4,000, by how many classes the program's ASCII
+    ///     scalars fall into. Each state's row of transitions is written when the state is made,
+    ///     so a regex whose texts reach few states dirties only their pages: the budget is what
+    ///     a text that keeps the cache full costs.
+    package init(_ program: RegexProgram, stateCapacity asked: Int? = nil, memoryBudget: Int = RegexDFA.memoryBudget) {
         self.program = program
-        let stateCapacity = min(stateCapacity, 65_000)
-        self.stateCapacity = stateCapacity
-        poolCapacity = stateCapacity == Self.defaultStateCapacity ? 8 * 1024 : stateCapacity * (program.count + 1)
         let n = program.count + 1
+        byteClasses = .allocate(capacity: 128)
+        asciiClasses = Self.classify(program, into: byteClasses)
+        let stateCapacity: Int
+        if let asked {
+            stateCapacity = min(asked, 65_000)
+            poolCapacity = stateCapacity * n
+        } else {
+            let perState = 2 * (asciiClasses + Self.signatureCapacity) + 2 * 2 + 4 + 4 + 1 + 8 * 4
+            stateCapacity = min(8_192, max(128, memoryBudget / perState))
+            poolCapacity = 8 * stateCapacity
+        }
+        self.stateCapacity = stateCapacity
         starts = .allocate(capacity: stateCapacity)
         counts = .allocate(capacity: stateCapacity)
         flags = .allocate(capacity: stateCapacity)
         pool = .allocate(capacity: poolCapacity)
-        table = .allocate(capacity: stateCapacity * 128)
+        table = .allocate(capacity: stateCapacity * asciiClasses)
         hash = .allocate(capacity: stateCapacity * 2)
         signatureTable = .allocate(capacity: stateCapacity * Self.signatureCapacity)
         signatureWords = 1 + (program.classes.count + 63) / 64
@@ -108,15 +133,20 @@ package final class RegexDFA {
         stack = .allocate(capacity: 3 * n + 2)
         kernel = .allocate(capacity: n)
         verdicts = .allocate(capacity: max(1, program.classes.count))
+        reached = .allocate(capacity: n)
+        reached.initialize(repeating: 0, count: n)
+        entries = .allocate(capacity: n)
+        entries.initialize(repeating: 0, count: n)
         reset()
         resetSignatures()
     }
 
     deinit {
         for pointer in [
-            UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table), .init(hash),
+            UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table),
+            .init(byteClasses), .init(hash),
             .init(signatureTable), .init(signatures), .init(memoKeys), .init(memoValues), .init(set), .init(sparse),
-            .init(stack), .init(kernel), .init(verdicts),
+            .init(stack), .init(kernel), .init(verdicts), .init(reached), .init(entries),
         ] {
             pointer.deallocate()
         }
@@ -125,16 +155,53 @@ package final class RegexDFA {
     private func reset() {
         stateCount = Int(Self.firstState)
         poolUsed = 0
-        table.update(repeating: Self.unknown, count: stateCapacity * 128)
         hash.update(repeating: 0, count: stateCapacity * 2)
-        signatureTable.update(repeating: Self.unknown, count: stateCapacity * Self.signatureCapacity)
+    }
+
+    /// Sorts the ASCII scalars into classes that every instruction of `program` and `\b` treat
+    /// alike (the scalar or folded scalar an instruction names, each set, `.` and word
+    /// characters), writing each scalar's class into `classes`; returns how many there are.
+    private static func classify(_ program: RegexProgram, into classes: UnsafeMutablePointer<UInt8>) -> Int {
+        var named = Set<UInt32>()
+        var foldedNamed = Set<UInt32>()
+        for instruction in program.instructions {
+            let value = UInt32(bitPattern: instruction.x)
+            if instruction.op == .scalar { named.insert(value) }
+            if instruction.op == .foldedScalar { foldedNamed.insert(value) }
+        }
+        var seen: [[UInt64]: UInt8] = [:]
+        for value in UInt32(0)..<0x80 {
+            var key: [UInt64] = [
+                (RegexProgram.isWord(value) ? 1 : 0) | (RegexProgram.isLineBreak(value) ? 2 : 0),
+                named.contains(value) ? UInt64(value) : 0xFFFF,
+                foldedNamed.contains(RegexProgram.fold(value)) ? UInt64(RegexProgram.fold(value)) : 0xFFFF,
+            ]
+            var bits: UInt64 = 0
+            for (index, set) in program.classes.enumerated() {
+                if set.matches(value) { bits |= 1 << UInt64(index % 64) }
+                if index % 64 == 63 {
+                    key.append(bits)
+                    bits = 0
+                }
+            }
+            key.append(bits)
+            if let known = seen[key] {
+                classes[Int(value)] = known
+            } else {
+                let made = UInt8(seen.count)
+                seen[key] = made
+                classes[Int(value)] = made
+            }
+        }
+        return seen.count
     }
 
     /// Forgets every signature, and the transitions by them.
     private func resetSignatures() {
         signatureCount = 0
         memoKeys.update(repeating: UInt32.max, count: Self.memoCapacity)
-        signatureTable.update(repeating: Self.unknown, count: stateCapacity * Self.signatureCapacity)
+        // Rows past the states made are written when their state is.
+        signatureTable.update(repeating: Self.unknown, count: stateCount * Self.signatureCapacity)
     }
 
     /// The number of the signature of `scalar`, a non-ASCII scalar: what every instruction and
@@ -213,6 +280,8 @@ package final class RegexDFA {
         starts[id] = Int32(poolUsed)
         counts[id] = Int32(count)
         flags[id] = stateFlags
+        (table + id * asciiClasses).update(repeating: Self.unknown, count: asciiClasses)
+        (signatureTable + id * Self.signatureCapacity).update(repeating: Self.unknown, count: Self.signatureCapacity)
         (pool + poolUsed).update(from: kernel, count: count)
         poolUsed += count
         hash[slot] = UInt16(id)
@@ -302,9 +371,72 @@ package final class RegexDFA {
             }
         }
         if next == 0, program.anchoredAtStart { return Self.dead }
+        next = prune(next, code)
         var sorted = UnsafeMutableBufferPointer(start: kernel, count: next)
         sorted.sort()
         return state(count: next, flags: nextIsWord ? Self.flagWord : 0)
+    }
+
+    /// Drops from `kernel[0..<count]` each counter that another reaches through splits and jumps
+    /// alone, and returns how many stay. Every text the dropped counter's thread accepts, the
+    /// other's accepts too (its thread can take the same path, with the same flags), so whether
+    /// the state matches is unchanged. This is what keeps `.{0,N}` small: its optional copies
+    /// are emitted as `x?x?…` in a row, so the thread that has read fewer copies reaches every
+    /// other one, and a state holds one counter per window instead of every subset of them
+    /// (issue 45: with `.{0,30}` and `.{0,40}`, text that names the literals again and again
+    /// kept the lazy DFA making states).
+    ///
+    /// Each counter not yet dropped walks what it reaches, never past what an earlier walk
+    /// reached; a counter it meets is dropped. Whatever is dropped is reached by a counter that
+    /// stays (the last walk's counter stays, and a dropped walker was reached by a later one).
+    private func prune(_ count: Int, _ code: UnsafeBufferPointer<RegexProgram.Instruction>) -> Int {
+        guard count > 1 else { return count }
+        if stamp >= UInt32.max - 2 {
+            stamp = 0
+            reached.update(repeating: 0, count: program.count + 1)
+            entries.update(repeating: 0, count: program.count + 1)
+        }
+        stamp += 2
+        let live = stamp
+        for index in 0..<count { entries[Int(kernel[index])] = live }
+        var dropped = 0
+        for index in 0..<count {
+            let origin = kernel[index]
+            guard entries[Int(origin)] == live else { continue }
+            var top = 0
+            func push(from pc: Int32) {
+                let instruction = code[Int(pc)]
+                switch instruction.op {
+                case .split:
+                    stack[top] = instruction.y
+                    stack[top + 1] = instruction.x
+                    top += 2
+                case .jump:
+                    stack[top] = instruction.x
+                    top += 1
+                default: break
+                }
+            }
+            push(from: origin)
+            while top > 0 {
+                top -= 1
+                let pc = stack[top]
+                guard reached[Int(pc)] != live else { continue }
+                reached[Int(pc)] = live
+                if pc != origin, entries[Int(pc)] == live {
+                    entries[Int(pc)] = live + 1
+                    dropped += 1
+                }
+                push(from: pc)
+            }
+        }
+        guard dropped > 0 else { return count }
+        var kept = 0
+        for index in 0..<count where entries[Int(kernel[index])] == live {
+            kernel[kept] = kernel[index]
+            kept += 1
+        }
+        return kept
     }
 
     /// What a search found: a match, none in the whole text, or neither, because it computed
@@ -381,12 +513,13 @@ package final class RegexDFA {
             if byte < 0x80 {
                 scalar = UInt32(byte)
                 index += 1
-                next = table[Int(current) &* 128 &+ Int(byte)]
+                let entry = Int(current) &* asciiClasses &+ Int(byteClasses[Int(byte)])
+                next = table[entry]
                 if next == Self.unknown {
                     // Computed, remembered, or the cache is emptied and this state rebuilt.
                     computed += 1
                     if let made = transition(Int(current), scalar, code, classes) {
-                        table[Int(current) * 128 + Int(byte)] = made
+                        table[entry] = made
                         next = made
                     } else {
                         guard let rebuilt = rebuild(current, &resets) else { return stop(-1) }

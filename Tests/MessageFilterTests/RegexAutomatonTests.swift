@@ -126,6 +126,30 @@ struct RegexAutomatonTests {
         #expect(classifier.classify(sender: "+1", body: "you won 100").rule == 2)
     }
 
+    /// Issue 45: a bounded gap keeps one counter a state. Its optional copies are emitted as
+    /// `x?x?…` in a row and a state keeps only the thread that has read fewest of them (the
+    /// others' texts are its texts too), so `x.{0,200}y` is a DFA of about 200 states where the
+    /// subsets of 200 places would be 2^200. The text decides as the regex says, at the edges.
+    @Test func aBoundedGapShipsAsADFAOfOneCounterAState() throws {
+        let rules = [MessageRule(name: "gap", target: .body, match: .regex, value: "x.{0,200}y", action: .junk)]
+        let rulesFile = try CompiledRules(bytes: RulesCompiler.compile(rules), name: "test")
+        #expect(rulesFile.regexForms.automata == 1 && rulesFile.regexForms.programs == 0)
+        let classifier = MessageClassifier(rules: rulesFile)
+        let gap = { (count: Int) in String(repeating: "x", count: count) }
+        #expect(classifier.classify(sender: "+1", body: "x" + gap(199) + "ay").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "xa" + String(repeating: "b", count: 200) + "y").rule == nil)
+        #expect(classifier.classify(sender: "+1", body: "x" + String(repeating: "가", count: 200) + "y").rule == 0)
+        #expect(classifier.classify(sender: "+1", body: "x" + String(repeating: "가", count: 201) + "y").rule == nil)
+        // A later `x` starts a counter of its own: the one that has read fewest decides.
+        #expect(
+            classifier.classify(
+                sender: "+1",
+                body: "xab" + String(repeating: "b", count: 150) + "x" + String(repeating: "b", count: 150) + "y"
+            ).rule == 0
+        )
+        #expect(classifier.classify(sender: "+1", body: "x\ny").rule == nil)
+    }
+
     /// The fifteen everyday SMS-filter regexes the issue tried, eight of which the former subset
     /// refused: every one is accepted, ships as a DFA, and matches a message it was written for
     /// and not a near miss.

@@ -254,10 +254,11 @@ final class RunningServer {
             in: directory.path
         )
         #expect(one.stdout.hasPrefix("message 1: transaction"), "\(one.stdout)")
-        // A regex shipped as a program is named with what a crafted text can hide from it.
+        // A regex shipped as a program is named with what a crafted text can make it cost (one
+        // window ships as a DFA since issue 45; two still make a program).
         try writeBytes(
             Array(
-                #"[{"name":"Parcel","target":"body","match":"regex","value":"(usps|dhl|fedex|ups|royal ?mail).{0,40}(package|parcel|delivery)","action":"junk"}]"#
+                #"[{"name":"Parcel","target":"body","match":"regex","value":"(usps|dhl|fedex|ups|royal ?mail).{0,40}(package|parcel|delivery).{0,40}(hold|fee)","action":"junk"}]"#
                     .utf8
             ),
             to: directory.file("parcel.json")
