@@ -29,17 +29,18 @@ package enum RegexSubset {
     package static let maximumStates = RegexLimits.maximumStates
     /// What checking a pattern found.
     package struct Analysis: Sendable, Equatable {
-        /// The longest run of ASCII characters every match must contain, lowercased when the
-        /// match ignores case: the filter runs the regex only on texts that contain it. Empty
-        /// when no such run exists; the regex then runs on every message.
-        package var requiredLiteral: [UInt8]
+        /// ASCII literals of which every match must contain one, lowercased when the match
+        /// ignores case: the filter runs the regex only on texts that contain one of them
+        /// (`RegexNode.requiredLiterals`). Empty when none is known; the regex then runs on
+        /// every message.
+        package var requiredLiterals: [[UInt8]]
     }
 
     /// Checks `pattern` against the subset.
     ///
     /// - Parameter caseInsensitive: whether the pattern ignores case (and its literal is to be
     ///   lowercased).
-    /// - Returns: the pattern's required literal.
+    /// - Returns: the pattern's required literals.
     /// - Throws: a sentence naming the first offending character and its position (1-based).
     package static func analyze(_ pattern: String, caseInsensitive: Bool) throws(RegexSubsetError) -> Analysis {
         let node = try parse(pattern, caseInsensitive: caseInsensitive)
@@ -58,7 +59,7 @@ package enum RegexSubset {
                 "the pattern matches any single character (a, 7, !, a space, a line break, 가 and 😀 alike), so it would match every message; require something particular"
             )
         }
-        return Analysis(requiredLiteral: node.requiredLiteral(caseInsensitive: caseInsensitive))
+        return Analysis(requiredLiterals: node.requiredLiterals(caseInsensitive: caseInsensitive))
     }
 
     /// The first scalar a normalized pattern names that no normalized text holds, where it would
@@ -256,14 +257,15 @@ package indirect enum RegexNode: Sendable, Equatable {
         }
     }
 
-    /// The longest run of ASCII literals at the top level that every match contains.
-    func requiredLiteral(caseInsensitive: Bool) -> [UInt8] {
-        var best: [UInt8] = []
-        var run: [UInt8] = []
-        func endRun() {
-            if run.count > best.count { best = run }
-            run.removeAll()
-        }
+    /// The most literals a required set may hold.
+    static let maximumRequiredLiterals = 64
+
+    /// ASCII literals of which every match contains at least one, lowercased when the match
+    /// ignores case; empty when none is known. The best of the candidates by its shortest
+    /// literal: a run of literals in a row (`(?:ab)c` needs `abc`), or an alternation whose every
+    /// branch has a set (`(usps|ups|fedex)` needs one of the three), or a repetition of at least
+    /// one such body, at any depth.
+    func requiredLiterals(caseInsensitive: Bool) -> [[UInt8]] {
         func byte(_ node: RegexNode) -> UInt8? {
             switch node {
             case .scalar(let value) where value < 0x80:
@@ -283,21 +285,56 @@ package indirect enum RegexNode: Sendable, Equatable {
             default: [node]
             }
         }
-        if case .alternation = self { return [] }
-        let nodes = flattened(self)
-        for node in nodes {
-            if let byte = byte(node) {
-                run.append(byte)
-            } else if case .repetition(let inner, let low, _) = node, let byte = byte(inner), low >= 1 {
-                // The repeated literal occurs, but what follows is not adjacent to a fixed one.
-                run.append(byte)
+        // Better: a longer shortest literal, then fewer literals.
+        func better(_ candidate: [[UInt8]], than best: [[UInt8]]) -> Bool {
+            guard !candidate.isEmpty, candidate.count <= Self.maximumRequiredLiterals,
+                !candidate.contains(where: \.isEmpty)
+            else { return false }
+            guard !best.isEmpty else { return true }
+            let (shortest, bestShortest) = (candidate.map(\.count).min()!, best.map(\.count).min()!)
+            return shortest > bestShortest || (shortest == bestShortest && candidate.count < best.count)
+        }
+        func required(_ node: RegexNode) -> [[UInt8]] {
+            switch node {
+            case .alternation(let branches):
+                var union: [[UInt8]] = []
+                for branch in branches {
+                    let set = required(branch)
+                    if set.isEmpty { return [] }
+                    for literal in set where !union.contains(literal) { union.append(literal) }
+                }
+                return union.count <= Self.maximumRequiredLiterals ? union : []
+            case .flagged(let inner, let ignoresCase):
+                return caseInsensitive || !ignoresCase ? required(inner) : []
+            case .repetition(let inner, let low, _):
+                return low >= 1 ? required(inner) : []
+            case .concatenation:
+                var best: [[UInt8]] = []
+                var run: [UInt8] = []
+                func endRun() {
+                    if better([run], than: best) { best = [run] }
+                    run.removeAll()
+                }
+                for item in flattened(node) {
+                    if let byte = byte(item) {
+                        run.append(byte)
+                    } else if case .repetition(let inner, let low, _) = item, let byte = byte(inner), low >= 1 {
+                        // The repeated literal occurs, but what follows is not adjacent to a fixed one.
+                        run.append(byte)
+                        endRun()
+                    } else {
+                        endRun()
+                        let set = required(item)
+                        if better(set, than: best) { best = set }
+                    }
+                }
                 endRun()
-            } else {
-                endRun()
+                return best
+            default:
+                return byte(node).map { [[$0]] } ?? []
             }
         }
-        endRun()
-        return best
+        return required(self)
     }
 }
 

@@ -76,18 +76,18 @@ package enum RulesCompiler {
                 }
                 programs.append((index, program))
                 // RulesFile.check accepted the pattern.
-                let literal =
-                    (try? RegexSubset.analyze(rule.pattern, caseInsensitive: view.caseInsensitive))?.requiredLiteral
+                let literals =
+                    (try? RegexSubset.analyze(rule.pattern, caseInsensitive: view.caseInsensitive))?.requiredLiterals
                     ?? []
-                if literal.isEmpty {
+                if literals.isEmpty {
                     unfiltered.append(UInt32(index))
                     continue
                 }
-                // The literal is ASCII, which every view leaves as it is (lowercased already when
-                // the rule ignores case).
+                // The literals are ASCII, which every view leaves as it is (lowercased already when
+                // the rule ignores case); any of them triggers the regex.
                 for target in targets {
                     let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
-                    tries[kind, default: Trie()].insert(literal, trigger: UInt32(index))
+                    for literal in literals { tries[kind, default: Trie()].insert(literal, trigger: UInt32(index)) }
                 }
                 continue
             }

@@ -117,23 +117,33 @@ let sampleRules = [
 }
 
 @Suite struct RegexSubsetTests {
+    /// `literals`: what every match contains one of, `|` between them.
     @Test(arguments: [
         ("https?://bit\\.ly/\\w+", "://bit.ly/"),
         ("Code:? \\d{6}", "code"),
-        ("win|won", ""),
+        ("win|won", "win|won"),
         ("(?:ab|cd)efg", "efg"),
         ("[0-9]+ usd", " usd"),
         ("ab+c", "ab"),
         ("x{0,3}yz", "yz"),
-        ("(a+)+$", ""),
+        ("(a+)+$", "a"),
         (".*a.*b", "a"),
         ("a+b+", "a"),
         ("a{1000}", "a"),
         ("xy(?:ab)*cd", "xy"),
+        ("\\b(usps|ups|fedex|dhl)\\b.{0,30}\\b(package|parcel|shipment)\\b", "package|parcel|shipment"),
+        ("(colis|package|parcel).{0,40}(frais|fee)", "colis|package|parcel"),
+        ("(gagn|remport)\\w*.{0,30}", "gagn|remport"),
+        ("(a|b)|c", "a|b|c"),
+        ("(ab|c?)d", "d"),
+        ("(ab|c?)[0-9]", ""),
+        ("(?:X|y)+z", "z"),
+        ("(?:Xy|yZ)+", "xy|yz"),
     ])
-    func acceptsAndFindsTheRequiredLiteral(pattern: String, literal: String) throws {
+    func acceptsAndFindsTheRequiredLiterals(pattern: String, literals: String) throws {
         let analysis = try RegexSubset.analyze(pattern, caseInsensitive: true)
-        #expect(analysis.requiredLiteral == Array(literal.utf8))
+        let expected = literals.isEmpty ? [] : literals.split(separator: "|").map { Array($0.utf8) }
+        #expect(analysis.requiredLiterals == expected)
         _ = try Regex(pattern)
     }
 

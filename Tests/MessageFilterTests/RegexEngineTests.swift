@@ -616,9 +616,11 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         let classifier = try #require(regexClassifier("(?-i:ABC)def", caseInsensitive: true))
         #expect(verdict(classifier, "xxABCDEF"))
         #expect(!verdict(classifier, "xxabcdef"))
-        #expect(try RegexSubset.analyze("(?-i:ABC)def", caseInsensitive: true).requiredLiteral == Array("abcdef".utf8))
+        #expect(
+            try RegexSubset.analyze("(?-i:ABC)def", caseInsensitive: true).requiredLiterals == [Array("abcdef".utf8)]
+        )
         // Under `(?i)` in a case-sensitive rule, the literal could be in any case: none is required.
-        #expect(try RegexSubset.analyze("(?i:abc)", caseInsensitive: false).requiredLiteral.isEmpty)
+        #expect(try RegexSubset.analyze("(?i:abc)", caseInsensitive: false).requiredLiterals.isEmpty)
     }
 
     /// What needs backtracking is refused with a sentence naming the construct and why.
