@@ -20,9 +20,9 @@ package struct ScalarClasses: Sendable, Equatable {
         self.count = count
     }
 
-    /// The class of a non-ASCII scalar: a binary search of the ranges.
+    /// The range holding a non-ASCII scalar, its place in `starts`: a binary search.
     @inline(__always)
-    func nonASCIIClass(_ scalar: UInt32) -> Int {
+    func nonASCIIRange(_ scalar: UInt32) -> Int {
         starts.withUnsafeBufferPointer { starts in
             var low = 0
             var high = starts.count
@@ -30,7 +30,7 @@ package struct ScalarClasses: Sendable, Equatable {
                 let middle = (low + high) / 2
                 if starts[middle] <= scalar { low = middle } else { high = middle }
             }
-            return Int(classes[low])
+            return low
         }
     }
 }
@@ -143,7 +143,8 @@ package struct RegexAutomaton: @unchecked Sendable {
     /// Whether the regex matches anywhere in `text` (valid UTF-8).
     ///
     /// - Complexity: O(text), one table lookup per scalar, plus a binary search of the scalar
-    ///   ranges for each non-ASCII one.
+    ///   ranges for each non-ASCII one outside the range of the one before (a run of Hangul,
+    ///   Han or accented Latin letters mostly stays in one).
     package func matches(_ text: UnsafeBufferPointer<UInt8>, scalarClasses: ScalarClasses) -> Bool {
         let count = classCount
         let table = table
@@ -154,6 +155,10 @@ package struct RegexAutomaton: @unchecked Sendable {
             scalarClasses.ascii.withUnsafeBufferPointer { ascii in
                 var state = 0
                 var index = 0
+                // The range of the last non-ASCII scalar, [low, high), and its class here.
+                var low: UInt32 = 0
+                var high: UInt32 = 0
+                var rangeClass = 0
                 while index < text.count {
                     let byte = text[index]
                     let local: Int
@@ -162,7 +167,13 @@ package struct RegexAutomaton: @unchecked Sendable {
                         index += 1
                     } else {
                         let (scalar, length) = RegexMatcher.decode(text, index)
-                        local = Int(classMap[scalarClasses.nonASCIIClass(scalar)])
+                        if scalar &- low >= high &- low {
+                            let range = scalarClasses.nonASCIIRange(scalar)
+                            low = scalarClasses.starts[range]
+                            high = range + 1 < scalarClasses.starts.count ? scalarClasses.starts[range + 1] : 0x11_0000
+                            rangeClass = Int(classMap[Int(scalarClasses.classes[range])])
+                        }
+                        local = rangeClass
                         index += length
                     }
                     let next = table[state &* count &+ local]
