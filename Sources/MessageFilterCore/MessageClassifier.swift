@@ -183,6 +183,8 @@ public final class MessageClassifier {
         defer { if body.count > 4 * 1024 { releaseLargeBuffers() } }
         for rule in candidates { seen[Int(rule) >> 6] = 0 }
         candidateCount.pointee = 0
+        normalizedState[0] = .unknown
+        normalizedState[1] = .unknown
         var best = CompiledRulesFormat.noRule
         // Each automaton is lent in place through a pointer: a copy (which a subscript makes)
         // retains every array it holds, for each automaton of each message.
@@ -200,6 +202,27 @@ public final class MessageClassifier {
                 // The dense table's byte classes fold ASCII capitals; NFC and the normalized
                 // forms leave ASCII as it is (but skeletons do not: `m` is `rn`).
                 best = min(best, run(automaton, over: text))
+            } else if view.normalized && !view.confusables {
+                // The normalized text is made once per message and target, for the automata and
+                // the regexes alike; ignoring case, its fold (the view's own order: NFC, then
+                // each scalar folded).
+                let slot = automaton.pointee.target == .sender ? 0 : 1
+                normalize(text, slot: slot)
+                let source = normalizedState[slot] == .same ? nil : slot
+                if view.caseInsensitive {
+                    if let source {
+                        normalizedTexts[source].withUnsafeBufferPointer {
+                            TextView.fold(caseOf: $0, into: &folded[view.index])
+                        }
+                    } else {
+                        TextView.fold(caseOf: text, into: &folded[view.index])
+                    }
+                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                } else if let source {
+                    best = normalizedTexts[source].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                } else {
+                    best = min(best, run(automaton, over: text))
+                }
             } else {
                 view.fold(text, into: &folded[view.index])
                 best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
@@ -207,8 +230,6 @@ public final class MessageClassifier {
         }
         for rule in unfilteredRegexes { addCandidate(rule) }
         if candidateCount.pointee != 0 {
-            normalizedState[0] = .unknown
-            normalizedState[1] = .unknown
             if hasCombined { best = weighCombined(best: best, sender: sender, body: body) }
             best = runRegexes(best: best, sender: sender, body: body)
         }
@@ -584,20 +605,24 @@ public final class MessageClassifier {
         normalized: Bool
     ) -> Bool {
         if normalized {
-            if normalizedState[slot] == .unknown {
-                // ASCII is its own normalized form.
-                if Self.isASCII(text) {
-                    normalizedState[slot] = .same
-                } else {
-                    TextView(caseInsensitive: false, normalized: true).fold(text, into: &normalizedTexts[slot])
-                    normalizedState[slot] = .folded
-                }
-            }
+            normalize(text, slot: slot)
             if normalizedState[slot] == .folded {
                 return normalizedTexts[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
             }
         }
         return search(compiled, rule, text)
+    }
+
+    /// Makes the normalized view of `text`, the sender (`slot` 0) or the body (1), unless this
+    /// message's is made already: `.same` for ASCII, its own normalized form.
+    private func normalize(_ text: UnsafeBufferPointer<UInt8>, slot: Int) {
+        guard normalizedState[slot] == .unknown else { return }
+        if Self.isASCII(text) {
+            normalizedState[slot] = .same
+        } else {
+            TextView(caseInsensitive: false, normalized: true).fold(text, into: &normalizedTexts[slot])
+            normalizedState[slot] = .folded
+        }
     }
 
     /// Frees a folded text's buffer that a long message grew past 256 KiB (a skeleton of 64 KiB

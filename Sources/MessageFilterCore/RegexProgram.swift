@@ -222,6 +222,17 @@ package struct RegexProgram: Sendable {
     @inline(__always)
     package static func fold(_ value: UInt32) -> UInt32 {
         if value < 0x80 { return value &- 0x41 < 26 ? value | 0x20 : value }
+        // Latin letters with marks, the usual non-ASCII letters of French, German, Spanish or
+        // Vietnamese text, from a table rather than a Unicode property lookup each.
+        if value < 0x250 { return UInt32(latinFolds[Int(value) &- 0x80]) }
+        return foldLookingUp(value)
+    }
+
+    /// The fold of U+0080…U+024F (928 bytes, made at first use).
+    private static let latinFolds: [UInt16] = (UInt32(0x80)..<0x250).map { UInt16(foldLookingUp($0)) }
+
+    /// `fold` by the standard library's Unicode properties.
+    private static func foldLookingUp(_ value: UInt32) -> UInt32 {
         if value == 0x17F { return 0x73 }
         guard let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased else { return value }
         // Swift gives the full mapping; the simple one is its only scalar, except for U+0130 (İ),

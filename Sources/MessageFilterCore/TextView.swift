@@ -158,6 +158,14 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
         work.withUnsafeBufferPointer { Skeleton.append($0, to: &output, scalars: &scalars, mapped: &mapped) }
     }
 
+    /// Writes `normalized`, the normalized view of a text, folded as the view ignoring case
+    /// folds it (each scalar, `RegexProgram.fold`): what `fold(_:into:)` of the normalized view
+    /// ignoring case writes, from the normalized text the classifier made already.
+    package static func fold(caseOf normalized: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        output.removeAll(keepingCapacity: true)
+        appendFolded(normalized, to: &output)
+    }
+
     /// Appends `text` (valid UTF-8), each scalar folded (`RegexProgram.fold`), with no lookup for
     /// scalars that have no case.
     private static func appendFolded(_ text: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
@@ -223,24 +231,50 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Scalars with no case, which lowercasing leaves alone: combining diacritical marks, Hangul
-    /// jamo and syllables, kana, and the CJK ideographs.
+    /// Scalars that folding leaves alone, looked up by range rather than by property: combining
+    /// diacritical marks, Hangul jamo and syllables, general punctuation and currency signs,
+    /// arrows and technical signs, box drawing, shapes, symbols and dingbats, CJK symbols, kana and
+    /// compatibility jamo, the CJK ideographs, and the emoji (`NormalizationTests` holds each to
+    /// `RegexProgram.fold`).
     @inline(__always)
-    static func isCaseless(_ value: UInt32) -> Bool {
-        (0x300...0x344).contains(value) || (0x346...0x36F).contains(value) || (0x1100...0x11FF).contains(value)
-            || (0x3040...0x30FF).contains(value) || (0x4E00...0x9FFF).contains(value)
-            || (0xAC00...0xD7A3).contains(value)
+    package static func isCaseless(_ value: UInt32) -> Bool {
+        if value < 0x1100 { return (0x300...0x344).contains(value) || (0x346...0x36F).contains(value) }
+        if value < 0xAC00 {
+            return value <= 0x11FF || (0x2000...0x20FF).contains(value) || (0x2190...0x23FF).contains(value)
+                || (0x2500...0x2BFF).contains(value) || (0x3000...0x33FF).contains(value)
+                || (0x4E00...0x9FFF).contains(value)
+        }
+        return value <= 0xD7A3 || (0x1F300...0x1FAFF).contains(value)
     }
 
-    /// Scalars that NFC leaves alone wherever they stand (quick check Yes, combining class 0): a
-    /// text of only these is already in NFC. Below U+0300, general punctuation, CJK
-    /// punctuation, Han, Hangul syllables, fullwidth ASCII and the emoji.
+    /// Scalars that NFC leaves alone wherever they stand (quick check Yes, combining class 0, and
+    /// second in no composition): a text of only these is already in NFC. Below U+0300, Greek
+    /// and Cyrillic letters, general punctuation and currency signs (`€`), arrows, mathematical
+    /// and technical signs, enclosed forms, box drawing, shapes, symbols and dingbats (`☎`), CJK
+    /// punctuation, kana, Hangul compatibility jamo (`ㅎ`), Han, Hangul syllables, fullwidth
+    /// ASCII and the emoji. `NormalizationTests.stableScalarsAreStableInNFC` holds each range to
+    /// Python's `unicodedata`.
     @inline(__always)
-    static func isStableInNFC(_ value: UInt32) -> Bool {
-        value < 0x300 || (0x2010...0x2027).contains(value) || (0x3000...0x3029).contains(value)
-            || (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
-            || (0xFF01...0xFF5E).contains(value) || (0x1F300...0x1FAFF).contains(value)
+    package static func isStableInNFC(_ value: UInt32) -> Bool {
+        if value < 0x300 { return true }
+        if value < 0x2000 {
+            return (0x388...0x3FF).contains(value) || (0x400...0x482).contains(value) || (0x48A...0x52F).contains(value)
+        }
+        if value < 0xAC00 {
+            return (0x2010...0x20CF).contains(value) || (0x2190...0x2328).contains(value)
+                || (0x232B...0x2ADB).contains(value) || (0x3000...0x3029).contains(value)
+                || (0x3030...0x3098).contains(value) || (0x309B...0x33FF).contains(value)
+                || (0x4E00...0x9FFF).contains(value)
+        }
+        return value <= 0xD7A3 || (0xFF01...0xFF5E).contains(value) || (0x1F000...0x1FAFF).contains(value)
     }
+
+    /// The ranges `isStableInNFC` takes, for its test.
+    package static let stableInNFCRanges: [ClosedRange<UInt32>] = [
+        0x0...0x2FF, 0x388...0x3FF, 0x400...0x482, 0x48A...0x52F, 0x2010...0x20CF, 0x2190...0x2328,
+        0x232B...0x2ADB, 0x3000...0x3029, 0x3030...0x3098, 0x309B...0x33FF, 0x4E00...0x9FFF, 0xAC00...0xD7A3,
+        0xFF01...0xFF5E, 0x1F000...0x1FAFF,
+    ]
 
     /// Convenience for compiling and tests: the view of `text` as bytes.
     package func fold(_ text: String) -> [UInt8] {

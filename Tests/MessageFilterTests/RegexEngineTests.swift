@@ -704,6 +704,67 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(classifier.classify(sender: "+1", body: "a pr\u{061C}ize") == .init(action: .junk, rule: 0))
     }
 
+    /// The scalars the case-insensitive view passes over without folding fold to themselves.
+    @Test func caselessScalarsFoldToThemselves() {
+        var changed: [UInt32] = []
+        var caseless = 0
+        for value in UInt32(0)..<0x11_0000 where TextView.isCaseless(value) {
+            caseless += 1
+            if RegexProgram.fold(value) != value { changed.append(value) }
+        }
+        #expect(changed.isEmpty, "folded: \(changed.prefix(10).map { String($0, radix: 16) })")
+        #expect(caseless > 35_000 && !TextView.isCaseless(0x2126) && !TextView.isCaseless(0x24B6))
+    }
+
+    /// The scalars the normalized view takes to be in NFC wherever they stand (and so passes
+    /// over without normalizing) are: of combining class 0, their own NFC, by the standard
+    /// library (Unicode 17) and by Python's `unicodedata`, and second in no canonical composition
+    /// (Python's decompositions, and Hangul's rule). A scalar wrongly taken for one would keep a
+    /// text from NFC.
+    @Test func stableScalarsAreStableInNFC() throws {
+        let ranges = TextView.stableInNFCRanges
+        #expect(ranges.allSatisfy { range in range.allSatisfy(TextView.isStableInNFC) })
+        #expect(!TextView.isStableInNFC(0x301) && !TextView.isStableInNFC(0x1161) && !TextView.isStableInNFC(0x2126))
+        var ours: [UInt32] = []
+        for range in ranges {
+            for value in range where (0xD800...0xDFFF).contains(value) == false {
+                let scalar = Unicode.Scalar(value)!
+                let nfc = Array(String(Character(scalar))._nfcCodeUnits)
+                if scalar.properties.canonicalCombiningClass.rawValue != 0 || nfc != Array(String(scalar).utf8) {
+                    ours.append(value)
+                }
+            }
+        }
+        #expect(ours.isEmpty, "not stable by the standard library: \(ours.prefix(10).map { String($0, radix: 16) })")
+        let script = """
+            import json, sys, unicodedata as u
+            second = set()
+            for cp in range(0x110000):
+                d = u.decomposition(chr(cp))
+                if d and not d.startswith('<'):
+                    parts = [int(x, 16) for x in d.split()]
+                    if len(parts) == 2 and u.normalize('NFC', chr(parts[0]) + chr(parts[1])) == chr(cp):
+                        second.add(parts[1])
+            # Hangul syllables compose by rule, not by a listed decomposition: a vowel after a
+            # leading consonant, a trailing consonant after an LV syllable.
+            second.update(range(0x1161, 0x1176))
+            second.update(range(0x11A8, 0x11C3))
+            for line in sys.stdin:
+                bad = []
+                for low, high in json.loads(line):
+                    for cp in range(low, high + 1):
+                        if 0xD800 <= cp <= 0xDFFF:
+                            continue
+                        c = chr(cp)
+                        if u.combining(c) != 0 or u.normalize('NFC', c) != c or cp in second:
+                            bad.append(cp)
+                print(json.dumps(bad), flush=True)
+            """
+        let request = ranges.map { [Int($0.lowerBound), Int($0.upperBound)] }
+        let theirs = try #require(try PythonReference.answers(script, [request]).first as? [Int])
+        #expect(theirs.isEmpty, "not stable by Python: \(theirs.prefix(10).map { String($0, radix: 16) })")
+    }
+
     /// The views as the standard library makes them: normalized, the invisible characters
     /// dropped, fullwidth ASCII made ASCII, and NFC; then, ignoring case, each scalar's
     /// `lowercased()` where it is one scalar (`İ` to `i`, its simple mapping, and `ſ` to `s`, as
