@@ -76,14 +76,27 @@ public final class MessageClassifier {
     private var normalizedState: [NormalizedState] = [.unknown, .unknown]
     private enum NormalizedState { case unknown, same, folded }
 
+    /// What a Message Filter extension keeps of regexes shipped as programs: four lazy DFAs of
+    /// at most 96 KiB each (about 750 states), so that its dirty memory stays near its budget
+    /// whatever the rules and texts; a text whose states outgrow a cache costs time, not memory.
+    package static let extensionRegexCacheSize = 4
+    package static let extensionLazyDFABudget = 96 * 1024
+
     /// Makes a classifier over `rules`; its working memory is allocated here, not per message.
     ///
     /// - Parameters:
     ///   - rules: the compiled rules, loaded once per process.
-    ///   - regexCacheSize: how many compiled regexes to keep; each costs its
-    ///     instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's fixed
-    ///     cache (about 75 KiB).
-    public init(rules: CompiledRules, regexCacheSize: Int = 64) {
+    ///   - regexCacheSize: how many regexes shipped as programs to keep; each costs its
+    ///     instructions (12 bytes each, at most 10,001), its classes, and its lazy DFA's cache.
+    ///   - lazyDFABudget: the most a lazy DFA's cache may take, in bytes (nil: 384 KiB,
+    ///     `RegexDFA.memoryBudget`): it takes what its texts' states need up to this. An
+    ///     extension keeps `extensionRegexCacheSize` of `extensionLazyDFABudget`; a server,
+    ///     which classifies for many phones, the defaults.
+    public init(
+        rules: CompiledRules,
+        regexCacheSize: Int = 64,
+        lazyDFABudget: Int? = nil
+    ) {
         self.rules = rules
         file = UnsafeRawBufferPointer(rules.bytes)
         folded = Array(repeating: [], count: 8)
@@ -100,7 +113,7 @@ public final class MessageClassifier {
         seen.initialize(repeating: 0, count: max(1, (rules.entryCount + 63) / 64))
         windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk : 1)
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
-        programs = RegexProgramCache(capacity: regexCacheSize)
+        programs = RegexProgramCache(capacity: regexCacheSize, lazyDFABudget: lazyDFABudget ?? RegexDFA.memoryBudget)
         for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
     }
 
@@ -653,15 +666,20 @@ public final class MessageClassifier {
     }
 }
 
-/// The lazy DFAs of regexes shipped as programs (about 75 KiB each, allocated once), at most
-/// `capacity` at once, so that memory stays fixed whatever the number of such rules: a rule's
-/// lazy DFA is made when its literal first occurs, and the least recently used one makes room.
+/// The lazy DFAs of regexes shipped as programs (each within `lazyDFABudget` bytes), at most
+/// `capacity` at once, so that memory stays bounded whatever the number of such rules: a rule's
+/// lazy DFA is made when one of its literals first occurs, and the least recently used one makes
+/// room.
 struct RegexProgramCache {
     private var entries: [(rule: Int, dfa: RegexDFA, used: UInt64)] = []
     private let capacity: Int
+    private let lazyDFABudget: Int
     private var clock: UInt64 = 0
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, lazyDFABudget: Int) {
+        self.capacity = max(1, capacity)
+        self.lazyDFABudget = lazyDFABudget
+    }
 
     mutating func dfa(for rule: Int, program: RegexProgram) -> RegexDFA {
         clock += 1
@@ -669,7 +687,7 @@ struct RegexProgramCache {
             entries[slot].used = clock
             return entries[slot].dfa
         }
-        let dfa = RegexDFA(program)
+        let dfa = RegexDFA(program, memoryBudget: lazyDFABudget)
         if entries.count < capacity {
             entries.append((rule, dfa, clock))
         } else {

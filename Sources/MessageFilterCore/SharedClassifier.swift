@@ -35,7 +35,11 @@ public final class SharedClassifier: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         if classifier == nil, let rules = load() {
-            classifier = MessageClassifier(rules: rules)
+            classifier = MessageClassifier(
+                rules: rules,
+                regexCacheSize: MessageClassifier.extensionRegexCacheSize,
+                lazyDFABudget: MessageClassifier.extensionLazyDFABudget
+            )
         }
         return classifier?.classify(sender: sender, body: body)
     }

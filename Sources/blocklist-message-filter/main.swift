@@ -46,9 +46,13 @@ do {
 } catch {
     fail(error.message)
 }
-// Four compiled regexes at most, each with its lazy DFA's fixed cache (about 75 KiB), whatever the
-// number of regex rules.
-let classifier = MessageClassifier(rules: rules, regexCacheSize: 4)
+// As an extension keeps them: four regexes shipped as programs at most, each with a lazy DFA of
+// at most 96 KiB, whatever the number of regex rules.
+let classifier = MessageClassifier(
+    rules: rules,
+    regexCacheSize: MessageClassifier.extensionRegexCacheSize,
+    lazyDFABudget: MessageClassifier.extensionLazyDFABudget
+)
 let channel = FrameChannel(input: 0, output: 1)
 
 // Fixed buffers, allocated once: the largest sender, body and response accepted.
