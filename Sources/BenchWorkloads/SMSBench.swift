@@ -171,8 +171,7 @@ package struct SMSBench {
     /// Writes `rules` and `messages` into `directory/sms-corpus` for hs-bench: `patterns.tsv`
     /// (key, case flag, target, pattern) and `messages.tsv` (sender, tab, body).
     ///
-    /// - Precondition: every rule passes `hyperscanRefusal`, and no message holds a tab or a
-    ///   line break.
+    /// - Precondition: every rule passes `hyperscanRefusal`.
     package static func hyperscanCorpus(
         rules: [MessageRule],
         messages: [(sender: String, body: String)],
@@ -196,10 +195,24 @@ package struct SMSBench {
             let key = CompiledRulesFormat.key(action: rule.action, rule: index)
             patterns += "\(key)\t\(rule.caseSensitive ? "" : "c")\t\(target)\t\(pattern)\n"
         }
+        // A backslash, a tab, a line break and NUL are written as `\\`, `\t`, `\n` and `\0`,
+        // which hs-bench reads back, so that messages keep them.
+        func escaped(_ text: String) -> String {
+            var out = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\\": out += "\\\\"
+                case "\t": out += "\\t"
+                case "\n": out += "\\n"
+                case "\0": out += "\\0"
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out
+        }
         var lines = ""
         for message in messages {
-            precondition(!(message.sender + message.body).contains(where: { $0 == "\t" || $0 == "\n" }))
-            lines += message.sender + "\t" + message.body + "\n"
+            lines += escaped(message.sender) + "\t" + escaped(message.body) + "\n"
         }
         let path = directory + "/sms-corpus"
         _ = try FileSystem.makeDirectory(path)

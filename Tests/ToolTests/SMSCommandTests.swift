@@ -459,6 +459,7 @@ extension RunningBlocklist {
         let messages = [
             #"{"sender": "+1", "body": "USPS: your package is on hold"}"#,
             #"{"sender": "+2", "body": "your code is 123456"}"#, #"{"sender": "+3", "body": "안녕하세요 내일 봬요"}"#,
+            #"{"sender": "+4", "body": "[Web발신]\n1\t2 \\ ok"}"#,
         ]
         try writeBytes(Array((messages.joined(separator: "\n") + "\n").utf8), to: directory.file("messages.jsonl"))
         let bench = try runBlocklist(
@@ -473,14 +474,32 @@ extension RunningBlocklist {
             try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any],
             "\(bench.stdout)"
         )
-        #expect(result["messages"] as? Int == 3)
+        #expect(result["messages"] as? Int == 4)
         #expect(result["classified"] as? Int == 300)
-        #expect(result["decided"] as? [String: Int] == ["junk": 1, "transaction": 1, "none": 1])
+        #expect(result["decided"] as? [String: Int] == ["junk": 1, "transaction": 1, "none": 2])
+        #expect(result["asExtension"] as? Bool == false)
         #expect((result["messagesPerSecond"] as? Double ?? 0) > 0)
         let patterns = try String(contentsOfFile: directory.file("hs/sms-corpus/patterns.tsv"), encoding: .utf8)
         #expect(patterns.split(separator: "\n").count == 2)
         let lines = try String(contentsOfFile: directory.file("hs/sms-corpus/messages.tsv"), encoding: .utf8)
         #expect(lines.hasPrefix("+1\tUSPS: your package is on hold\n"))
+        // A line break, a tab and a backslash in a message are escaped for hs-bench, which reads
+        // them back (Benchmarks/Hyperscan/hs-bench.c).
+        #expect(lines.hasSuffix("+4\t[Web발신]\\n1\\t2 \\\\ ok\n"), "\(lines)")
+        // As an extension keeps its lazy DFAs: the same decisions.
+        let asExtension = try runBlocklist(
+            [
+                "sms", "bench", "--rules", "rules.json", "--messages", "messages.jsonl", "--rounds", "1", "--per-round",
+                "4", "--as-extension", "--json",
+            ],
+            in: directory.path
+        )
+        let extensionResult = try #require(
+            try JSONSerialization.jsonObject(with: Data(asExtension.stdout.utf8)) as? [String: Any],
+            "\(asExtension.stdout)\(asExtension.stderr)"
+        )
+        #expect(extensionResult["asExtension"] as? Bool == true)
+        #expect(extensionResult["decided"] as? [String: Int] == ["junk": 1, "transaction": 1, "none": 2])
         // What it cannot do, said in a sentence: compiled rules give Hyperscan no patterns, and
         // an empty messages file nothing to time.
         let compiled = try runBlocklist(["sms", "compile", "rules.json", "--output", "out"], in: directory.path)
