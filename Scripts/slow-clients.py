@@ -16,8 +16,13 @@ answered, or answered later than --limit seconds, or if a slow download does not
 afterwards: the server makes room by closing the oldest connections still sending their request,
 never one whose request has arrived.
 
-Usage: Scripts/slow-clients.py BINDIR [--only readers|half-sent] [--readers 200] [--read-seconds 5]
-       [--max-rss-mib 128] [--clients 8000] [--requests 20] [--limit 1.0] [--downloads 20]
+Readers that never read (issue 46): `updates serve --max-connections 16` and STALLED connections
+(24) that each ask for the largest shard and never read, so that every answer stalls; then REQUESTS
+well-formed requests on new connections. It fails if any is not answered within --limit seconds:
+when no connection is still sending its request, the server closes the oldest stalled one for room.
+
+Usage: Scripts/slow-clients.py BINDIR [--only readers|half-sent|stalled] [--readers 200] [--read-seconds 5]
+       [--max-rss-mib 128] [--clients 8000] [--requests 20] [--limit 1.0] [--downloads 20] [--stalled 24]
 BINDIR holds blocklist and blocklist-sms (.build/release). Raises its own open-file limit to the
 hard limit (each client needs a descriptor).
 """
@@ -110,6 +115,37 @@ def run(name, command, request, large, args):
     return failures
 
 
+def stalled(sms, pub, large, args):
+    """Connections that never read hold every slot: returns a list of failures (sentences)."""
+    server = subprocess.Popen([sms, "updates", "serve", pub, "--port", "0", "--max-connections", "16"],
+                              stdout=subprocess.PIPE, text=True)
+    sockets, failures = [], []
+    try:
+        port = int(server.stdout.readline().rsplit(":", 1)[1].split("/")[0])
+        sockets = [download(port, large[0]) for _ in range(args.stalled)]
+        time.sleep(2)
+        times = []
+        for _ in range(args.requests):
+            line, seconds = abuse.request(port, 10, b"GET /timestamp.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                          b"Connection: close\r\n\r\n")
+            times.append(seconds)
+            if not line.startswith("HTTP/1.1 200") or seconds > args.limit:
+                failures.append(f"updates serve: a well-formed request got {line!r} after {seconds:.3f} s, with "
+                                f"{args.stalled} connections that never read {large[0]} and 16 slots "
+                                f"(limit {args.limit} s).")
+                break
+        times.sort()
+        print(f"updates serve: {args.stalled} connections never reading {large[0]} ({large[1]} bytes), 16 slots: "
+              f"{len(times)} well-formed requests, median {times[len(times) // 2] * 1000:.1f} ms, "
+              f"max {times[-1] * 1000:.1f} ms")
+    finally:
+        for s in sockets:
+            s.close()
+        server.kill()
+        server.wait()
+    return failures
+
+
 def publish(bindir, work, count):
     """Publishes `count` random numbers (gaps of 1…2,048) into work/pub; returns the largest shard."""
     r = random.Random(27)
@@ -177,7 +213,7 @@ def readers(sms, pub, large, args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bindir")
-    parser.add_argument("--only", choices=["readers", "half-sent"])
+    parser.add_argument("--only", choices=["readers", "half-sent", "stalled"])
     parser.add_argument("--readers", type=int, default=200)
     parser.add_argument("--read-seconds", type=float, default=5)
     parser.add_argument("--max-rss-mib", type=int, default=128)
@@ -186,6 +222,7 @@ def main():
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--limit", type=float, default=1.0)
     parser.add_argument("--downloads", type=int, default=20)
+    parser.add_argument("--stalled", type=int, default=24)
     args = parser.parse_args()
     if not 1 <= args.clients <= 10000 or not 1 <= args.readers <= 1000:
         sys.exit("--clients must be 1…10000 and --readers 1…1000")
@@ -197,9 +234,11 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as work:
         large = publish(args.bindir, work, args.numbers)
-        if args.only != "half-sent":
+        if args.only in (None, "readers"):
             failures += readers(sms, f"{work}/pub", large, args)
-        if args.only != "readers":
+        if args.only in (None, "stalled"):
+            failures += stalled(sms, f"{work}/pub", large, args)
+        if args.only in (None, "half-sent"):
             failures += run("sms serve", [sms, "serve", "--rules", os.path.join(ROOT, "docs/examples/sms-server-rules.json"),
                                           "--port", "0"], abuse.POST, None, args)
             failures += run("updates serve", [sms, "updates", "serve", f"{work}/pub", "--port", "0"],

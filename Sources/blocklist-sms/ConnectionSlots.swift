@@ -13,6 +13,12 @@ import Synchronization
 /// pressure (Envoy's overload manager): it frees a slot exactly when one is needed, needs no
 /// tuning, and a client sending at any honest speed keeps its connection unless a thousand
 /// newer ones arrive before its head does.
+///
+/// A connection whose answer waits on its peer to read (its channel is not writable) is closed
+/// for room too, but only when no connection is still sending its request or idle: otherwise 80
+/// connections that ask for a shard and never read held every slot of `updates serve`, and
+/// nobody else was answered (issue 46). A phone that reads slowly keeps its download unless the
+/// server is full of such connections, and resumes it with a Range request if it was closed.
 final class ConnectionSlots: Sendable {
     /// One accepted connection.
     final class Slot: Sendable {
@@ -21,6 +27,9 @@ final class ConnectionSlots: Sendable {
         /// Whether it may be closed for room: no request of it has arrived whole and waits for
         /// its answer. Set on the connection's event loop, read by whichever loop needs room.
         let evictable = Atomic(true)
+        /// Whether its answer waits on the peer to read: closed for room when no connection is
+        /// `evictable`.
+        let stalled = Atomic(false)
 
         init(order: UInt64, channel: any Channel) {
             self.order = order
@@ -39,8 +48,9 @@ final class ConnectionSlots: Sendable {
     init(limit: Int) { self.limit = limit }
 
     /// Registers a connection just accepted; it leaves when it closes. When it makes one more
-    /// than `limit`, the oldest other evictable connection is closed to make room for it; when
-    /// there is none, it stays as the one over the limit (the accept gate lets in at most one
+    /// than `limit`, the oldest other evictable connection is closed to make room for it, or
+    /// failing one, the oldest whose answer is stalled; when there is none, it stays as the one
+    /// over the limit (the accept gate lets in at most one
     /// more than `limit`, so further ones wait in the kernel's queue).
     ///
     /// - Complexity: O(connections) when over the limit, else O(1).
@@ -49,16 +59,35 @@ final class ConnectionSlots: Sendable {
             state.next += 1
             let slot = Slot(order: state.next, channel: channel)
             state.slots[slot.order] = slot
-            guard state.slots.count > limit else { return (slot, nil) }
-            let evictable = state.slots.values.filter { $0 !== slot && $0.evictable.load(ordering: .relaxed) }
-            guard let oldest = evictable.min(by: { $0.order < $1.order }) else { return (slot, nil) }
-            state.slots[oldest.order] = nil
-            return (slot, oldest)
+            return (slot, Self.victim(in: &state, limit: limit, sparing: slot))
         }
         victim?.channel.close(promise: nil)
         channel.closeFuture.whenComplete { _ in
             _ = self.state.withLock { $0.slots.removeValue(forKey: slot.order) }
         }
         return slot
+    }
+
+    /// Called when a connection's answer stalls: while every slot is taken and one more connection
+    /// waits (the one over the limit, with more in the kernel's queue behind it), the oldest
+    /// evictable or stalled connection is closed, so that a server full of connections that
+    /// never read lets the next one in. Without it a newcomer accepted before the others
+    /// stalled waited behind them for good.
+    func answerStalled() {
+        let victim = state.withLock { Self.victim(in: &$0, limit: limit, sparing: nil) }
+        victim?.channel.close(promise: nil)
+    }
+
+    /// The connection to close for room when more than `limit` are open, taken out of the
+    /// slots: the oldest evictable other than `sparing`, or failing one, the oldest stalled.
+    private static func victim(in state: inout State, limit: Int, sparing: Slot?) -> Slot? {
+        guard state.slots.count > limit else { return nil }
+        let others = state.slots.values.filter { $0 !== sparing }
+        let oldest =
+            others.filter { $0.evictable.load(ordering: .relaxed) }.min { $0.order < $1.order }
+            ?? others.filter { $0.stalled.load(ordering: .relaxed) }.min { $0.order < $1.order }
+        guard let oldest else { return nil }
+        state.slots[oldest.order] = nil
+        return oldest
     }
 }

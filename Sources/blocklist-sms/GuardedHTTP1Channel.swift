@@ -11,7 +11,9 @@ import NIOHTTPTypes
 /// - `body`: from a request's head until its body's last byte, however slowly it trickles.
 /// - `idle`: from a response's last byte until the next request's first byte (keep-alive).
 ///
-/// Answering has no limit: a request whose body has arrived is always answered.
+/// Answering has no limit: a request whose body has arrived is answered however long its peer
+/// takes to read, unless the server needs its slot and every other connection is answering too
+/// (`ConnectionSlots`).
 struct ConnectionTimeouts: Sendable {
     var header: TimeAmount
     var body: TimeAmount
@@ -34,7 +36,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let slots: ConnectionSlots
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let deadline = ConnectionDeadline(timeouts: timeouts, slot: slots.register(channel))
+        let deadline = ConnectionDeadline(timeouts: timeouts, slots: slots, slot: slots.register(channel))
         do {
             try channel.pipeline.syncOperations.addHandler(RequestStartHandler(deadline))
         } catch {
@@ -70,7 +72,9 @@ final class ConnectionDeadline {
     }
 
     let timeouts: ConnectionTimeouts
-    /// The connection's place in ``ConnectionSlots``, told whether it may be closed for room.
+    /// The server's slots, and the connection's place in them, told whether it may be closed
+    /// for room.
+    let slots: ConnectionSlots
     let slot: ConnectionSlots.Slot
     private(set) var phase = Phase.head {
         didSet { slot.evictable.store(isIncomplete, ordering: .relaxed) }
@@ -97,8 +101,9 @@ final class ConnectionDeadline {
     private var timer: Scheduled<Void>?
     private var timerAt = NIODeadline.distantFuture
 
-    init(timeouts: ConnectionTimeouts, slot: ConnectionSlots.Slot) {
+    init(timeouts: ConnectionTimeouts, slots: ConnectionSlots, slot: ConnectionSlots.Slot) {
         self.timeouts = timeouts
+        self.slots = slots
         self.slot = slot
     }
 
@@ -212,6 +217,15 @@ final class RequestPhaseHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         context.write(data, promise: promise)
+    }
+
+    /// A channel that stops being writable holds more of an answer than its peer has read: the
+    /// connection is marked stalled until it drains (`ConnectionSlots`).
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let stalled = !context.channel.isWritable
+        deadline.slot.stalled.store(stalled, ordering: .relaxed)
+        if stalled { deadline.slots.answerStalled() }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

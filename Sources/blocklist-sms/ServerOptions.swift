@@ -49,7 +49,7 @@ struct ServerOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "How many connections are served at once. When all are taken, the oldest one still sending its request (or idle) is closed to make room; connections whose request has arrived are never closed for it, and when all are such, more wait in the kernel's queue.",
+            "How many connections are served at once. When all are taken, the oldest one still sending its request (or idle) is closed to make room, or failing one, the oldest whose answer waits on a peer that does not read; when none is, more wait in the kernel's queue.",
             valueName: "N"
         )
     )
