@@ -9,7 +9,10 @@ import JSONStream
 /// - `0033162123456`: the international prefix `00` then the country code;
 /// - `33162123456`: digits only, read as country code first;
 /// - `01 62 12 34 56`: a national number (one leading 0), refused unless a default country is
-///   given, whose code then replaces the 0.
+///   given, whose code then replaces the 0;
+/// - `(212) 555-0101`: a national number too (its area code in parentheses, as the US and Canada
+///   write it; international forms never begin so), refused unless a default country is given,
+///   whose code then comes first. Before issue 46 it was read as +212 (Morocco) without a word.
 ///
 /// Spaces, `-`, `.`, `/` and parentheses between digits are ignored. The result has 7 to 15 digits
 /// (E.164 allows 15) and does not start with 0.
@@ -151,6 +154,8 @@ package struct ListLine: Sendable {
         var leadingZeros = 0
         var seenDigit = false
         var skipTrunkZero = -1
+        // A field whose first mark, spaces aside, is `(` writes its area code nationally.
+        let areaCodeFirst = field.first(where: { $0 != 32 && $0 != 9 }) == UInt8(ascii: "(")
         for (offset, byte) in field.enumerated() {
             if offset == skipTrunkZero { continue }
             switch byte {
@@ -195,11 +200,15 @@ package struct ListLine: Sendable {
             }
         }
         guard digits + leadingZeros > 0 else { throw ListLineError("the first field is empty") }
-        if leadingZeros == 1 && !plus {
-            // A national number: its trunk 0 stands for the country.
+        // A national number: its trunk 0 stands for the country ("01 62 12 34 56"), or it has
+        // none and the country comes before its area code ("(212) 555-0101").
+        let areaCodeNationally = areaCodeFirst && leadingZeros == 0 && !plus
+        if (leadingZeros == 1 && !plus) || areaCodeNationally {
             guard let country = defaultCountry else {
                 throw ListLineError(
-                    "\"\(Self.text(field))\" has no country code; write it as +CC…, or give --default-country"
+                    areaCodeNationally
+                        ? "\"\(Self.text(field))\" is written nationally (its area code in parentheses) and has no country code; write it as +CC…, or give --default-country (1 for the US and Canada)"
+                        : "\"\(Self.text(field))\" has no country code; write it as +CC…, or give --default-country"
                 )
             }
             var scale: Int64 = 1

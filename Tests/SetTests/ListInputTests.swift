@@ -677,6 +677,29 @@ import Testing
         #expect(try blocked(directory.file("b")) == Array(33_162_123_000...33_162_123_999))
     }
 
+    /// A US number written nationally, its area code in parentheses, is national (issue 46): it
+    /// was read as +212 (Morocco) without a word. With `--default-country 1` it is +1; without,
+    /// it is refused with a sentence that says why and what to give. Written with `+1`, or as
+    /// digits only, it is read as before.
+    @Test func anAreaCodeInParenthesesIsANationalNumber() throws {
+        let directory = try TemporaryDirectory()
+        try writeBytes(Array("(212) 555-0101\n +1 (212) 555-0102\n12125550103\n".utf8), to: directory.file("us.txt"))
+        let refused = try runBlocklist(["generate", "--numbers", "us.txt", "--no-sync", "-o", "a"], in: directory.path)
+        #expect(
+            refused.status != 0
+                && refused.stderr.contains(
+                    "us.txt:1: \"(212) 555-0101\" is written nationally (its area code in parentheses) and has no country code; write it as +CC…, or give --default-country (1 for the US and Canada)"
+                ),
+            "\(refused.stderr)"
+        )
+        let read = try runBlocklist(
+            ["generate", "--numbers", "us.txt", "--default-country", "1", "--no-sync", "-o", "b"],
+            in: directory.path
+        )
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(try blocked(directory.file("b")) == [12_125_550_101, 12_125_550_102, 12_125_550_103])
+    }
+
     /// `lookup` reads a number in every form a list line accepts, with `--default-country` for
     /// national numbers, and refuses what a list refuses with the same sentence.
     @Test func lookupAcceptsTheFormsAListAccepts() throws {
