@@ -36,6 +36,45 @@ final class RawConnection {
         _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Whether the connection is established (a non-blocking connect has completed).
+    var isConnected: Bool {
+        var poller = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+        return poll(&poller, 1, 0) == 1 && poller.revents & Int16(POLLOUT) != 0
+    }
+
+    /// Whether the server has read all this connection sent, from the kernel's table of TCP
+    /// sockets (/proc/net/tcp): this end's send queue is empty (the server's kernel took every
+    /// byte) and the server's end has nothing left to read, or either end is closed. A test waits for this
+    /// instead of sleeping and hoping the server got there.
+    func serverHasRead(serverPort: Int) -> Bool {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        // Read to its end: a /proc file reports no size, and a read by size gets only its first page.
+        guard named == 0, let file = FileHandle(forReadingAtPath: "/proc/net/tcp"),
+            let bytes = try? file.readToEnd()
+        else { return false }
+        try? file.close()
+        let table = String(decoding: bytes, as: UTF8.self)
+        let ours = Int(UInt16(bigEndian: address.sin_port))
+        func port(_ field: Substring) -> Int? { field.split(separator: ":").last.flatMap { Int($0, radix: 16) } }
+        // This end gone (the server closed it for room) counts as read: nothing more will be.
+        var unsent = false
+        var serverUnread = false
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, let local = port(fields[1]), let remote = port(fields[2]) else { continue }
+            let queues = fields[4].split(separator: ":").compactMap { Int($0, radix: 16) }
+            guard queues.count == 2 else { continue }
+            if local == ours && remote == serverPort && queues[0] > 0 { unsent = true }
+            // State 01 is ESTABLISHED: a server end still open with bytes it has not read.
+            if local == serverPort && remote == ours && fields[3] == "01" && queues[1] > 0 { serverUnread = true }
+        }
+        return !unsent && !serverUnread
+    }
+
     /// Reads until the server closes the connection, `until` is seen, or `seconds` pass.
     /// Returns what arrived and whether the server closed.
     func read(seconds: Double, until marker: String? = nil) -> (text: String, closed: Bool) {
@@ -258,7 +297,8 @@ private func post(_ body: String, close: Bool = false) -> String {
         let pid = server.server.process.processIdentifier
         let baseline = openDescriptors(pid)
         let attackers = try halfSentRequests(60, port: port(of: server.url))
-        usleep(200_000)
+        // Every half-sent head read, or its connection closed for room.
+        #expect(waitUntil(seconds: 10) { attackers.allSatisfy { $0.serverHasRead(serverPort: port(of: server.url)) } })
         let held = openDescriptors(pid)
         // The cap's 20, and a few the server opens for itself once traffic starts (a CI run saw
         // one more); without the cap it would be 60 more.
@@ -287,7 +327,7 @@ private func post(_ body: String, close: Bool = false) -> String {
             client.send(post(query, close: true))
             waiting.append(client)
         }
-        usleep(300_000)
+        #expect(waitUntil(seconds: 10) { waiting.allSatisfy { $0.serverHasRead(serverPort: port(of: server.url)) } })
         let attackers = try halfSentRequests(20, port: port(of: server.url))
         withExtendedLifetime(attackers) {
             for client in waiting {
@@ -298,10 +338,10 @@ private func post(_ body: String, close: Bool = false) -> String {
     }
 
     /// `count` connections, opened without waiting for their accept, that each send half a
-    /// request head 0.2 s later and then nothing.
+    /// request head once all are connected, and then nothing.
     func halfSentRequests(_ count: Int, port: Int) throws -> [RawConnection] {
         let clients = try (0..<count).map { _ in try RawConnection(port: port, blocking: false) }
-        usleep(200_000)
+        _ = waitUntil(seconds: 5) { clients.allSatisfy(\.isConnected) }
         for client in clients { client.send("POST / HTTP/1.1\r\nHost: x\r\n") }
         return clients
     }
@@ -310,7 +350,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         let server = try start([])
         let client = try RawConnection(port: port(of: server.url))
         client.send("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
-        usleep(200_000)
+        #expect(waitUntil(seconds: 10) { client.serverHasRead(serverPort: port(of: server.url)) })
         kill(server.server.process.processIdentifier, SIGTERM)
         let exited = waitUntil(seconds: 5) { !server.server.process.isRunning }
         #expect(exited, "still running 5 s after SIGTERM")
@@ -324,7 +364,7 @@ private func post(_ body: String, close: Bool = false) -> String {
         let server = try start(["--fault", "slow", "--delay-ms", "1000"])
         let client = try RawConnection(port: port(of: server.url))
         client.send(post(query))
-        usleep(300_000)
+        #expect(waitUntil(seconds: 10) { client.serverHasRead(serverPort: port(of: server.url)) })
         kill(server.server.process.processIdentifier, SIGTERM)
         let answer = client.read(seconds: 5, until: "}")
         #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
