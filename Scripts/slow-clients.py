@@ -115,6 +115,14 @@ def run(name, command, request, large, args):
     return failures
 
 
+def stop(server, sockets):
+    """Closes the clients' sockets and kills the server."""
+    for s in sockets:
+        s.close()
+    server.kill()
+    server.wait()
+
+
 def stalled(sms, pub, large, args):
     """Connections that never read hold every slot: returns a list of failures (sentences)."""
     server = subprocess.Popen([sms, "updates", "serve", pub, "--port", "0", "--max-connections", "16"],
@@ -139,10 +147,7 @@ def stalled(sms, pub, large, args):
               f"{len(times)} well-formed requests, median {times[len(times) // 2] * 1000:.1f} ms, "
               f"max {times[-1] * 1000:.1f} ms")
     finally:
-        for s in sockets:
-            s.close()
-        server.kill()
-        server.wait()
+        stop(server, sockets)
     return failures
 
 
@@ -203,10 +208,7 @@ def readers(sms, pub, large, args):
             failures.append(f"updates serve: {args.readers} slow readers took the server to {high} KiB, "
                             f"over {args.max_rss_mib} MiB.")
     finally:
-        for s in sockets:
-            s.close()
-        server.kill()
-        server.wait()
+        stop(server, sockets)
     return failures
 
 
