@@ -213,22 +213,8 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
     /// Writes `value`'s UTF-8 at `at`, over bytes of the same length.
     @inline(__always)
     private static func writeUTF8(_ value: UInt32, to out: UnsafeMutableBufferPointer<UInt8>, at: Int) {
-        switch value {
-        case 0..<0x80:
-            out[at] = UInt8(value)
-        case 0x80..<0x800:
-            out[at] = UInt8(0xC0 | (value >> 6))
-            out[at + 1] = UInt8(0x80 | (value & 0x3F))
-        case 0x800..<0x10000:
-            out[at] = UInt8(0xE0 | (value >> 12))
-            out[at + 1] = UInt8(0x80 | ((value >> 6) & 0x3F))
-            out[at + 2] = UInt8(0x80 | (value & 0x3F))
-        default:
-            out[at] = UInt8(0xF0 | (value >> 18))
-            out[at + 1] = UInt8(0x80 | ((value >> 12) & 0x3F))
-            out[at + 2] = UInt8(0x80 | ((value >> 6) & 0x3F))
-            out[at + 3] = UInt8(0x80 | (value & 0x3F))
-        }
+        let (bytes, count) = utf8Encoded(value)
+        withUnsafeBytes(of: bytes) { for offset in 0..<count { out[at + offset] = $0[offset] } }
     }
 
     /// Scalars that folding leaves alone, looked up by range rather than by property: combining
@@ -333,20 +319,29 @@ package func asciiLowercase(_ byte: UInt8) -> UInt8 {
 }
 
 func appendUTF8(_ value: UInt32, to output: inout [UInt8]) {
+    let (bytes, count) = utf8Encoded(value)
+    withUnsafeBytes(of: bytes) { output.append(contentsOf: $0.prefix(count)) }
+}
+
+/// A scalar's UTF-8, the one encoder of the message filter: its bytes first in a tuple of four,
+/// and how many there are.
+@inline(__always)
+func utf8Encoded(_ value: UInt32) -> (bytes: (UInt8, UInt8, UInt8, UInt8), count: Int) {
     switch value {
     case 0..<0x80:
-        output.append(UInt8(value))
+        return ((UInt8(value), 0, 0, 0), 1)
     case 0x80..<0x800:
-        output.append(UInt8(0xC0 | (value >> 6)))
-        output.append(UInt8(0x80 | (value & 0x3F)))
+        return ((UInt8(0xC0 | (value >> 6)), UInt8(0x80 | (value & 0x3F)), 0, 0), 2)
     case 0x800..<0x10000:
-        output.append(UInt8(0xE0 | (value >> 12)))
-        output.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-        output.append(UInt8(0x80 | (value & 0x3F)))
+        return (
+            (UInt8(0xE0 | (value >> 12)), UInt8(0x80 | ((value >> 6) & 0x3F)), UInt8(0x80 | (value & 0x3F)), 0), 3
+        )
     default:
-        output.append(UInt8(0xF0 | (value >> 18)))
-        output.append(UInt8(0x80 | ((value >> 12) & 0x3F)))
-        output.append(UInt8(0x80 | ((value >> 6) & 0x3F)))
-        output.append(UInt8(0x80 | (value & 0x3F)))
+        return (
+            (
+                UInt8(0xF0 | (value >> 18)), UInt8(0x80 | ((value >> 12) & 0x3F)), UInt8(0x80 | ((value >> 6) & 0x3F)),
+                UInt8(0x80 | (value & 0x3F))
+            ), 4
+        )
     }
 }
