@@ -5,8 +5,8 @@
 // Usage: hs-bench DIR MESSAGES
 //   DIR holds patterns.tsv and messages.tsv, written by `blocklist bench-workload sms-corpus`:
 //   a line per rule (precedence key, "c" when it ignores case, target s/b/a, pattern) and a
-//   line per message (sender, tab, body, with a backslash, tab, line break or NUL escaped as
-//   \\, \t, \n, \0). Each target's patterns make one block-mode database
+//   line per message (sender, tab, body, with a backslash, tab, line feed, carriage return or
+//   NUL escaped as \\, \t, \n, \r, \0). Each target's patterns make one block-mode database
 //   (UTF-8, one match per pattern); each message is scanned whole, sender
 //   and body, and its decision is the lowest key of the patterns that match, as the filter's
 //   precedence has it. Prints the workload report the bench reads: entries, seconds, and in
@@ -99,6 +99,7 @@ static unsigned unescape(char *text) {
         case '\\': *out++ = '\\'; break;
         case 't': *out++ = '\t'; break;
         case 'n': *out++ = '\n'; break;
+        case 'r': *out++ = '\r'; break;
         case '0': *out++ = 0; break;
         default: fail("messages.tsv holds an unknown escape", text);
         }

@@ -195,8 +195,8 @@ package struct SMSBench {
             let key = CompiledRulesFormat.key(action: rule.action, rule: index)
             patterns += "\(key)\t\(rule.caseSensitive ? "" : "c")\t\(target)\t\(pattern)\n"
         }
-        // A backslash, a tab, a line break and NUL are written as `\\`, `\t`, `\n` and `\0`,
-        // which hs-bench reads back, so that messages keep them.
+        // A backslash, a tab, a line feed, a carriage return and NUL are written as `\\`, `\t`,
+        // `\n`, `\r` and `\0`, which hs-bench reads back, so that messages keep them.
         func escaped(_ text: String) -> String {
             var out = ""
             for scalar in text.unicodeScalars {
@@ -204,6 +204,7 @@ package struct SMSBench {
                 case "\\": out += "\\\\"
                 case "\t": out += "\\t"
                 case "\n": out += "\\n"
+                case "\r": out += "\\r"
                 case "\0": out += "\\0"
                 default: out.unicodeScalars.append(scalar)
                 }
@@ -214,10 +215,29 @@ package struct SMSBench {
         for message in messages {
             lines += escaped(message.sender) + "\t" + escaped(message.body) + "\n"
         }
+        // Written aside and renamed into place, so that a failure leaves no half corpus, and an
+        // existing corpus is never written over.
         let path = directory + "/sms-corpus"
-        _ = try FileSystem.makeDirectory(path)
-        try FileSystem.writeNewFile(path + "/patterns.tsv", Array(patterns.utf8), sync: false)
-        try FileSystem.writeNewFile(path + "/messages.tsv", Array(lines.utf8), sync: false)
+        guard try FileSystem.kind(path, followingSymlinks: false) == .missing else {
+            throw BlocklistError(
+                .io,
+                "\(path) exists already; give --corpus a directory without one, or remove it. Nothing was written."
+            )
+        }
+        let staging = directory + "/.sms-corpus-\(getpid())"
+        guard try FileSystem.makeDirectory(staging) else {
+            throw BlocklistError(.io, "\(staging) exists already; remove it (a run killed while writing left it).")
+        }
+        do {
+            try FileSystem.writeNewFile(staging + "/patterns.tsv", Array(patterns.utf8), sync: false)
+            try FileSystem.writeNewFile(staging + "/messages.tsv", Array(lines.utf8), sync: false)
+            try FileSystem.rename(staging, to: path)
+        } catch {
+            try? FileSystem.removeFile(staging + "/patterns.tsv")
+            try? FileSystem.removeFile(staging + "/messages.tsv")
+            try? FileSystem.removeEmptyDirectory(staging)
+            throw error
+        }
         return path
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ArgumentTypes
 import BenchWorkloads
 import BlocklistCore
 import BlocklistSystem
@@ -37,11 +38,14 @@ struct SMSBenchCommand: ParsableCommand {
     )
     var messages: String
 
-    @Option(help: "How many rounds to time; the best is shown.")
-    var rounds: Int = 3
+    @Option(parsing: .unconditional, help: "How many rounds to time; the best is shown.")
+    var rounds: WholeNumber = 3
 
-    @Option(help: "The fewest messages a round classifies (the file again as often as needed).")
-    var perRound: Int = 200_000
+    @Option(
+        parsing: .unconditional,
+        help: "The fewest messages a round classifies (the file again as often as needed)."
+    )
+    var perRound: WholeNumber = 200_000
 
     @Option(
         help: ArgumentHelp(
@@ -59,10 +63,12 @@ struct SMSBenchCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (1...100).contains(rounds) else { throw ValidationError("--rounds takes 1 to 100, not \(rounds).") }
-        guard (1...100_000_000).contains(perRound) else {
-            throw ValidationError("--per-round takes 1 to 100,000,000, not \(perRound).")
+        try rounds.check("--rounds", 1...100)
+        try perRound.check("--per-round", 1...100_000_000)
+        if rules == "-" && messages == "-" {
+            throw ValidationError("--rules and --messages cannot both read standard input; give one of them a file.")
         }
+        if corpus?.isEmpty == true { throw ValidationError("--corpus needs a directory, not an empty name.") }
     }
 
     struct Result: Encodable {
@@ -93,6 +99,12 @@ struct SMSBenchCommand: ParsableCommand {
         let loaded = try RulesLoader.load(rules)
         let loadSeconds = (clock.now - started).seconds
         printWarnings(loaded.warnings)
+        guard loaded.rules.ruleCount > 0 else {
+            throw MessageFilterError(
+                .invalidRules,
+                "\(rules == "-" ? "Standard input" : rules) holds no rules, so every message would be none; there is nothing to bench."
+            )
+        }
         var corpusPath: String?
         if let corpus {
             guard let source = loaded.source else {
@@ -128,13 +140,23 @@ struct SMSBenchCommand: ParsableCommand {
                 lazyDFABudget: MessageClassifier.extensionLazyDFABudget
             ) : MessageClassifier(rules: loaded.rules)
         var decided: [String: Int] = [:]
+        let firstPass = clock.now
         for (sender, body) in zip(senders, bodies) {
             let decision = sender.withUnsafeBufferPointer { s in
                 body.withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
             }
             decided[decision.action.description, default: 0] += 1
         }
+        let (rounds, perRound) = (self.rounds.value, self.perRound.value)
         let passes = max(1, (perRound + senders.count - 1) / senders.count)
+        // Long work is announced: the rounds take about this long, by the pass that counted the
+        // decisions (64 KiB bodies with costly regexes run at a hundred messages a second).
+        let estimate = (clock.now - firstPass).seconds * Double(passes * rounds)
+        if !json && estimate > 10 {
+            Terminal.error(
+                "note: \(rounds) round\(rounds == 1 ? "" : "s") of \(Figures.grouped(Int64(passes * senders.count))) messages will take about \(Figures.grouped(Int64(estimate.rounded()))) s; lower --per-round for a quicker figure.\n"
+            )
+        }
         var best = Double.infinity
         for round in 1...rounds {
             if !json && Terminal.stderrIsTerminal {
@@ -179,7 +201,9 @@ struct SMSBenchCommand: ParsableCommand {
             "\(grouped(result.rules)) rules (regexes: \(grouped(forms.automata)) as DFAs, \(grouped(forms.programs)) as programs)\(result.compileSeconds.map { ", compiled in \(milliseconds($0)) ms" } ?? ", compiled")"
         )
         let actions = decided.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }
-        print("\(grouped(result.messages)) messages, \(grouped(bytes)) bytes: \(actions.joined(separator: ", "))")
+        print(
+            "\(grouped(result.messages)) message\(result.messages == 1 ? "" : "s"), \(grouped(bytes)) bytes: \(actions.joined(separator: ", "))"
+        )
         print(
             "best of \(rounds) round\(rounds == 1 ? "" : "s") of \(grouped(classified)) messages: \(grouped(Int(result.messagesPerSecond))) messages/s, \(Double(Int(result.megabytesPerSecond * 10)) / 10) MB/s, one core\(asExtension ? ", as an extension keeps its lazy DFAs" : "")"
         )

@@ -486,6 +486,38 @@ extension RunningBlocklist {
         // A line break, a tab and a backslash in a message are escaped for hs-bench, which reads
         // them back (Benchmarks/Hyperscan/hs-bench.c).
         #expect(lines.hasSuffix("+4\t[Web발신]\\n1\\t2 \\\\ ok\n"), "\(lines)")
+        // A corpus is never written over, and a refused run leaves nothing of its own (field
+        // test of issue 45: a second run failed on "File exists" and could leave half a corpus).
+        let again = try runBlocklist(
+            [
+                "sms", "bench", "--rules", "rules.json", "--messages", "messages.jsonl", "--per-round", "4", "--corpus",
+                "hs",
+            ],
+            in: directory.path
+        )
+        #expect(
+            again.status != 0
+                && again.stderr.contains("hs/sms-corpus exists already; give --corpus a directory without one"),
+            "\(again.stderr)"
+        )
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("hs")) == ["sms-corpus"])
+        // What a new user gets wrong, each answered in the tool's own sentence.
+        try writeBytes(Array("[]".utf8), to: directory.file("none.json"))
+        for (arguments, sentence) in [
+            (
+                ["--rules", "rules.json", "--messages", "messages.jsonl", "--per-round", "-5"],
+                "--per-round must be a whole number"
+            ),
+            (
+                ["--rules", "rules.json", "--messages", "messages.jsonl", "--rounds", "1.5"],
+                "--rounds must be a whole number"
+            ),
+            (["--rules", "-", "--messages", "-"], "--rules and --messages cannot both read standard input"),
+            (["--rules", "none.json", "--messages", "messages.jsonl"], "none.json holds no rules"),
+        ] {
+            let refused = try runBlocklist(["sms", "bench"] + arguments, in: directory.path)
+            #expect(refused.status != 0 && refused.stderr.contains(sentence), "\(arguments): \(refused.stderr)")
+        }
         // As an extension keeps its lazy DFAs: the same decisions.
         let asExtension = try runBlocklist(
             [
