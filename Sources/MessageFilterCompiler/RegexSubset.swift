@@ -1,3 +1,4 @@
+import BlocklistCore
 internal import ByteCodecs
 import MessageFilterCore
 
@@ -15,7 +16,7 @@ import MessageFilterCore
 /// - quantifiers `?`, `*`, `+`, `{m}`, `{m,}`, `{m,n}`, `{,n}` (m, n ≤ 1,000), optionally lazy (`*?`),
 ///   on an atom or a group;
 /// - no backreferences, lookaround or atomic groups (each refused with a sentence saying they
-///   need backtracking); at most 256 characters, and at most 1,000 matcher states once counted
+///   need backtracking); at most 256 characters, and at most 1,000 instructions once counted
 ///   repetitions are expanded (a pattern that defeats the lazy DFA costs O(states) per
 ///   character, so the budget bounds the worst case);
 /// - a pattern that matches the empty string (`.*`, `a|`, `(?:)`) is refused: it would match
@@ -174,7 +175,7 @@ package enum RegexSubset {
         let states = node.stateCount
         if states > maximumStates {
             throw RegexSubsetError(
-                "the pattern needs \(states > 1_000_000 ? "over 1,000,000" : "\(states)") matcher states once its repetitions are expanded; at most \(maximumStates) are allowed, so narrow the {m,n} bounds"
+                "the pattern needs \(states > 1_000_000 ? "over 1,000,000" : Figures.grouped(Int64(states))) instructions once its repetitions are expanded; at most \(Figures.grouped(Int64(maximumStates))) are allowed, so narrow the {m,n} bounds"
             )
         }
         // A pattern that matches zero characters wherever the text starts (or ends), whether a word

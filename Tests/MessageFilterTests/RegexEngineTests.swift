@@ -566,15 +566,15 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         ("a{1,2x}", "the quantifier at character 2 is never closed with }"),
         (
             "(a{100}){11}",
-            "the pattern needs 1100 matcher states once its repetitions are expanded; at most 1000 are allowed, so narrow the {m,n} bounds"
+            "the pattern needs 1,100 instructions once its repetitions are expanded; at most 1,000 are allowed, so narrow the {m,n} bounds"
         ),
         (
             "\\w{1,1000}",
-            "the pattern needs 1999 matcher states once its repetitions are expanded; at most 1000 are allowed, so narrow the {m,n} bounds"
+            "the pattern needs 1,999 instructions once its repetitions are expanded; at most 1,000 are allowed, so narrow the {m,n} bounds"
         ),
         (
             "((a{1000}){1000}){1000}",
-            "the pattern needs over 1,000,000 matcher states once its repetitions are expanded; at most 1000 are allowed, so narrow the {m,n} bounds"
+            "the pattern needs over 1,000,000 instructions once its repetitions are expanded; at most 1,000 are allowed, so narrow the {m,n} bounds"
         ),
         ("[z-a]", "the range at character 2 runs backwards; write the smaller character first"),
         ("(ab", "the group at character 1 is never closed with )"),
