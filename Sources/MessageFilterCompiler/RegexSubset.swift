@@ -94,6 +94,49 @@ package enum RegexSubset {
         return walk(node, caseInsensitive)
     }
 
+    /// The first run of literal scalars in a row that a normalized pattern names and NFC would
+    /// change, so that no normalized text holds it, with its NFC: `e\u0301` (NFC composes them
+    /// into `é`), `\u1100\u1161` (Hangul jamo, `가`). Written as themselves these are composed
+    /// with the pattern (`normalizedPattern`); escaped, they were a rule that never matched
+    /// (field test of issue 45). Nil when there is none.
+    package static func deadSequence(in pattern: String, caseInsensitive: Bool) -> (run: [UInt32], nfc: String)? {
+        guard let node = try? parse(pattern, caseInsensitive: caseInsensitive) else { return nil }
+        // Ignoring case, a run counts as NFC when it folds as its NFC does (`\u212Aing` is `King`).
+        func check(_ run: [UInt32], _ ignoring: Bool) -> (run: [UInt32], nfc: String)? {
+            guard run.count > 1, run.contains(where: { $0 >= 0x80 }) else { return nil }
+            var text = String.UnicodeScalarView()
+            for value in run { text.append(Unicode.Scalar(value)!) }
+            let nfc = String(decoding: Array(String(text)._nfcCodeUnits), as: UTF8.self)
+            let composed = nfc.unicodeScalars.map(\.value)
+            let same = ignoring ? composed.map(RegexProgram.fold) == run.map(RegexProgram.fold) : composed == run
+            return same ? nil : (run, nfc)
+        }
+        func items(_ node: RegexNode) -> [RegexNode] {
+            if case .concatenation(let nodes) = node { return nodes.flatMap(items) }
+            return [node]
+        }
+        func walk(_ node: RegexNode, _ ignoring: Bool) -> (run: [UInt32], nfc: String)? {
+            switch node {
+            case .concatenation:
+                var run: [UInt32] = []
+                for item in items(node) {
+                    if case .scalar(let value) = item {
+                        run.append(value)
+                        continue
+                    }
+                    if let found = check(run, ignoring) ?? walk(item, ignoring) { return found }
+                    run.removeAll()
+                }
+                return check(run, ignoring)
+            case .alternation(let nodes): return nodes.lazy.compactMap { walk($0, ignoring) }.first
+            case .repetition(let inner, _, _): return walk(inner, ignoring)
+            case .flagged(let inner, let flag): return walk(inner, flag)
+            case .scalar, .set, .empty, .any, .assertion: return nil
+            }
+        }
+        return walk(node, caseInsensitive)
+    }
+
     /// `pattern` folded as a normalized rule's text is (`TextView`, normalized), keeping its
     /// syntax: the invisible characters dropped; fullwidth ASCII made ASCII, escaped where it
     /// would be syntax (`（` is the literal `\(`, `＊` is `\*`), whether written as itself or as an

@@ -194,6 +194,21 @@ package struct RulesFile: Sendable {
                         "the regex names \(name), which no normalized text holds (normalization removes the invisible characters, and NFC replaces a few scalars, as the Kelvin sign by K), so that part never matches; write the character the text holds, or \"normalize\": false to read the text as it comes"
                     )
                 }
+                if rule.normalize,
+                    let (run, nfc) = RegexSubset.deadSequence(in: rule.pattern, caseInsensitive: !rule.caseSensitive)
+                {
+                    let names = run.map { value in
+                        let hex = String(value, radix: 16, uppercase: true)
+                        return (0x21...0x7E).contains(value)
+                            ? String(UnicodeScalar(UInt8(value)))
+                            : "<U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex)>"
+                    }.joined()
+                    throw fail(
+                        index,
+                        field("value"),
+                        "the regex names \(names), which no normalized text holds (NFC makes them \"\(nfc)\"), so that part never matches; write \"\(nfc)\", or \"normalize\": false to read the text as it comes"
+                    )
+                }
                 if let program = try? RegexProgram(pattern: rule.pattern, caseInsensitive: !rule.caseSensitive),
                     RegexSection.canMatch(program) == false
                 {
