@@ -66,9 +66,12 @@ rules)
         "${link[@]}" -o "$out/$target"
     seeds=Fuzz/corpus-rules max_len=8192 ;;
 regex)
+    # BlocklistCore for the figures of the compiler's sentences (Figures.grouped).
+    library BlocklistCore "${core[@]}"
     swiftc "${flags[@]}" -module-name MessageFilterCore Sources/MessageFilterCore/*.swift \
         Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile,Property}.swift \
-        Sources/MessageFilterCompiler/UnicodeScripts.swift Fuzz/FuzzRegex.swift "${link[@]}" -o "$out/$target"
+        Sources/MessageFilterCompiler/UnicodeScripts.swift Fuzz/FuzzRegex.swift -L "$out/modules" -lBlocklistCore \
+        "${link[@]}" -o "$out/$target"
     seeds=Fuzz/corpus-regex max_len=512 ;;
 rules-json)
     library BlocklistCore "${core[@]}"
