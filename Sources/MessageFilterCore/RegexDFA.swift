@@ -169,31 +169,33 @@ package final class RegexDFA {
             if instruction.op == .scalar { named.insert(value) }
             if instruction.op == .foldedScalar { foldedNamed.insert(value) }
         }
-        var seen: [[UInt64]: UInt8] = [:]
+        // Each scalar's key, `words` words in one flat array: word-ness and line break, the
+        // scalar or folded scalar an instruction names, then a bit per class. A class is the
+        // first scalar with its key (a linear search of at most 128), so that making a lazy DFA
+        // allocates no array per scalar.
+        let words = 3 + (program.classes.count + 63) / 64
+        var keys = [UInt64](repeating: 0, count: 128 * words)
+        var firsts: [Int] = []
         for value in UInt32(0)..<0x80 {
-            var key: [UInt64] = [
-                (RegexProgram.isWord(value) ? 1 : 0) | (RegexProgram.isLineBreak(value) ? 2 : 0),
-                named.contains(value) ? UInt64(value) : 0xFFFF,
-                foldedNamed.contains(RegexProgram.fold(value)) ? UInt64(RegexProgram.fold(value)) : 0xFFFF,
-            ]
-            var bits: UInt64 = 0
-            for (index, set) in program.classes.enumerated() {
-                if set.matches(value) { bits |= 1 << UInt64(index % 64) }
-                if index % 64 == 63 {
-                    key.append(bits)
-                    bits = 0
-                }
+            let base = Int(value) * words
+            keys[base] = (RegexProgram.isWord(value) ? 1 : 0) | (RegexProgram.isLineBreak(value) ? 2 : 0)
+            keys[base + 1] = named.contains(value) ? UInt64(value) : 0xFFFF
+            let folded = RegexProgram.fold(value)
+            keys[base + 2] = foldedNamed.contains(folded) ? UInt64(folded) : 0xFFFF
+            for (index, set) in program.classes.enumerated() where set.matches(value) {
+                keys[base + 3 + index / 64] |= 1 << UInt64(index % 64)
             }
-            key.append(bits)
-            if let known = seen[key] {
-                classes[Int(value)] = known
+            let same = firsts.firstIndex { first in
+                (0..<words).allSatisfy { keys[first * words + $0] == keys[base + $0] }
+            }
+            if let same {
+                classes[Int(value)] = UInt8(same)
             } else {
-                let made = UInt8(seen.count)
-                seen[key] = made
-                classes[Int(value)] = made
+                classes[Int(value)] = UInt8(firsts.count)
+                firsts.append(Int(value))
             }
         }
-        return seen.count
+        return firsts.count
     }
 
     /// Forgets every signature, and the transitions by them.
