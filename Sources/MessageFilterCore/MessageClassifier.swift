@@ -38,7 +38,6 @@ public final class MessageClassifier {
     public let rules: CompiledRules
     /// The rules' bytes, which `rules` keeps: read through this, a walk retains nothing.
     private let file: UnsafeRawBufferPointer
-    private var folded: [[UInt8]]
     /// The regex rules and conditions the automata triggered for this message, each once; room
     /// for every entry, allocated once. This, `seen` and `candidateCount` are read and written
     /// through pointers, which no run-time exclusivity check guards: each message touches them
@@ -65,17 +64,24 @@ public final class MessageClassifier {
     private var programs: RegexProgramCache
     /// Thread lists for every regex, sized by the largest program run so far.
     private let matcher = RegexMatcher()
-    /// The sender's and the body's text in the normalized view, as regexes see it, made for a
-    /// message when a normalized regex first runs on it; the buffers are reused from message to
-    /// message.
-    private var normalizedTexts: [[UInt8]] = [[], []]
-    /// The body's case-insensitive, normalized view, and the hosts it links to
-    /// (`LinkExtractor`), for the links automaton: buffers kept from message to message.
-    private var linkSource: [UInt8] = []
-    private var links: [UInt8] = []
-    private var normalizedState: [NormalizedState] = [.unknown, .unknown]
-    /// Whether `normalizedState` is of an earlier message.
-    private var normalizedStale = true
+    /// The texts a message is read as, reached through one pointer: a stored array of the
+    /// class written in place is guarded by a run-time exclusivity check at each write, which
+    /// cost the bench's ASCII corpus a fifth of its rate.
+    private let texts: UnsafeMutablePointer<WorkingTexts>
+    private struct WorkingTexts {
+        /// Each view's fold of the text (`TextView.index`).
+        var folded: [[UInt8]] = Array(repeating: [], count: 8)
+        /// The sender's and the body's text in the normalized view, as regexes see it, made for
+        /// a message when a normalized automaton or regex first reads it.
+        var normalized: [[UInt8]] = [[], []]
+        var normalizedState: [NormalizedState] = [.unknown, .unknown]
+        /// Whether `normalizedState` is of an earlier message.
+        var normalizedStale = true
+        /// The body's case-insensitive, normalized view, and the hosts it links to
+        /// (`LinkExtractor`), for the links automaton.
+        var linkSource: [UInt8] = []
+        var links: [UInt8] = []
+    }
     private enum NormalizedState { case unknown, same, folded }
 
     /// What a Message Filter extension keeps of regexes shipped as programs: four lazy DFAs of
@@ -101,8 +107,10 @@ public final class MessageClassifier {
     ) {
         self.rules = rules
         file = UnsafeRawBufferPointer(rules.bytes)
-        folded = Array(repeating: [], count: 8)
-        for index in 0..<4 { folded[index].reserveCapacity(1024) }
+        texts = .allocate(capacity: 1)
+        texts.initialize(to: WorkingTexts())
+        for index in 0..<4 { texts.pointee.folded[index].reserveCapacity(1024) }
+        for slot in 0..<2 { texts.pointee.normalized[slot].reserveCapacity(1024) }
         automata = .allocate(capacity: rules.automata.count)
         _ = automata.initialize(from: rules.automata)
         unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
@@ -116,7 +124,6 @@ public final class MessageClassifier {
         windowStarts = .allocate(capacity: rules.filteredAutomata > 0 ? WindowFilter.chunk : 1)
         evaluatedBits = Array(repeating: 0, count: (rules.combined.records.count + 63) / 64)
         programs = RegexProgramCache(capacity: regexCacheSize, lazyDFABudget: lazyDFABudget ?? RegexDFA.memoryBudget)
-        for slot in 0..<2 { normalizedTexts[slot].reserveCapacity(1024) }
     }
 
     deinit {
@@ -126,6 +133,7 @@ public final class MessageClassifier {
         candidateCount.deallocate()
         seen.deallocate()
         windowStarts.deallocate()
+        texts.deinitialize(count: 1).deallocate()
     }
 
     /// Checks a message against the filter's limits.
@@ -200,16 +208,16 @@ public final class MessageClassifier {
         candidateCount.pointee = 0
         // One store a message: the normalized texts are forgotten when first asked for
         // (`normalize`); resetting both here cost the bench's ASCII corpus a sixth of its rate.
-        normalizedStale = true
+        texts.pointee.normalizedStale = true
         var best = CompiledRulesFormat.noRule
         // Each automaton is lent in place through a pointer: a copy (which a subscript makes)
         // retains every array it holds, for each automaton of each message.
         for index in automata.indices {
             let automaton = UnsafePointer(automata.baseAddress! + index)
             if automaton.pointee.target == .links {
-                automaton.pointee.view.fold(body, into: &linkSource)
-                linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &links) }
-                best = links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                automaton.pointee.view.fold(body, into: &texts.pointee.linkSource)
+                texts.pointee.linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &texts.pointee.links) }
+                best = texts.pointee.links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
                 continue
             }
             let text = automaton.pointee.target == .sender ? sender : body
@@ -224,24 +232,28 @@ public final class MessageClassifier {
                 // each scalar folded).
                 let slot = automaton.pointee.target == .sender ? 0 : 1
                 normalize(text, slot: slot)
-                let source = normalizedState[slot] == .same ? nil : slot
+                let source = texts.pointee.normalizedState[slot] == .same ? nil : slot
                 if view.caseInsensitive {
                     if let source {
-                        normalizedTexts[source].withUnsafeBufferPointer {
-                            TextView.fold(caseOf: $0, into: &folded[view.index])
+                        texts.pointee.normalized[source].withUnsafeBufferPointer {
+                            TextView.fold(caseOf: $0, into: &texts.pointee.folded[view.index])
                         }
                     } else {
-                        TextView.fold(caseOf: text, into: &folded[view.index])
+                        TextView.fold(caseOf: text, into: &texts.pointee.folded[view.index])
                     }
-                    best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                    best = texts.pointee.folded[view.index].withUnsafeBufferPointer {
+                        min(best, run(automaton, over: $0))
+                    }
                 } else if let source {
-                    best = normalizedTexts[source].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                    best = texts.pointee.normalized[source].withUnsafeBufferPointer {
+                        min(best, run(automaton, over: $0))
+                    }
                 } else {
                     best = min(best, run(automaton, over: text))
                 }
             } else {
-                view.fold(text, into: &folded[view.index])
-                best = folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                view.fold(text, into: &texts.pointee.folded[view.index])
+                best = texts.pointee.folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
             }
         }
         for rule in unfilteredRegexes { addCandidate(rule) }
@@ -622,8 +634,8 @@ public final class MessageClassifier {
     ) -> Bool {
         if normalized {
             normalize(text, slot: slot)
-            if normalizedState[slot] == .folded {
-                return normalizedTexts[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
+            if texts.pointee.normalizedState[slot] == .folded {
+                return texts.pointee.normalized[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
             }
         }
         return search(compiled, rule, text)
@@ -632,17 +644,17 @@ public final class MessageClassifier {
     /// Makes the normalized view of `text`, the sender (`slot` 0) or the body (1), unless this
     /// message's is made already: `.same` for ASCII, its own normalized form.
     private func normalize(_ text: UnsafeBufferPointer<UInt8>, slot: Int) {
-        if normalizedStale {
-            normalizedState[0] = .unknown
-            normalizedState[1] = .unknown
-            normalizedStale = false
+        if texts.pointee.normalizedStale {
+            texts.pointee.normalizedState[0] = .unknown
+            texts.pointee.normalizedState[1] = .unknown
+            texts.pointee.normalizedStale = false
         }
-        guard normalizedState[slot] == .unknown else { return }
+        guard texts.pointee.normalizedState[slot] == .unknown else { return }
         if Self.isASCII(text) {
-            normalizedState[slot] = .same
+            texts.pointee.normalizedState[slot] = .same
         } else {
-            TextView(caseInsensitive: false, normalized: true).fold(text, into: &normalizedTexts[slot])
-            normalizedState[slot] = .folded
+            TextView(caseInsensitive: false, normalized: true).fold(text, into: &texts.pointee.normalized[slot])
+            texts.pointee.normalizedState[slot] = .folded
         }
     }
 
@@ -650,8 +662,10 @@ public final class MessageClassifier {
     /// may take 400 KB), so that one such message does not stay in the extension's dirty memory.
     private func releaseLargeBuffers() {
         let limit = 256 * 1024
-        for index in folded.indices where folded[index].capacity > limit { folded[index] = [] }
-        for slot in normalizedTexts.indices where normalizedTexts[slot].capacity > limit { normalizedTexts[slot] = [] }
+        for index in texts.pointee.folded.indices where texts.pointee.folded[index].capacity > limit {
+            texts.pointee.folded[index] = []
+        }
+        for slot in 0..<2 where texts.pointee.normalized[slot].capacity > limit { texts.pointee.normalized[slot] = [] }
     }
 
     /// The DFA; for a program, its lazy DFA, handing over to the NFA simulation where the lazy
