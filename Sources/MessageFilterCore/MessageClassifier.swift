@@ -74,15 +74,27 @@ public final class MessageClassifier {
         /// The sender's and the body's text in the normalized view, as regexes see it, made for
         /// a message when a normalized automaton or regex first reads it.
         var normalized: [[UInt8]] = [[], []]
-        var normalizedState: [NormalizedState] = [.unknown, .unknown]
-        /// Whether `normalizedState` is of an earlier message.
+        /// The sender's and the body's `NormalizedState`.
+        var senderState = NormalizedState.unknown
+        var bodyState = NormalizedState.unknown
+        /// Whether the states are of an earlier message.
         var normalizedStale = true
+
+        @inline(__always)
+        func state(_ slot: Int) -> NormalizedState { slot == 0 ? senderState : bodyState }
+
+        @inline(__always)
+        mutating func setState(_ slot: Int, _ state: NormalizedState) {
+            if slot == 0 { senderState = state } else { bodyState = state }
+        }
         /// The body's case-insensitive, normalized view, and the hosts it links to
         /// (`LinkExtractor`), for the links automaton.
         var linkSource: [UInt8] = []
         var links: [UInt8] = []
     }
-    private enum NormalizedState { case unknown, same, folded }
+    /// A message's text in the normalized view: not made yet; the text itself (`plain`: and,
+    /// but for ASCII capitals, its case fold too); or made in `WorkingTexts.normalized`.
+    private enum NormalizedState { case unknown, same, plain, folded }
 
     /// What a Message Filter extension keeps of regexes shipped as programs: four lazy DFAs of
     /// at most 96 KiB each (about 750 states), so that its dirty memory stays near its budget
@@ -222,17 +234,21 @@ public final class MessageClassifier {
             }
             let text = automaton.pointee.target == .sender ? sender : body
             let view = automaton.pointee.view
-            if view.index == 0 || (!view.confusables && !automaton.pointee.dense.isEmpty && Self.isASCII(text)) {
-                // The dense table's byte classes fold ASCII capitals; NFC and the normalized
-                // forms leave ASCII as it is (but skeletons do not: `m` is `rn`).
+            let slot = automaton.pointee.target == .sender ? 0 : 1
+            if view.index == 0
+                || (!view.confusables && !automaton.pointee.dense.isEmpty
+                    && (Self.isASCII(text) || isPlain(text, slot: slot)))
+            {
+                // The dense table's byte classes fold ASCII capitals; a plain text (ASCII, or
+                // Hangul, Han and lowercase letters in NFC) is its own normalized form and its
+                // own fold but for them (skeletons are not: `m` is `rn`).
                 best = min(best, run(automaton, over: text))
             } else if view.normalized && !view.confusables {
                 // The normalized text is made once per message and target, for the automata and
                 // the regexes alike; ignoring case, its fold (the view's own order: NFC, then
                 // each scalar folded).
-                let slot = automaton.pointee.target == .sender ? 0 : 1
                 normalize(text, slot: slot)
-                let source = texts.pointee.normalizedState[slot] == .same ? nil : slot
+                let source = texts.pointee.state(slot) == .folded ? slot : nil
                 if view.caseInsensitive {
                     if let source {
                         texts.pointee.normalized[source].withUnsafeBufferPointer {
@@ -634,27 +650,44 @@ public final class MessageClassifier {
     ) -> Bool {
         if normalized {
             normalize(text, slot: slot)
-            if texts.pointee.normalizedState[slot] == .folded {
+            if texts.pointee.state(slot) == .folded {
                 return texts.pointee.normalized[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
             }
         }
         return search(compiled, rule, text)
     }
 
+    /// Whether `text`, the sender (`slot` 0) or the body (1), is its own normalized form and, but
+    /// for ASCII capitals, its own fold (`NormalizedState.plain`), worked out once per message.
+    @inline(__always)
+    private func isPlain(_ text: UnsafeBufferPointer<UInt8>, slot: Int) -> Bool {
+        if !texts.pointee.normalizedStale, texts.pointee.state(slot) != .unknown {
+            return texts.pointee.state(slot) == .plain
+        }
+        normalize(text, slot: slot)
+        return texts.pointee.state(slot) == .plain
+    }
+
     /// Makes the normalized view of `text`, the sender (`slot` 0) or the body (1), unless this
-    /// message's is made already: `.same` for ASCII, its own normalized form.
+    /// message's is made already; a text that is its own normalized form (ASCII, or what
+    /// `TextView.normalizedForm(of:)` finds unchanged) is not copied.
     private func normalize(_ text: UnsafeBufferPointer<UInt8>, slot: Int) {
         if texts.pointee.normalizedStale {
-            texts.pointee.normalizedState[0] = .unknown
-            texts.pointee.normalizedState[1] = .unknown
+            texts.pointee.setState(0, .unknown)
+            texts.pointee.setState(1, .unknown)
             texts.pointee.normalizedStale = false
         }
-        guard texts.pointee.normalizedState[slot] == .unknown else { return }
+        guard texts.pointee.state(slot) == .unknown else { return }
         if Self.isASCII(text) {
-            texts.pointee.normalizedState[slot] = .same
-        } else {
+            texts.pointee.setState(slot, .plain)
+            return
+        }
+        switch TextView.normalizedForm(of: text) {
+        case .plain: texts.pointee.setState(slot, .plain)
+        case .unchanged: texts.pointee.setState(slot, .same)
+        case .changed:
             TextView(caseInsensitive: false, normalized: true).fold(text, into: &texts.pointee.normalized[slot])
-            texts.pointee.normalizedState[slot] = .folded
+            texts.pointee.setState(slot, .folded)
         }
     }
 

@@ -158,6 +158,32 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
         work.withUnsafeBufferPointer { Skeleton.append($0, to: &output, scalars: &scalars, mapped: &mapped) }
     }
 
+    /// What the normalized view makes of `text` (valid UTF-8) without writing it: `.changed` if
+    /// it is not the text itself (a fullwidth form, an invisible character, or a scalar NFC may
+    /// change); else `.plain` if every scalar but ASCII capitals folds to itself too (Hangul,
+    /// Han, lowercase accented Latin), so that an automaton whose byte classes fold ASCII reads
+    /// the text as it is in every view but the confusables; else `.unchanged`.
+    package static func normalizedForm(of text: UnsafeBufferPointer<UInt8>) -> NormalizedForm {
+        var form = NormalizedForm.plain
+        var index = 0
+        while index < text.count {
+            if text[index] < 0x80 {
+                index += 1
+                continue
+            }
+            let (value, length) = RegexMatcher.decode(text, index)
+            if (0xFF01...0xFF5E).contains(value) || !isStableInNFC(value) || isInvisibleFormat(value) {
+                return .changed
+            }
+            if form == .plain && !isCaseless(value) && RegexProgram.fold(value) != value { form = .unchanged }
+            index += length
+        }
+        return form
+    }
+
+    /// `normalizedForm(of:)`'s answer.
+    package enum NormalizedForm { case changed, unchanged, plain }
+
     /// Writes `normalized`, the normalized view of a text, folded as the view ignoring case
     /// folds it (each scalar, `RegexProgram.fold`): what `fold(_:into:)` of the normalized view
     /// ignoring case writes, from the normalized text the classifier made already.

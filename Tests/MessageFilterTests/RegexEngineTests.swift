@@ -716,6 +716,44 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(caseless > 35_000 && !TextView.isCaseless(0x2126) && !TextView.isCaseless(0x24B6))
     }
 
+    /// A text `TextView.normalizedForm(of:)` finds unchanged is its own normalized view, which the
+    /// classifier then does not make; a plain one is also its own fold ignoring case but for ASCII
+    /// capitals, which the keyword automata then read as it is. Seeded texts of Hangul, Latin with
+    /// marks (composed and not), Greek, Cyrillic, fullwidth forms, invisible characters, `İ` and
+    /// the Kelvin sign, each form compared with the views the classifier would have made.
+    @Test func textsFoundUnchangedAreTheirOwnNormalizedView() {
+        let alphabet: [UInt32] = [
+            0x61, 0x41, 0x20, 0x31, 0xAC00, 0xD55C, 0x3131, 0x4E2D, 0xE9, 0xC9, 0x65, 0x301, 0x3B1, 0x391, 0x434,
+            0x414, 0xFF21, 0xFF41, 0x200B, 0xAD, 0x130, 0x212A, 0x20AC, 0x1F600, 0x1100, 0x1161, 0xDF, 0x1E9E,
+        ]
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        let normalized = TextView(caseInsensitive: false, normalized: true)
+        let folded = TextView(caseInsensitive: true, normalized: true)
+        var counts: [TextView.NormalizedForm: Int] = [:]
+        for _ in 0..<SeededRuns.count(20_000, short: 5_000) {
+            var text = ""
+            for _ in 0..<(1 + next() % 6) {
+                text.unicodeScalars.append(Unicode.Scalar(alphabet[next() % alphabet.count])!)
+            }
+            let bytes = Array(text.utf8)
+            let form = bytes.withUnsafeBufferPointer { TextView.normalizedForm(of: $0) }
+            counts[form, default: 0] += 1
+            guard form != .changed else { continue }
+            #expect(normalized.fold(text) == bytes, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            if form == .plain {
+                #expect(
+                    folded.fold(text) == bytes.map(asciiLowercase),
+                    "plain: \(text.unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        #expect(counts.count == 3 && counts.values.allSatisfy { $0 > 100 }, "\(counts)")
+    }
+
     /// The scalars the normalized view takes to be in NFC wherever they stand (and so passes
     /// over without normalizing) are: of combining class 0, their own NFC, by the standard
     /// library (Unicode 17) and by Python's `unicodedata`, and second in no canonical composition
@@ -992,8 +1030,9 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
     }
 }
 
-/// MessageFilterCore checks UTF-8 with the standard library's forward parser (every iOS has it)
-/// instead of `String(validating:as:)` (iOS 18); both must accept and refuse the same bytes.
+/// MessageFilterCore checks UTF-8 with the standard library's forward parser (every iOS has it),
+/// and bytes in memory by RFC 3629's table, instead of `String(validating:as:)` (iOS 18): each
+/// must accept and refuse the same bytes.
 @Suite struct UTF8ValidationTests {
     @Test func agreesWithStringValidatingOnSeededBytes() {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -1010,9 +1049,14 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         var refused = 0
         let count = SeededRuns.count(50_000, short: 10_000)
         for _ in 0..<count {
-            let bytes = (0..<Int(next() % 6)).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            // An ASCII run first, of 0 to 11 bytes, so that the fast path's 8-byte steps end
+            // anywhere before the rest.
+            let bytes =
+                Array(repeating: UInt8(0x61), count: Int(next() % 12))
+                + (0..<Int(next() % 6)).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
             let expected = String(validating: bytes, as: UTF8.self) != nil
             #expect(isValidUTF8(bytes) == expected, "\(bytes)")
+            #expect(bytes.withUnsafeBufferPointer { isValidUTF8($0) } == expected, "\(bytes), in memory")
             if !expected { refused += 1 }
         }
         #expect(refused > count / 5 && refused < count * 49 / 50)
