@@ -304,20 +304,24 @@ package indirect enum RegexNode: Sendable, Equatable {
     /// The most literals a required set may hold.
     static let maximumRequiredLiterals = 64
 
-    /// ASCII literals of which every match contains at least one, lowercased when the match
-    /// ignores case; empty when none is known. The best of the candidates by its shortest
-    /// literal: a run of literals in a row (`(?:ab)c` needs `abc`), or an alternation whose every
-    /// branch has a set (`(usps|ups|fedex)` needs one of the three), or a repetition of at least
-    /// one such body, at any depth.
+    /// Literals (UTF-8) of which every match contains at least one, as the rule's view holds
+    /// them: each scalar folded (`RegexProgram.fold`) when the match ignores case; empty when
+    /// none is known. The best of the candidates by its shortest literal in bytes: a run of
+    /// literals in a row (`(?:ab)c` needs `abc`, `발신]` is 7 bytes), or an alternation whose
+    /// every branch has a set (`(usps|ups|fedex)` needs one of the three), or a repetition of at
+    /// least one such body, at any depth. A scalar other than ASCII is a literal too: the regex
+    /// and the keyword automata read the same normalized text (a regex never reads skeletons),
+    /// so a scalar the regex matches is in that text, and its fold in the text folded.
     func requiredLiterals(caseInsensitive: Bool) -> [[UInt8]] {
-        func byte(_ node: RegexNode) -> UInt8? {
+        func bytes(_ node: RegexNode) -> [UInt8]? {
             switch node {
-            case .scalar(let value) where value < 0x80:
-                return caseInsensitive ? asciiLowercase(UInt8(value)) : UInt8(value)
+            case .scalar(let value):
+                let (encoded, count) = utf8Encoded(caseInsensitive ? RegexProgram.fold(value) : value)
+                return withUnsafeBytes(of: encoded) { Array($0.prefix(count)) }
             case .flagged(let inner, let ignoresCase) where caseInsensitive || !ignoresCase:
-                // Under `(?-i)` in a rule ignoring case, the folded view holds its lowercase; under
+                // Under `(?-i)` in a rule ignoring case, the folded view holds its fold; under
                 // `(?i)` in a case-sensitive rule the exact view may hold any case: no literal.
-                return byte(inner)
+                return bytes(inner)
             default:
                 return nil
             }
@@ -360,11 +364,11 @@ package indirect enum RegexNode: Sendable, Equatable {
                     run.removeAll()
                 }
                 for item in flattened(node) {
-                    if let byte = byte(item) {
-                        run.append(byte)
-                    } else if case .repetition(let inner, let low, _) = item, let byte = byte(inner), low >= 1 {
+                    if let literal = bytes(item) {
+                        run.append(contentsOf: literal)
+                    } else if case .repetition(let inner, let low, _) = item, let literal = bytes(inner), low >= 1 {
                         // The repeated literal occurs, but what follows is not adjacent to a fixed one.
-                        run.append(byte)
+                        run.append(contentsOf: literal)
                         endRun()
                     } else {
                         endRun()
@@ -375,7 +379,7 @@ package indirect enum RegexNode: Sendable, Equatable {
                 endRun()
                 return best
             default:
-                return byte(node).map { [[$0]] } ?? []
+                return bytes(node).map { [$0] } ?? []
             }
         }
         return required(self)

@@ -83,8 +83,8 @@ package enum RulesCompiler {
                     unfiltered.append(UInt32(index))
                     continue
                 }
-                // The literals are ASCII, which every view leaves as it is (lowercased already when
-                // the rule ignores case); any of them triggers the regex.
+                // The literals are as the rule's view holds them (folded already when the rule
+                // ignores case); any of them triggers the regex.
                 for target in targets {
                     let kind = Int(CompiledRulesFormat.Section.automaton(target: target, view: view))
                     for literal in literals { tries[kind, default: Trie()].insert(literal, trigger: UInt32(index)) }

@@ -352,7 +352,7 @@ func appendUTF8(_ value: UInt32, to output: inout [UInt8]) {
 /// A scalar's UTF-8, the one encoder of the message filter: its bytes first in a tuple of four,
 /// and how many there are.
 @inline(__always)
-func utf8Encoded(_ value: UInt32) -> (bytes: (UInt8, UInt8, UInt8, UInt8), count: Int) {
+package func utf8Encoded(_ value: UInt32) -> (bytes: (UInt8, UInt8, UInt8, UInt8), count: Int) {
     switch value {
     case 0..<0x80:
         return ((UInt8(value), 0, 0, 0), 1)

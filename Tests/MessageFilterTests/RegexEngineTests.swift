@@ -623,6 +623,36 @@ private func pythonVerdicts(_ cases: [(pattern: String, caseInsensitive: Bool, t
         #expect(try RegexSubset.analyze("(?i:abc)", caseInsensitive: false).requiredLiterals.isEmpty)
     }
 
+    /// A required literal other than ASCII filters its regex as the rule's view holds it: in NFC
+    /// (a decomposed `É` is `É`), folded when the rule ignores case (`ÉTUDE`, `ΣΟΦΙΑ`), and
+    /// Hangul as it is.
+    @Test func aLiteralBeyondASCIIFiltersAsTheViewHoldsIt() throws {
+        func classifier(_ pattern: String, caseSensitive: Bool) throws -> MessageClassifier {
+            try compiled([
+                MessageRule(
+                    name: "r",
+                    target: .body,
+                    match: .regex,
+                    value: pattern,
+                    action: .junk,
+                    caseSensitive: caseSensitive
+                )
+            ])
+        }
+        let etude = try classifier("ÉTUDE \\d", caseSensitive: false)
+        for text in ["une ÉTUDE 5", "une E\u{301}TUDE 5", "une étude 5", "Étude 5"] {
+            #expect(verdict(etude, text), "\(text.debugDescription)")
+        }
+        #expect(!verdict(etude, "une etude 5"))
+        let sophia = try classifier("ΣΟΦΙΑ", caseSensitive: false)
+        #expect(verdict(sophia, "ΣΟΦΙΑ") && verdict(sophia, "Σοφια") && !verdict(sophia, "sofia"))
+        let exact = try classifier("Étude", caseSensitive: true)
+        #expect(verdict(exact, "E\u{301}tude") && !verdict(exact, "étude"))
+        let abroad = try classifier("\\[(국외|국제)발신\\]", caseSensitive: true)
+        #expect(verdict(abroad, "[국제발신]\n대출") && !verdict(abroad, "[국제수신]"))
+        #expect(try RegexSubset.analyze("ΣΟΦΙΑ", caseInsensitive: true).requiredLiterals == [Array("σοφια".utf8)])
+    }
+
     /// What needs backtracking is refused with a sentence naming the construct and why.
     @Test(arguments: [
         ("(\\w+) \\1", "the backreference \\1 at character 7 cannot be used: matching what a group captured"),
