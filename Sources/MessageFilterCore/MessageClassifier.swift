@@ -52,6 +52,11 @@ public final class MessageClassifier {
     /// message retains no array.
     private let automata: UnsafeMutableBufferPointer<CompiledRules.Automaton>
     private let unfilteredRegexes: UnsafeMutableBufferPointer<UInt32>
+    /// For each unfiltered regex that ships as a DFA (it runs on every message), the bytes its
+    /// idle state stays in (`RegexAutomaton.idleSkip`); made for at most
+    /// `maximumIdleSkips` of them, 384 bytes each.
+    private let idleSkips: [(rule: UInt32, skip: IdleSkip)]
+    private static let maximumIdleSkips = 16
     private let hasCombined: Bool
     /// The regex rules already made candidates for this message, a bit each, to list them once;
     /// cleared through `candidates` after each message.
@@ -127,6 +132,10 @@ public final class MessageClassifier {
         _ = automata.initialize(from: rules.automata)
         unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
         _ = unfilteredRegexes.initialize(from: rules.unfilteredRegexes)
+        idleSkips = rules.unfilteredRegexes.prefix(Self.maximumIdleSkips).compactMap { rule in
+            guard case .automaton(let automaton) = rules.regexes.compiled(rule: Int(rule)) else { return nil }
+            return (rule, automaton.idleSkip(scalarClasses: rules.regexes.scalarClasses))
+        }
         hasCombined = !rules.combined.records.isEmpty
         candidateStorage = .allocate(capacity: max(1, rules.entryCount))
         candidateCount = .allocate(capacity: 1)
@@ -145,6 +154,7 @@ public final class MessageClassifier {
         candidateCount.deallocate()
         seen.deallocate()
         windowStarts.deallocate()
+        for entry in idleSkips { entry.skip.deallocate() }
         texts.deinitialize(count: 1).deallocate()
     }
 
@@ -706,7 +716,8 @@ public final class MessageClassifier {
     private func search(_ compiled: CompiledRegexes.Compiled, _ rule: Int, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
         switch compiled {
         case .automaton(let automaton):
-            return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses)
+            let skip = idleSkips.first { $0.rule == UInt32(rule) }?.skip
+            return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses, idleSkip: skip)
         case .program(let program):
             // The lazy DFA reads the text while its states stay in its cache; a text that makes
             // it compute more transitions than its budget (each costs up to one step per

@@ -145,7 +145,11 @@ package struct RegexAutomaton: @unchecked Sendable {
     /// - Complexity: O(text), one table lookup per scalar, plus a binary search of the scalar
     ///   ranges for each non-ASCII one outside the range of the one before (a run of Hangul,
     ///   Han or accented Latin letters mostly stays in one).
-    package func matches(_ text: UnsafeBufferPointer<UInt8>, scalarClasses: ScalarClasses) -> Bool {
+    package func matches(
+        _ text: UnsafeBufferPointer<UInt8>,
+        scalarClasses: ScalarClasses,
+        idleSkip: IdleSkip? = nil
+    ) -> Bool {
         let count = classCount
         let table = table
         let classMap = classMapBytes
@@ -160,6 +164,10 @@ package struct RegexAutomaton: @unchecked Sendable {
                 var high: UInt32 = 0
                 var rangeClass = 0
                 while index < text.count {
+                    if let idleSkip, state == idleSkip.idle {
+                        index = idleSkip.pass(text, from: index)
+                        if index == text.count { break }
+                    }
                     let byte = text[index]
                     let local: Int
                     if byte < 0x80 {
@@ -183,5 +191,88 @@ package struct RegexAutomaton: @unchecked Sendable {
                 return acceptBits[state / 8] & (1 << (state % 8)) != 0
             }
         }
+    }
+
+    /// What the DFA's idle state (where a search waits for a match to begin) stays in, by bytes: `matches` passes over them without decoding a
+    /// scalar or looking its class up, as Hyperscan accelerates a state with few ways out. Made
+    /// once per classifier for the regexes that run on every message; the caller deallocates it.
+    package func idleSkip(scalarClasses: ScalarClasses) -> IdleSkip {
+        // The state that stays itself on the most classes: where an unanchored search waits
+        // (after a non-digit, for `\d{6}`; the start itself has read nothing yet).
+        let loops = (0..<stateCount).map { state in
+            (0..<classCount).count { table[state &* classCount &+ $0] == UInt16(state) }
+        }
+        let idle = loops.indices.max { loops[$0] < loops[$1] || (loops[$0] == loops[$1] && $0 > $1) } ?? 0
+        let stays = (0..<classCount).map { table[idle &* classCount &+ $0] == UInt16(idle) }
+        let skip = IdleSkip(idle: idle)
+        let kinds = skip.base.assumingMemoryBound(to: UInt8.self)
+        let blocks = (skip.base + 256).assumingMemoryBound(to: UInt64.self)
+        for byte in 0..<0x80 {
+            kinds[byte] = stays[Int(classMapBytes[Int(scalarClasses.ascii[byte])])] ? 1 : 0
+        }
+        for byte in 0x80..<0x100 { kinds[byte] = (0x80..<0xC0).contains(byte) || (0xC2..<0xF5).contains(byte) ? 1 : 0 }
+        for lead in 0xE0..<0xF0 { kinds[lead] = 2 }
+        for range in scalarClasses.starts.indices where !stays[Int(classMapBytes[Int(scalarClasses.classes[range])])] {
+            let low = scalarClasses.starts[range]
+            let high = range + 1 < scalarClasses.starts.count ? scalarClasses.starts[range + 1] : 0x11_0000
+            // A scalar below U+0800 is named by its lead byte, one below U+10000 by its lead
+            // byte and the next (a block of 64), any other by its lead byte.
+            if low < 0x800 {
+                for lead in (low >> 6)...((min(high, 0x800) - 1) >> 6) { kinds[Int(0xC0 | lead)] = 0 }
+            }
+            if low < 0x1_0000 && high > 0x800 {
+                for block in (max(low, 0x800) >> 6)...((min(high, 0x1_0000) - 1) >> 6) {
+                    blocks[Int(block >> 6)] &= ~(1 << UInt64(block & 0x3F))
+                }
+            }
+            if high > 0x1_0000 {
+                for lead in (max(low, 0x1_0000) >> 18)...((high - 1) >> 18) { kinds[Int(0xF0 | lead)] = 0 }
+            }
+        }
+        return skip
+    }
+}
+
+/// The bytes a DFA's idle state stays in (`RegexAutomaton.idleSkip`), 384 bytes allocated
+/// once: by each byte, 0 if it may leave, 1 if it stays (an ASCII scalar, a continuation byte,
+/// the lead byte of scalars that all stay), 2 for a lead byte of three whose block of 64
+/// scalars, named by the next byte, is then looked up: for each lead byte E0…EF, a 64-bit word
+/// of a bit per block (the next byte's low six bits), set if every scalar of the block stays.
+package struct IdleSkip: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    /// The state the bytes are of.
+    let idle: Int
+
+    init(idle: Int) {
+        self.idle = idle
+        base = .allocate(byteCount: 256 + 16 * 8, alignment: 8)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: 256)
+        (base + 256).initializeMemory(as: UInt64.self, repeating: ~0, count: 16)
+    }
+
+    package func deallocate() { base.deallocate() }
+
+    /// Where, from `start` (a scalar's first byte), the first byte that may leave the start
+    /// state is, or the text's end.
+    @inline(__always)
+    func pass(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let kinds = UnsafePointer(base.assumingMemoryBound(to: UInt8.self))
+        let blocks = UnsafePointer((base + 256).assumingMemoryBound(to: UInt64.self))
+        guard let bytes = text.baseAddress else { return start }
+        let count = text.count
+        var index = start
+        while index < count {
+            let kind = kinds[Int(bytes[index])]
+            if kind == 1 {
+                index &+= 1
+            } else if kind == 2, index &+ 1 < count,
+                blocks[Int(bytes[index] & 0xF)] & (1 << UInt64(bytes[index &+ 1] & 0x3F)) != 0
+            {
+                index &+= 1
+            } else {
+                break
+            }
+        }
+        return index
     }
 }

@@ -48,6 +48,58 @@ struct RegexAutomatonTests {
         }
     }
 
+    /// A DFA passing over the bytes its idle state stays in (`RegexAutomaton.idleSkip`) decides
+    /// as the NFA simulation does: seeded texts of ASCII, Hangul, accented Latin, Arabic,
+    /// Devanagari, Thai and Javanese digits, fullwidth forms and emoji, against regexes whose
+    /// idle state leaves on some scalars of a lead byte's block of 64 and not others.
+    @Test func aDFAPassingOverItsIdleStateDecidesAsItReadsEveryScalar() throws {
+        let patterns = [
+            "\\d{6}", "\\d{2}\\D\\d", "[가-각]{2}", "\\bé\\w", "😀|١", "[^a-z ]{3}", "\\p{Han}", "x.{0,3}y", "ÿ|꧐",
+        ]
+        let alphabet: [UInt32] = [
+            0x61, 0x78, 0x79, 0x20, 0x35, 0x0A, 0xE9, 0xFF, 0x100, 0x661, 0x966, 0xE51, 0xAC00, 0xAC01, 0xAC02, 0xA9D0,
+            0xA9D1, 0xFF15, 0x4E2D, 0x1F600, 0x1F601, 0x1D7CE,
+        ]
+        var random = SplitMix64(state: 41)
+        let matcher = RegexMatcher()
+        for pattern in patterns {
+            let program = try RegexProgram(pattern: pattern, caseInsensitive: false)
+            let classes = RegexAlphabet([program])
+            let local = try #require(classes.programs[0])
+            let dfa = try #require(
+                RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                    representatives: local.representatives
+                )
+            )
+            let automaton = RegexAutomaton(
+                stateCount: dfa.acceptsAtEnd.count,
+                classCount: local.representatives.count,
+                classMap: local.classMap,
+                transitions: dfa.transitions,
+                acceptsAtEnd: dfa.acceptsAtEnd,
+                scalarClasses: classes.scalarClasses
+            )
+            let skip = automaton.idleSkip(scalarClasses: classes.scalarClasses)
+            defer { skip.deallocate() }
+            var matched = 0
+            for _ in 0..<SeededRuns.count(4_000, short: 1_000) {
+                var text = ""
+                for _ in 0..<Int.random(in: 0..<12, using: &random) {
+                    text.unicodeScalars.append(Unicode.Scalar(alphabet.randomElement(using: &random)!)!)
+                }
+                let (passing, theirs) = text.withUTF8 {
+                    (
+                        automaton.matches($0, scalarClasses: classes.scalarClasses, idleSkip: skip),
+                        matcher.firstMatch(program, in: $0)
+                    )
+                }
+                #expect(passing == theirs, "\(pattern) on \(text.unicodeScalars.map { String($0.value, radix: 16) })")
+                if passing { matched += 1 }
+            }
+            #expect(matched > 0, "\(pattern) matched none of the texts")
+        }
+    }
+
     static func classOf(_ scalar: UInt32, _ classes: ScalarClasses) -> Int {
         let index = classes.starts.lastIndex { $0 <= scalar }!
         return Int(classes.classes[index])
@@ -85,15 +137,22 @@ struct RegexAutomatonTests {
                 scalarClasses: classes.scalarClasses
             )
             compared += 1
+            let skip = automaton.idleSkip(scalarClasses: classes.scalarClasses)
+            defer { skip.deallocate() }
             for _ in 0..<20 {
                 var text = String(
                     (0..<Int.random(in: 0...16, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
                 )
-                let (ours, theirs) = text.withUTF8 {
-                    (automaton.matches($0, scalarClasses: classes.scalarClasses), matcher.firstMatch(program, in: $0))
+                let (ours, passing, theirs) = text.withUTF8 {
+                    (
+                        automaton.matches($0, scalarClasses: classes.scalarClasses),
+                        automaton.matches($0, scalarClasses: classes.scalarClasses, idleSkip: skip),
+                        matcher.firstMatch(program, in: $0)
+                    )
                 }
                 #expect(ours == theirs, "\(pattern) (ignoring case: \(caseInsensitive)) on \(text.debugDescription)")
-                if ours != theirs { return }
+                #expect(passing == theirs, "\(pattern) passing its idle bytes, on \(text.debugDescription)")
+                if ours != theirs || passing != theirs { return }
             }
         }
     }
