@@ -636,12 +636,14 @@ public final class MessageClassifier {
         keys.sort()
         for key in keys {
             let index = Int(key & 0xFF_FFFF)
-            let rule = rules.rule(index)
-            // CompiledRules checked that every regex rule has its compiled form.
+            // CompiledRules checked that every regex rule has its compiled form. The rule's
+            // target and view come from its packed entry: `rules.rule(_:)` would make its name
+            // and value strings for each regex run.
             guard let compiled = rules.regexes.compiled(rule: index) else { continue }
-            let normalized = rule.view.normalized
-            if rule.target != .body, matches(compiled, index, sender, slot: 0, normalized: normalized) { return key }
-            if rule.target != .sender, matches(compiled, index, body, slot: 1, normalized: normalized) { return key }
+            let target = rules.target(of: index)
+            let normalized = rules.view(of: index).normalized
+            if target != .body, matches(compiled, index, sender, slot: 0, normalized: normalized) { return key }
+            if target != .sender, matches(compiled, index, body, slot: 1, normalized: normalized) { return key }
         }
         return best
     }

@@ -40,6 +40,12 @@ package final class RegexDFA {
     private var starts: UnsafeMutablePointer<Int32>
     private var counts: UnsafeMutablePointer<Int32>
     private var flags: UnsafeMutablePointer<UInt8>
+    /// Per state: whether a text ending there matches (`endMatched`, `endNoMatch`), or not
+    /// worked out yet (`endUnknown`): each search ends with it.
+    private var ends: UnsafeMutablePointer<UInt8>
+    private static let endUnknown: UInt8 = 0
+    private static let endMatched: UInt8 = 1
+    private static let endNoMatch: UInt8 = 2
     private var pool: UnsafeMutablePointer<Int32>
     private var poolUsed = 0
     private var stateCount = Int(firstState)
@@ -102,7 +108,7 @@ package final class RegexDFA {
             stateCapacity = min(asked, 65_000)
             poolCapacity = stateCapacity * n
         } else {
-            let perState = 2 * (asciiClasses + Self.signatureCapacity) + 2 * 2 + 4 + 4 + 1 + 8 * 4
+            let perState = 2 * (asciiClasses + Self.signatureCapacity) + 2 * 2 + 4 + 4 + 1 + 1 + 8 * 4
             stateCapacity = min(8_192, max(128, memoryBudget / perState))
             poolCapacity = 8 * stateCapacity
         }
@@ -110,6 +116,7 @@ package final class RegexDFA {
         starts = .allocate(capacity: stateCapacity)
         counts = .allocate(capacity: stateCapacity)
         flags = .allocate(capacity: stateCapacity)
+        ends = .allocate(capacity: stateCapacity)
         pool = .allocate(capacity: poolCapacity)
         table = .allocate(capacity: stateCapacity * asciiClasses)
         hash = .allocate(capacity: stateCapacity * 2)
@@ -143,7 +150,7 @@ package final class RegexDFA {
 
     deinit {
         for pointer in [
-            UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(pool), .init(table),
+            UnsafeMutableRawPointer(starts), .init(counts), .init(flags), .init(ends), .init(pool), .init(table),
             .init(byteClasses), .init(hash),
             .init(signatureTable), .init(signatures), .init(memoKeys), .init(memoValues), .init(set), .init(sparse),
             .init(stack), .init(kernel), .init(verdicts), .init(reached), .init(entries),
@@ -282,6 +289,7 @@ package final class RegexDFA {
         starts[id] = Int32(poolUsed)
         counts[id] = Int32(count)
         flags[id] = stateFlags
+        ends[id] = Self.endUnknown
         (table + id * asciiClasses).update(repeating: Self.unknown, count: asciiClasses)
         (signatureTable + id * Self.signatureCapacity).update(repeating: Self.unknown, count: Self.signatureCapacity)
         (pool + poolUsed).update(from: kernel, count: count)
@@ -551,8 +559,12 @@ package final class RegexDFA {
             if next == Self.dead { return .noMatch }
             current = next
         }
-        guard let last = transition(Int(current), RegexMatcher.none, code, classes) else { return stop(Int(current)) }
-        return last == Self.matched ? .matched : .noMatch
+        // The text's end, remembered per state like any transition.
+        if ends[Int(current)] == Self.endUnknown {
+            guard let last = transition(Int(current), RegexMatcher.none, code, classes) else { return stop(Int(current)) }
+            ends[Int(current)] = last == Self.matched ? Self.endMatched : Self.endNoMatch
+        }
+        return ends[Int(current)] == Self.endMatched ? .matched : .noMatch
     }
 
     /// Empties the cache and adds `state`'s contents back; nil past the reset limit.
