@@ -167,9 +167,19 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
         var form = NormalizedForm.plain
         var index = 0
         while index < text.count {
-            if text[index] < 0x80 {
+            let lead = text[index]
+            if lead < 0x80 {
                 index += 1
                 continue
+            }
+            // A Hangul syllable (U+AC00…U+D7A3: EA B0 80 to ED 9E A3) is stable and caseless;
+            // known by its first two bytes, without decoding (the text is valid UTF-8).
+            if lead >= 0xEA && lead <= 0xED {
+                let second = text[index + 1]
+                if lead == 0xEB || lead == 0xEC || (lead == 0xEA && second >= 0xB0) || (lead == 0xED && second < 0x9E) {
+                    index += 3
+                    continue
+                }
             }
             let (value, length) = RegexMatcher.decode(text, index)
             if (0xFF01...0xFF5E).contains(value) || !isStableInNFC(value) || isInvisibleFormat(value) {
