@@ -164,12 +164,20 @@ package struct TextView: Hashable, Sendable, CustomStringConvertible {
     /// Han, lowercase accented Latin), so that an automaton whose byte classes fold ASCII reads
     /// the text as it is in every view but the confusables; else `.unchanged`.
     package static func normalizedForm(of text: UnsafeBufferPointer<UInt8>) -> NormalizedForm {
+        guard let base = text.baseAddress else { return .plain }
+        let raw = UnsafeRawPointer(base)
         var form = NormalizedForm.plain
         var index = 0
         while index < text.count {
             let lead = text[index]
             if lead < 0x80 {
+                // ASCII is its own form; a run of it is passed 8 bytes at a time.
                 index += 1
+                while index + 8 <= text.count,
+                    raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                {
+                    index += 8
+                }
                 continue
             }
             // A Hangul syllable (U+AC00…U+D7A3: EA B0 80 to ED 9E A3) is stable and caseless;
