@@ -128,7 +128,9 @@ struct SMSBenchCommand: ParsableCommand {
                 in: corpus
             )
         }
-        // The messages as the extension gets them: UTF-8 bytes, checked once (TestMessage.load did).
+        // The messages as the extension gets them: UTF-8 bytes, checked once (TestMessage.load
+        // refused bytes that are not UTF-8 and a sender or body past the limits), then classified
+        // as the extension host classifies what it checked.
         let senders = loadedMessages.map { Array($0.sender.utf8) }
         let bodies = loadedMessages.map { Array($0.body.utf8) }
         let bytes = zip(senders, bodies).reduce(0) { $0 + $1.0.count + $1.1.count }
@@ -143,7 +145,7 @@ struct SMSBenchCommand: ParsableCommand {
         let firstPass = clock.now
         for (sender, body) in zip(senders, bodies) {
             let decision = sender.withUnsafeBufferPointer { s in
-                body.withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
+                body.withUnsafeBufferPointer { classifier.classify(validatedSender: s, body: $0) }
             }
             decided[decision.action.description, default: 0] += 1
         }
@@ -167,7 +169,7 @@ struct SMSBenchCommand: ParsableCommand {
             for _ in 0..<passes {
                 for index in senders.indices {
                     let decision = senders[index].withUnsafeBufferPointer { s in
-                        bodies[index].withUnsafeBufferPointer { classifier.classify(sender: s, body: $0) }
+                        bodies[index].withUnsafeBufferPointer { classifier.classify(validatedSender: s, body: $0) }
                     }
                     if decision.rule != nil { matched += 1 }
                 }
