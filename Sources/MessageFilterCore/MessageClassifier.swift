@@ -56,6 +56,9 @@ public final class MessageClassifier {
     /// idle state stays in (`RegexAutomaton.idleSkip`); made for at most
     /// `maximumIdleSkips` of them, 384 bytes each.
     private let idleSkips: [(rule: UInt32, skip: IdleSkip)]
+    /// The file's classes of scalars, held here: read through `rules` for each regex run, the
+    /// copy retained and released each of its arrays.
+    private let scalarClasses: ScalarClasses
     private static let maximumIdleSkips = 16
     private let hasCombined: Bool
     /// The regex rules already made candidates for this message, a bit each, to list them once;
@@ -132,6 +135,7 @@ public final class MessageClassifier {
         _ = automata.initialize(from: rules.automata)
         unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
         _ = unfilteredRegexes.initialize(from: rules.unfilteredRegexes)
+        scalarClasses = rules.regexes.scalarClasses
         idleSkips = rules.unfilteredRegexes.prefix(Self.maximumIdleSkips).compactMap { rule in
             guard case .automaton(let automaton) = rules.regexes.compiled(rule: Int(rule)) else { return nil }
             return (rule, automaton.idleSkip(scalarClasses: rules.regexes.scalarClasses))
@@ -719,7 +723,7 @@ public final class MessageClassifier {
         switch compiled {
         case .automaton(let automaton):
             let skip = idleSkips.first { $0.rule == UInt32(rule) }?.skip
-            return automaton.matches(text, scalarClasses: rules.regexes.scalarClasses, idleSkip: skip)
+            return automaton.matches(text, scalarClasses: scalarClasses, idleSkip: skip)
         case .program(let program):
             // The lazy DFA reads the text while its states stay in its cache; a text that makes
             // it compute more transitions than its budget (each costs up to one step per

@@ -13,11 +13,27 @@ package struct ScalarClasses: Sendable, Equatable {
     /// How many classes there are; every class number is below it.
     package var count: Int
 
+    /// For each block of 64 scalars from U+0800 to U+FFFF (`scalar >> 6`, less 0x20), its class
+    /// when one range holds the whole block, else `mixedBlock`: the class of a three-byte scalar
+    /// in one lookup rather than a search of `starts` (2 KB, shared by every DFA of the file).
+    package let blocks: [UInt16]
+    package static let mixedBlock = UInt16.max
+
     package init(ascii: [UInt16], starts: [UInt32], classes: [UInt16], count: Int) {
         self.ascii = ascii
         self.starts = starts
         self.classes = classes
         self.count = count
+        var blocks = [UInt16](repeating: Self.mixedBlock, count: 0x400 - 0x20)
+        for range in starts.indices {
+            let low = max(starts[range], 0x800)
+            let high = min(range + 1 < starts.count ? starts[range + 1] : 0x11_0000, 0x1_0000)
+            // The blocks wholly inside [low, high).
+            let first = (low + 63) >> 6
+            let end = high >> 6
+            if first < end { for block in first..<end { blocks[Int(block) - 0x20] = classes[range] } }
+        }
+        self.blocks = blocks
     }
 
     /// The range holding a non-ASCII scalar, its place in `starts`: a binary search.
@@ -142,9 +158,10 @@ package struct RegexAutomaton: @unchecked Sendable {
 
     /// Whether the regex matches anywhere in `text` (valid UTF-8).
     ///
-    /// - Complexity: O(text), one table lookup per scalar, plus a binary search of the scalar
-    ///   ranges for each non-ASCII one outside the range of the one before (a run of Hangul,
-    ///   Han or accented Latin letters mostly stays in one).
+    /// - Complexity: O(text), one table lookup per scalar, plus, for a scalar of three bytes,
+    ///   its block's class (`ScalarClasses.blocks`), and for another non-ASCII one, or one in a
+    ///   block of several classes, a binary search of the scalar ranges unless it is in the range
+    ///   of the one before.
     package func matches(
         _ text: UnsafeBufferPointer<UInt8>,
         scalarClasses: ScalarClasses,
@@ -159,7 +176,8 @@ package struct RegexAutomaton: @unchecked Sendable {
             scalarClasses.ascii.withUnsafeBufferPointer { ascii in
                 var state = 0
                 var index = 0
-                // The range of the last non-ASCII scalar, [low, high), and its class here.
+                // The range of the last non-ASCII scalar, [low, high), or its block of 64, and
+                // its class here.
                 var low: UInt32 = 0
                 var high: UInt32 = 0
                 var rangeClass = 0
@@ -175,14 +193,23 @@ package struct RegexAutomaton: @unchecked Sendable {
                         index += 1
                     } else {
                         let (scalar, length) = RegexMatcher.decode(text, index)
+                        index += length
                         if scalar &- low >= high &- low {
-                            let range = scalarClasses.nonASCIIRange(scalar)
-                            low = scalarClasses.starts[range]
-                            high = range + 1 < scalarClasses.starts.count ? scalarClasses.starts[range + 1] : 0x11_0000
-                            rangeClass = Int(classMap[Int(scalarClasses.classes[range])])
+                            let block =
+                                length == 3 ? scalarClasses.blocks[Int(scalar >> 6) &- 0x20] : ScalarClasses.mixedBlock
+                            if block != ScalarClasses.mixedBlock {
+                                low = scalar & ~0x3F
+                                high = low + 0x40
+                                rangeClass = Int(classMap[Int(block)])
+                            } else {
+                                let range = scalarClasses.nonASCIIRange(scalar)
+                                low = scalarClasses.starts[range]
+                                high =
+                                    range + 1 < scalarClasses.starts.count ? scalarClasses.starts[range + 1] : 0x11_0000
+                                rangeClass = Int(classMap[Int(scalarClasses.classes[range])])
+                            }
                         }
                         local = rangeClass
-                        index += length
                     }
                     let next = table[state &* count &+ local]
                     if next >= RegexDFA.deadState { return next == RegexDFA.matchedState }

@@ -100,6 +100,27 @@ struct RegexAutomatonTests {
         }
     }
 
+    /// A block of 64 three-byte scalars that `ScalarClasses.blocks` gives a class holds only
+    /// scalars of that class, by the ranges; and a block whose scalars share one range has it.
+    @Test func aBlockHasItsScalarsClass() throws {
+        let programs = try Self.patterns.map { try RegexProgram(pattern: $0, caseInsensitive: true) }
+        let classes = RegexAlphabet(programs).scalarClasses
+        var given = 0
+        for block in 0x20..<0x400 {
+            let scalars = (UInt32(block) << 6)..<(UInt32(block + 1) << 6)
+            let classesOfBlock = Set(scalars.map { Self.classOf($0, classes) })
+            let rangesOfBlock = Set(scalars.map { scalar in classes.starts.lastIndex { $0 <= scalar }! })
+            let stored = classes.blocks[block - 0x20]
+            if stored == ScalarClasses.mixedBlock {
+                #expect(rangesOfBlock.count > 1, "block \(String(block << 6, radix: 16)) lies in one range")
+            } else {
+                given += 1
+                #expect(classesOfBlock == [Int(stored)], "block \(String(block << 6, radix: 16))")
+            }
+        }
+        #expect(given > 500 && given < 0x3E0)
+    }
+
     static func classOf(_ scalar: UInt32, _ classes: ScalarClasses) -> Int {
         let index = classes.starts.lastIndex { $0 <= scalar }!
         return Int(classes.classes[index])
