@@ -561,7 +561,9 @@ package final class RegexDFA {
         }
         // The text's end, remembered per state like any transition.
         if ends[Int(current)] == Self.endUnknown {
-            guard let last = transition(Int(current), RegexMatcher.none, code, classes) else { return stop(Int(current)) }
+            guard let last = transition(Int(current), RegexMatcher.none, code, classes) else {
+                return stop(Int(current))
+            }
             ends[Int(current)] = last == Self.matched ? Self.endMatched : Self.endNoMatch
         }
         return ends[Int(current)] == Self.endMatched ? .matched : .noMatch
