@@ -52,9 +52,9 @@ public final class MessageClassifier {
     /// message retains no array.
     private let automata: UnsafeMutableBufferPointer<CompiledRules.Automaton>
     private let unfilteredRegexes: UnsafeMutableBufferPointer<UInt32>
-    /// For each unfiltered regex that ships as a DFA (it runs on every message), the bytes its
-    /// idle state stays in (`RegexAutomaton.idleSkip`); made for at most
-    /// `maximumIdleSkips` of them, 384 bytes each.
+    /// For regexes that ship as DFAs, the bytes each one's idle state stays in
+    /// (`RegexAutomaton.idleSkip`): for at most `maximumIdleSkips` of them, 384 bytes each, the
+    /// unfiltered ones first (they run on every message).
     private let idleSkips: [(rule: UInt32, skip: IdleSkip)]
     /// The file's classes of scalars, held here: read through `rules` for each regex run, the
     /// copy retained and released each of its arrays.
@@ -136,10 +136,15 @@ public final class MessageClassifier {
         unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
         _ = unfilteredRegexes.initialize(from: rules.unfilteredRegexes)
         scalarClasses = rules.regexes.scalarClasses
-        idleSkips = rules.unfilteredRegexes.prefix(Self.maximumIdleSkips).compactMap { rule in
-            guard case .automaton(let automaton) = rules.regexes.compiled(rule: Int(rule)) else { return nil }
-            return (rule, automaton.idleSkip(scalarClasses: rules.regexes.scalarClasses))
+        // The unfiltered regexes first (they run on every message), then the others in order.
+        let unfilteredSet = Set(rules.unfilteredRegexes)
+        let order = rules.unfilteredRegexes + rules.regexes.rules.filter { !unfilteredSet.contains($0) }
+        var skips: [(rule: UInt32, skip: IdleSkip)] = []
+        for rule in order where skips.count < Self.maximumIdleSkips {
+            guard case .automaton(let automaton) = rules.regexes.compiled(rule: Int(rule)) else { continue }
+            skips.append((rule, automaton.idleSkip(scalarClasses: rules.regexes.scalarClasses)))
         }
+        idleSkips = skips
         hasCombined = !rules.combined.records.isEmpty
         candidateStorage = .allocate(capacity: max(1, rules.entryCount))
         candidateCount = .allocate(capacity: 1)
