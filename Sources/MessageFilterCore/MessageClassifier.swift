@@ -47,7 +47,6 @@ public final class MessageClassifier {
     private var candidates: UnsafeBufferPointer<UInt32> {
         UnsafeBufferPointer(start: candidateStorage, count: candidateCount.pointee)
     }
-    private var keys: [UInt32] = []
     /// Copies of the rules' automata and unfiltered regexes, read through pointers so that a
     /// message retains no array.
     private let automata: UnsafeMutableBufferPointer<CompiledRules.Automaton>
@@ -72,11 +71,12 @@ public final class MessageClassifier {
     private var programs: RegexProgramCache
     /// Thread lists for every regex, sized by the largest program run so far.
     private let matcher = RegexMatcher()
-    /// The texts a message is read as, reached through one pointer: a stored array of the
-    /// class written in place is guarded by a run-time exclusivity check at each write, which
-    /// cost the bench's ASCII corpus a fifth of its rate.
-    private let texts: UnsafeMutablePointer<WorkingTexts>
-    private struct WorkingTexts {
+    /// What a message is worked on in (the texts it is read as, the keys of the regexes to run),
+    /// reached through one pointer: a stored array of the class written in place is guarded by
+    /// a run-time exclusivity check at each write, which cost the bench's ASCII corpus a fifth
+    /// of its rate.
+    private let scratch: UnsafeMutablePointer<Scratch>
+    private struct Scratch {
         /// Each view's fold of the text (`TextView.index`).
         var folded: [[UInt8]] = Array(repeating: [], count: 8)
         /// The sender's and the body's text in the normalized view, as regexes see it, made for
@@ -99,9 +99,11 @@ public final class MessageClassifier {
         /// (`LinkExtractor`), for the links automaton.
         var linkSource: [UInt8] = []
         var links: [UInt8] = []
+        /// The candidate regexes' keys, best first (`runRegexes`).
+        var keys: [UInt32] = []
     }
     /// A message's text in the normalized view: not made yet; the text itself (`plain`: and,
-    /// but for ASCII capitals, its case fold too); or made in `WorkingTexts.normalized`.
+    /// but for ASCII capitals, its case fold too); or made in `Scratch.normalized`.
     private enum NormalizedState { case unknown, same, plain, folded }
 
     /// What a Message Filter extension keeps of regexes shipped as programs: four lazy DFAs of
@@ -127,10 +129,10 @@ public final class MessageClassifier {
     ) {
         self.rules = rules
         file = UnsafeRawBufferPointer(rules.bytes)
-        texts = .allocate(capacity: 1)
-        texts.initialize(to: WorkingTexts())
-        for index in 0..<4 { texts.pointee.folded[index].reserveCapacity(1024) }
-        for slot in 0..<2 { texts.pointee.normalized[slot].reserveCapacity(1024) }
+        scratch = .allocate(capacity: 1)
+        scratch.initialize(to: Scratch())
+        for index in 0..<4 { scratch.pointee.folded[index].reserveCapacity(1024) }
+        for slot in 0..<2 { scratch.pointee.normalized[slot].reserveCapacity(1024) }
         automata = .allocate(capacity: rules.automata.count)
         _ = automata.initialize(from: rules.automata)
         unfilteredRegexes = .allocate(capacity: rules.unfilteredRegexes.count)
@@ -164,7 +166,7 @@ public final class MessageClassifier {
         seen.deallocate()
         windowStarts.deallocate()
         for entry in idleSkips { entry.skip.deallocate() }
-        texts.deinitialize(count: 1).deallocate()
+        scratch.deinitialize(count: 1).deallocate()
     }
 
     /// Checks a message against the filter's limits.
@@ -239,16 +241,18 @@ public final class MessageClassifier {
         candidateCount.pointee = 0
         // One store a message: the normalized texts are forgotten when first asked for
         // (`normalize`); resetting both here cost the bench's ASCII corpus a sixth of its rate.
-        texts.pointee.normalizedStale = true
+        scratch.pointee.normalizedStale = true
         var best = CompiledRulesFormat.noRule
         // Each automaton is lent in place through a pointer: a copy (which a subscript makes)
         // retains every array it holds, for each automaton of each message.
         for index in automata.indices {
             let automaton = UnsafePointer(automata.baseAddress! + index)
             if automaton.pointee.target == .links {
-                automaton.pointee.view.fold(body, into: &texts.pointee.linkSource)
-                texts.pointee.linkSource.withUnsafeBufferPointer { LinkExtractor.hosts($0, into: &texts.pointee.links) }
-                best = texts.pointee.links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                automaton.pointee.view.fold(body, into: &scratch.pointee.linkSource)
+                scratch.pointee.linkSource.withUnsafeBufferPointer {
+                    LinkExtractor.hosts($0, into: &scratch.pointee.links)
+                }
+                best = scratch.pointee.links.withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
                 continue
             }
             let text = automaton.pointee.target == .sender ? sender : body
@@ -267,28 +271,30 @@ public final class MessageClassifier {
                 // the regexes alike; ignoring case, its fold (the view's own order: NFC, then
                 // each scalar folded).
                 normalize(text, slot: slot)
-                let source = texts.pointee.state(slot) == .folded ? slot : nil
+                let source = scratch.pointee.state(slot) == .folded ? slot : nil
                 if view.caseInsensitive {
                     if let source {
-                        texts.pointee.normalized[source].withUnsafeBufferPointer {
-                            TextView.fold(caseOf: $0, into: &texts.pointee.folded[view.index])
+                        scratch.pointee.normalized[source].withUnsafeBufferPointer {
+                            TextView.fold(caseOf: $0, into: &scratch.pointee.folded[view.index])
                         }
                     } else {
-                        TextView.fold(caseOf: text, into: &texts.pointee.folded[view.index])
+                        TextView.fold(caseOf: text, into: &scratch.pointee.folded[view.index])
                     }
-                    best = texts.pointee.folded[view.index].withUnsafeBufferPointer {
+                    best = scratch.pointee.folded[view.index].withUnsafeBufferPointer {
                         min(best, run(automaton, over: $0))
                     }
                 } else if let source {
-                    best = texts.pointee.normalized[source].withUnsafeBufferPointer {
+                    best = scratch.pointee.normalized[source].withUnsafeBufferPointer {
                         min(best, run(automaton, over: $0))
                     }
                 } else {
                     best = min(best, run(automaton, over: text))
                 }
             } else {
-                view.fold(text, into: &texts.pointee.folded[view.index])
-                best = texts.pointee.folded[view.index].withUnsafeBufferPointer { min(best, run(automaton, over: $0)) }
+                view.fold(text, into: &scratch.pointee.folded[view.index])
+                best = scratch.pointee.folded[view.index].withUnsafeBufferPointer {
+                    min(best, run(automaton, over: $0))
+                }
             }
         }
         for rule in unfilteredRegexes { addCandidate(rule) }
@@ -637,13 +643,13 @@ public final class MessageClassifier {
     private func runRegexes(best: UInt32, sender: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>)
         -> UInt32
     {
-        keys.removeAll(keepingCapacity: true)
+        scratch.pointee.keys.removeAll(keepingCapacity: true)
         for rule in candidates where Int(rule) < rules.ruleCount {
             let key = CompiledRulesFormat.key(action: rules.action(of: Int(rule)), rule: Int(rule))
-            if key < best { keys.append(key) }
+            if key < best { scratch.pointee.keys.append(key) }
         }
-        keys.sort()
-        for key in keys {
+        if scratch.pointee.keys.count > 1 { scratch.pointee.keys.sort() }
+        for key in scratch.pointee.keys {
             let index = Int(key & 0xFF_FFFF)
             // CompiledRules checked that every regex rule has its compiled form. The rule's
             // target and view come from its packed entry: `rules.rule(_:)` would make its name
@@ -671,8 +677,8 @@ public final class MessageClassifier {
     ) -> Bool {
         if normalized {
             normalize(text, slot: slot)
-            if texts.pointee.state(slot) == .folded {
-                return texts.pointee.normalized[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
+            if scratch.pointee.state(slot) == .folded {
+                return scratch.pointee.normalized[slot].withUnsafeBufferPointer { search(compiled, rule, $0) }
             }
         }
         return search(compiled, rule, text)
@@ -682,33 +688,33 @@ public final class MessageClassifier {
     /// for ASCII capitals, its own fold (`NormalizedState.plain`), worked out once per message.
     @inline(__always)
     private func isPlain(_ text: UnsafeBufferPointer<UInt8>, slot: Int) -> Bool {
-        if !texts.pointee.normalizedStale, texts.pointee.state(slot) != .unknown {
-            return texts.pointee.state(slot) == .plain
+        if !scratch.pointee.normalizedStale, scratch.pointee.state(slot) != .unknown {
+            return scratch.pointee.state(slot) == .plain
         }
         normalize(text, slot: slot)
-        return texts.pointee.state(slot) == .plain
+        return scratch.pointee.state(slot) == .plain
     }
 
     /// Makes the normalized view of `text`, the sender (`slot` 0) or the body (1), unless this
     /// message's is made already; a text that is its own normalized form (ASCII, or what
     /// `TextView.normalizedForm(of:)` finds unchanged) is not copied.
     private func normalize(_ text: UnsafeBufferPointer<UInt8>, slot: Int) {
-        if texts.pointee.normalizedStale {
-            texts.pointee.setState(0, .unknown)
-            texts.pointee.setState(1, .unknown)
-            texts.pointee.normalizedStale = false
+        if scratch.pointee.normalizedStale {
+            scratch.pointee.setState(0, .unknown)
+            scratch.pointee.setState(1, .unknown)
+            scratch.pointee.normalizedStale = false
         }
-        guard texts.pointee.state(slot) == .unknown else { return }
+        guard scratch.pointee.state(slot) == .unknown else { return }
         if Self.isASCII(text) {
-            texts.pointee.setState(slot, .plain)
+            scratch.pointee.setState(slot, .plain)
             return
         }
         switch TextView.normalizedForm(of: text) {
-        case .plain: texts.pointee.setState(slot, .plain)
-        case .unchanged: texts.pointee.setState(slot, .same)
+        case .plain: scratch.pointee.setState(slot, .plain)
+        case .unchanged: scratch.pointee.setState(slot, .same)
         case .changed:
-            TextView(caseInsensitive: false, normalized: true).fold(text, into: &texts.pointee.normalized[slot])
-            texts.pointee.setState(slot, .folded)
+            TextView(caseInsensitive: false, normalized: true).fold(text, into: &scratch.pointee.normalized[slot])
+            scratch.pointee.setState(slot, .folded)
         }
     }
 
@@ -716,10 +722,12 @@ public final class MessageClassifier {
     /// may take 400 KB), so that one such message does not stay in the extension's dirty memory.
     private func releaseLargeBuffers() {
         let limit = 256 * 1024
-        for index in texts.pointee.folded.indices where texts.pointee.folded[index].capacity > limit {
-            texts.pointee.folded[index] = []
+        for index in scratch.pointee.folded.indices where scratch.pointee.folded[index].capacity > limit {
+            scratch.pointee.folded[index] = []
         }
-        for slot in 0..<2 where texts.pointee.normalized[slot].capacity > limit { texts.pointee.normalized[slot] = [] }
+        for slot in 0..<2 where scratch.pointee.normalized[slot].capacity > limit {
+            scratch.pointee.normalized[slot] = []
+        }
     }
 
     /// The DFA; for a program, its lazy DFA, handing over to the NFA simulation where the lazy
