@@ -131,9 +131,18 @@ struct SMSBenchCommand: ParsableCommand {
         // The messages as the extension gets them: UTF-8 bytes, checked once (TestMessage.load
         // refused bytes that are not UTF-8 and a sender or body past the limits), then classified
         // as the extension host classifies what it checked.
-        let senders = loadedMessages.map { Array($0.sender.utf8) }
-        let bodies = loadedMessages.map { Array($0.body.utf8) }
-        let bytes = zip(senders, bodies).reduce(0) { $0 + $1.0.count + $1.1.count }
+        // All of them in one buffer, each sender and body a span of it: an array per message
+        // would be retained and released at each classification.
+        var storage: [UInt8] = []
+        var spans: [(sender: Range<Int>, body: Range<Int>)] = []
+        for message in loadedMessages {
+            let senderStart = storage.count
+            storage.append(contentsOf: message.sender.utf8)
+            let bodyStart = storage.count
+            storage.append(contentsOf: message.body.utf8)
+            spans.append((senderStart..<bodyStart, bodyStart..<storage.count))
+        }
+        let bytes = storage.count
         let classifier =
             asExtension
             ? MessageClassifier(
@@ -143,20 +152,23 @@ struct SMSBenchCommand: ParsableCommand {
             ) : MessageClassifier(rules: loaded.rules)
         var decided: [String: Int] = [:]
         let firstPass = clock.now
-        for (sender, body) in zip(senders, bodies) {
-            let decision = sender.withUnsafeBufferPointer { s in
-                body.withUnsafeBufferPointer { classifier.classify(validatedSender: s, body: $0) }
+        storage.withUnsafeBufferPointer { all in
+            for span in spans {
+                let decision = classifier.classify(
+                    validatedSender: UnsafeBufferPointer(rebasing: all[span.sender]),
+                    body: UnsafeBufferPointer(rebasing: all[span.body])
+                )
+                decided[decision.action.description, default: 0] += 1
             }
-            decided[decision.action.description, default: 0] += 1
         }
         let (rounds, perRound) = (self.rounds.value, self.perRound.value)
-        let passes = max(1, (perRound + senders.count - 1) / senders.count)
+        let passes = max(1, (perRound + spans.count - 1) / spans.count)
         // Long work is announced: the rounds take about this long, by the pass that counted the
         // decisions (64 KiB bodies with costly regexes run at a hundred messages a second).
         let estimate = (clock.now - firstPass).seconds * Double(passes * rounds)
         if !json && estimate > 10 {
             Terminal.error(
-                "note: \(rounds) round\(rounds == 1 ? "" : "s") of \(Figures.grouped(Int64(passes * senders.count))) messages will take about \(Figures.grouped(Int64(estimate.rounded()))) s; lower --per-round for a quicker figure.\n"
+                "note: \(rounds) round\(rounds == 1 ? "" : "s") of \(Figures.grouped(Int64(passes * spans.count))) messages will take about \(Figures.grouped(Int64(estimate.rounded()))) s; lower --per-round for a quicker figure.\n"
             )
         }
         var best = Double.infinity
@@ -166,22 +178,25 @@ struct SMSBenchCommand: ParsableCommand {
             }
             let roundStarted = clock.now
             var matched = 0
-            for _ in 0..<passes {
-                for index in senders.indices {
-                    let decision = senders[index].withUnsafeBufferPointer { s in
-                        bodies[index].withUnsafeBufferPointer { classifier.classify(validatedSender: s, body: $0) }
+            storage.withUnsafeBufferPointer { all in
+                for _ in 0..<passes {
+                    for span in spans {
+                        let decision = classifier.classify(
+                            validatedSender: UnsafeBufferPointer(rebasing: all[span.sender]),
+                            body: UnsafeBufferPointer(rebasing: all[span.body])
+                        )
+                        if decision.rule != nil { matched += 1 }
                     }
-                    if decision.rule != nil { matched += 1 }
                 }
             }
             precondition(matched >= 0)
             best = min(best, (clock.now - roundStarted).seconds)
         }
-        let classified = passes * senders.count
+        let classified = passes * spans.count
         let forms = loaded.rules.regexForms
         let result = Result(
             rules: loaded.rules.ruleCount,
-            messages: senders.count,
+            messages: spans.count,
             bytes: bytes,
             compileSeconds: loaded.source == nil ? nil : loadSeconds,
             classified: classified,
