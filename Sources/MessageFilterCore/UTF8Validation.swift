@@ -37,23 +37,24 @@ package func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         } else if lead < 0xE0 {
             guard index + 1 < count, base[index + 1] & 0xC0 == 0x80 else { return false }
             index += 2
-        } else if lead < 0xF0 {
-            // E0 needs A0…BF next (no overlong form), ED 80…9F (no surrogate).
-            guard index + 2 < count else { return false }
-            let second = base[index + 1]
-            let low: UInt8 = lead == 0xE0 ? 0xA0 : 0x80
-            let high: UInt8 = lead == 0xED ? 0x9F : 0xBF
-            guard second >= low, second <= high, base[index + 2] & 0xC0 == 0x80 else { return false }
-            index += 3
         } else if lead < 0xF5 {
-            // F0 needs 90…BF next (no overlong form), F4 80…8F (nothing past U+10FFFF).
-            guard index + 3 < count else { return false }
+            // Three bytes or four. The second byte's range: E0 needs A0…BF and F0 90…BF (no
+            // overlong form), ED 80…9F (no surrogate), F4 80…8F (nothing past U+10FFFF).
+            let length = lead < 0xF0 ? 3 : 4
+            guard index + length <= count else { return false }
             let second = base[index + 1]
-            let low: UInt8 = lead == 0xF0 ? 0x90 : 0x80
-            let high: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
-            guard second >= low, second <= high, base[index + 2] & 0xC0 == 0x80, base[index + 3] & 0xC0 == 0x80
+            let (low, high): (UInt8, UInt8) =
+                switch lead {
+                case 0xE0: (0xA0, 0xBF)
+                case 0xED: (0x80, 0x9F)
+                case 0xF0: (0x90, 0xBF)
+                case 0xF4: (0x80, 0x8F)
+                default: (0x80, 0xBF)
+                }
+            guard second >= low, second <= high, base[index + 2] & 0xC0 == 0x80,
+                length == 3 || base[index + 3] & 0xC0 == 0x80
             else { return false }
-            index += 4
+            index += length
         } else {
             return false
         }

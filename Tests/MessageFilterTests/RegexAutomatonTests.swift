@@ -64,21 +64,7 @@ struct RegexAutomatonTests {
         let matcher = RegexMatcher()
         for pattern in patterns {
             let program = try RegexProgram(pattern: pattern, caseInsensitive: false)
-            let classes = RegexAlphabet([program])
-            let local = try #require(classes.programs[0])
-            let dfa = try #require(
-                RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
-                    representatives: local.representatives
-                )
-            )
-            let automaton = RegexAutomaton(
-                stateCount: dfa.acceptsAtEnd.count,
-                classCount: local.representatives.count,
-                classMap: local.classMap,
-                transitions: dfa.transitions,
-                acceptsAtEnd: dfa.acceptsAtEnd,
-                scalarClasses: classes.scalarClasses
-            )
+            let (automaton, classes) = try #require(Self.automaton(program))
             let skip = automaton.idleSkip(scalarClasses: classes.scalarClasses)
             defer { skip.deallocate() }
             var matched = 0
@@ -121,6 +107,26 @@ struct RegexAutomatonTests {
         #expect(given > 500 && given < 0x3E0)
     }
 
+    /// `program`'s complete DFA over its own alphabet, and the alphabet's scalar classes; nil
+    /// when the DFA outgrows the state limit.
+    static func automaton(_ program: RegexProgram) -> (RegexAutomaton, RegexAlphabet)? {
+        let classes = RegexAlphabet([program])
+        guard let local = classes.programs[0],
+            let dfa = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                representatives: local.representatives
+            )
+        else { return nil }
+        let automaton = RegexAutomaton(
+            stateCount: dfa.acceptsAtEnd.count,
+            classCount: local.representatives.count,
+            classMap: local.classMap,
+            transitions: dfa.transitions,
+            acceptsAtEnd: dfa.acceptsAtEnd,
+            scalarClasses: classes.scalarClasses
+        )
+        return (automaton, classes)
+    }
+
     static func classOf(_ scalar: UInt32, _ classes: ScalarClasses) -> Int {
         let index = classes.starts.lastIndex { $0 <= scalar }!
         return Int(classes.classes[index])
@@ -141,22 +147,9 @@ struct RegexAutomatonTests {
         while compared < SeededRuns.count(400, short: 100) {
             let (pattern, _) = generator.alternation(0)
             let caseInsensitive = generator.below(2) == 0
-            guard let program = try? RegexProgram(pattern: pattern, caseInsensitive: caseInsensitive) else { continue }
-            let classes = RegexAlphabet([program])
-            let local = try #require(classes.programs[0])
-            guard
-                let dfa = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
-                    representatives: local.representatives
-                )
+            guard let program = try? RegexProgram(pattern: pattern, caseInsensitive: caseInsensitive),
+                let (automaton, classes) = Self.automaton(program)
             else { continue }
-            let automaton = RegexAutomaton(
-                stateCount: dfa.acceptsAtEnd.count,
-                classCount: local.representatives.count,
-                classMap: local.classMap,
-                transitions: dfa.transitions,
-                acceptsAtEnd: dfa.acceptsAtEnd,
-                scalarClasses: classes.scalarClasses
-            )
             compared += 1
             let skip = automaton.idleSkip(scalarClasses: classes.scalarClasses)
             defer { skip.deallocate() }
