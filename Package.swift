@@ -388,7 +388,7 @@ let package = Package(
         /// `ExtensionList`, `MemorySize`), each with the tool's own sentence for a bad value.
         .target(
             name: "ArgumentTypes",
-            dependencies: [toolsProduct("ArgumentParser", "swift-argument-parser")]
+            dependencies: ["BlocklistCore", toolsProduct("ArgumentParser", "swift-argument-parser")]
         ),
 
         /// A small, strict HTTP/1.1 GET client on the C library's sockets, for the notification

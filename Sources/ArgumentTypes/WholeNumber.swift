@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlocklistCore
 
 /// A numeric option kept as the text given, so that `validate()` can refuse a negative, absurd or
 /// non-numeric value in the tool's own sentence. Parsed as `Int`, `-5` would read as an option
@@ -18,11 +19,12 @@ package struct WholeNumber: ExpressibleByArgument, ExpressibleByIntegerLiteral, 
 
     /// Refuses a value that is not a whole number within `range`, naming `option` and `unit`.
     ///
-    /// - Throws: `ValidationError` (exit 64) such as "--port must be a whole number 0…65535, not \"-1\"."
+    /// - Throws: `ValidationError` (exit 64) such as "--per-round must be a whole number
+    ///   1…100,000,000, not \"-1\"." (the bounds grouped as the tool's other figures are)
     package func check(_ option: String, _ range: ClosedRange<Int>, unit: String = "") throws {
         guard let number = Int(text), range.contains(number) else {
             throw ValidationError(
-                "\(option) must be a whole number \(range.lowerBound)…\(range.upperBound)\(unit), not \"\(text)\"."
+                "\(option) must be a whole number \(Figures.grouped(range.lowerBound))…\(Figures.grouped(range.upperBound))\(unit), not \"\(text)\"."
             )
         }
     }

@@ -506,7 +506,8 @@ extension RunningBlocklist {
         for (arguments, sentence) in [
             (
                 ["--rules", "rules.json", "--messages", "messages.jsonl", "--per-round", "-5"],
-                "--per-round must be a whole number"
+                // The bounds grouped as the tool's figures are (issue 46).
+                "--per-round must be a whole number 1…100,000,000, not \"-5\"."
             ),
             (
                 ["--rules", "rules.json", "--messages", "messages.jsonl", "--rounds", "1.5"],
