@@ -86,7 +86,8 @@ package enum RegexSubset {
                 return all.allSatisfy { dead($0, ignoring) } ? all.first : nil
             case .concatenation(let nodes), .alternation(let nodes):
                 return nodes.lazy.compactMap { walk($0, ignoring) }.first
-            case .repetition(let inner, _, _): return walk(inner, ignoring)
+            // An optional part need not match: `\u3164?대출` matches `대출`.
+            case .repetition(let inner, let low, _): return low >= 1 ? walk(inner, ignoring) : nil
             case .flagged(let inner, let flag): return walk(inner, flag)
             case .empty, .any, .assertion: return nil
             }
@@ -101,36 +102,61 @@ package enum RegexSubset {
     /// (field test of issue 45). Nil when there is none.
     package static func deadSequence(in pattern: String, caseInsensitive: Bool) -> (run: [UInt32], nfc: String)? {
         guard let node = try? parse(pattern, caseInsensitive: caseInsensitive) else { return nil }
-        // Ignoring case, a run counts as NFC when it folds as its NFC does (`\u212Aing` is `King`).
-        func check(_ run: [UInt32], _ ignoring: Bool) -> (run: [UInt32], nfc: String)? {
-            guard run.count > 1, run.contains(where: { $0 >= 0x80 }) else { return nil }
+        // Ignoring case (every scalar of the run), a run counts as NFC when it folds as its NFC
+        // does (`\u212Aing` is `King`).
+        func check(_ run: [(value: UInt32, ignoring: Bool)]) -> (run: [UInt32], nfc: String)? {
+            let values = run.map(\.value)
+            guard values.count > 1, values.contains(where: { $0 >= 0x80 }) else { return nil }
             var text = String.UnicodeScalarView()
-            for value in run { text.append(Unicode.Scalar(value)!) }
+            for value in values { text.append(Unicode.Scalar(value)!) }
             let nfc = String(decoding: Array(String(text)._nfcCodeUnits), as: UTF8.self)
             let composed = nfc.unicodeScalars.map(\.value)
-            let same = ignoring ? composed.map(RegexProgram.fold) == run.map(RegexProgram.fold) : composed == run
-            return same ? nil : (run, nfc)
+            let same =
+                run.allSatisfy(\.ignoring)
+                ? composed.map(RegexProgram.fold) == values.map(RegexProgram.fold) : composed == values
+            return same ? nil : (values, nfc)
         }
-        func items(_ node: RegexNode) -> [RegexNode] {
-            if case .concatenation(let nodes) = node { return nodes.flatMap(items) }
-            return [node]
+        // The items of a run, each with the case flag in force: a group and an inline flag
+        // (`(?i)`, `(?-i:…)`, which wrap each literal) are no break in it.
+        func items(_ node: RegexNode, _ ignoring: Bool) -> [(node: RegexNode, ignoring: Bool)] {
+            switch node {
+            case .concatenation(let nodes): return nodes.flatMap { items($0, ignoring) }
+            case .flagged(let inner, let flag): return items(inner, flag)
+            default: return [(node, ignoring)]
+            }
+        }
+        // A literal scalar, as itself or under a flag.
+        func literal(_ node: RegexNode, _ ignoring: Bool) -> (value: UInt32, ignoring: Bool)? {
+            switch node {
+            case .scalar(let value): return (value, ignoring)
+            case .flagged(let inner, let flag): return literal(inner, flag)
+            default: return nil
+            }
         }
         func walk(_ node: RegexNode, _ ignoring: Bool) -> (run: [UInt32], nfc: String)? {
             switch node {
-            case .concatenation:
-                var run: [UInt32] = []
-                for item in items(node) {
-                    if case .scalar(let value) = item {
-                        run.append(value)
+            case .concatenation, .flagged:
+                var run: [(value: UInt32, ignoring: Bool)] = []
+                for (item, flag) in items(node, ignoring) {
+                    if let scalar = literal(item, flag) {
+                        run.append(scalar)
                         continue
                     }
-                    if let found = check(run, ignoring) ?? walk(item, ignoring) { return found }
+                    if case .repetition(let inner, let low, _) = item, low >= 1, let scalar = literal(inner, flag) {
+                        // `e\u0301+`: the first copy follows the run, and what comes after
+                        // follows the last copy, not the run.
+                        run.append(scalar)
+                        if let found = check(run) { return found }
+                        run = [scalar]
+                        continue
+                    }
+                    if let found = check(run) ?? walk(item, flag) { return found }
                     run.removeAll()
                 }
-                return check(run, ignoring)
+                return check(run)
             case .alternation(let nodes): return nodes.lazy.compactMap { walk($0, ignoring) }.first
-            case .repetition(let inner, _, _): return walk(inner, ignoring)
-            case .flagged(let inner, let flag): return walk(inner, flag)
+            // An optional part need not match.
+            case .repetition(let inner, let low, _): return low >= 1 ? walk(inner, ignoring) : nil
             case .scalar, .set, .empty, .any, .assertion: return nil
             }
         }

@@ -354,6 +354,19 @@ import Testing
             (#"cafe\\u0301"#, "true", "false", nil),
             ("cafe\u{301}", "true", "true", nil),
             (#"x\\u0301"#, "true", "true", nil),
+            // Under an inline flag, in a group, or repeated (session 30's field test: each was
+            // accepted and never matched); an optional part need not match.
+            (#"(?i)caf\\x{65}\\x{301}"#, "false", "true", "cafe<U+0301>"),
+            (#"(?-i)e\\x{301}"#, "false", "true", "e<U+0301>"),
+            (#"caf(?i)e\\x{301}"#, "false", "true", "e<U+0301>"),
+            (#"(?i:\\x{1100}\\x{1161})"#, "true", "true", "<U+1100><U+1161>"),
+            (#"(?i)\\x{1107}\\x{1161}\\x{11AF}"#, "false", "true", "<U+1107><U+1161><U+11AF>"),
+            (#"e\\x{301}+"#, "true", "true", "e<U+0301>"),
+            (#"(?i)\\x{212A}ing"#, "false", "true", nil),
+            (#"\\x{3164}?대출"#, "false", "true", nil),
+            (#"(?:e\\x{301})?x"#, "false", "true", nil),
+            // A class or a repetition under a flag is walked once (a first version recursed).
+            (#"(?i)[ab]+x\\d{2}"#, "false", "true", nil),
         ] as [(String, String, String, String?)]
     )
     func aRegexNoNormalizedTextCanMatchIsRefused(
