@@ -99,30 +99,14 @@ package enum RegexSection {
         return (bytes, summary)
     }
 
-    /// Whether some text matches `program`, read from its complete DFA: false when no state
-    /// reachable from the start has a transition to a match or accepts at the text's end (`\b\Bx`,
-    /// `a^b`); nil when the DFA is too large to tell.
+    /// Whether some text matches `program`, explored on its DFA (`RegexDFA.canMatch(representatives:)`):
+    /// false when no state reachable from the start has a transition to a match or accepts at the
+    /// text's end (`\b\Bx`, `a^b`); nil when the DFA is too large to tell.
     package static func canMatch(_ program: RegexProgram) -> Bool? {
-        guard let local = RegexAlphabet([program]).programs[0],
-            let dfa = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
-                representatives: local.representatives
-            )
-        else { return nil }
-        let classCount = local.representatives.count
-        var seen = [Bool](repeating: false, count: dfa.acceptsAtEnd.count)
-        var queue = [0]
-        seen[0] = true
-        while let state = queue.popLast() {
-            if dfa.acceptsAtEnd[state] { return true }
-            for next in dfa.transitions[(state * classCount)..<((state + 1) * classCount)] {
-                if next == RegexDFA.matchedState { return true }
-                if next < RegexDFA.deadState, !seen[Int(next)] {
-                    seen[Int(next)] = true
-                    queue.append(Int(next))
-                }
-            }
-        }
-        return false
+        guard let local = RegexAlphabet([program]).programs[0] else { return nil }
+        return RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).canMatch(
+            representatives: local.representatives
+        )
     }
 
     private static func padded(_ bytes: inout [UInt8]) {

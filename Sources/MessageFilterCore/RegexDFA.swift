@@ -300,17 +300,21 @@ package final class RegexDFA {
 
     /// The transition from `from` over `scalar` (`RegexMatcher.none` for the text's end):
     /// `matched`, `dead`, or a state; nil when the cache is full.
+    ///
+    /// `known`, when given, is what `Representative` worked out of the scalar beforehand: the
+    /// compiler asks for the same scalars' transitions from every state.
     private func transition(
         _ from: Int,
         _ scalar: UInt32,
         _ code: UnsafeBufferPointer<RegexProgram.Instruction>,
-        _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>
+        _ classes: UnsafeBufferPointer<RegexProgram.CompiledClass>,
+        known: Representative? = nil
     ) -> UInt16? {
         let atEnd = scalar == RegexMatcher.none
         let stateFlags = flags[from]
         let atStart = stateFlags & Self.flagStart != 0
         let previousIsWord = stateFlags & Self.flagWord != 0
-        let nextIsWord = !atEnd && RegexProgram.isWord(scalar)
+        let nextIsWord = !atEnd && (known?.isWord ?? RegexProgram.isWord(scalar))
         var count = 0
         var top = 0
         let start = Int(starts[from])
@@ -354,8 +358,12 @@ package final class RegexDFA {
             }
         }
         if atEnd { return Self.dead }
-        let folded = program.usesFolding ? RegexProgram.fold(scalar) : scalar
-        if scalar >= 0x80 { verdicts.update(repeating: 1, count: classes.count) }
+        let folded = known?.folded ?? (program.usesFolding ? RegexProgram.fold(scalar) : scalar)
+        if let known {
+            verdicts.update(from: known.verdicts, count: classes.count)
+        } else if scalar >= 0x80 {
+            verdicts.update(repeating: 1, count: classes.count)
+        }
         var next = 0
         for slot in 0..<count {
             let pc = set[slot]
@@ -593,25 +601,99 @@ package final class RegexDFA {
         var transitions: [UInt16] = []
         var acceptsAtEnd: [Bool] = []
         let first = Int(Self.firstState)
-        let result: Bool = program.instructions.withUnsafeBufferPointer { code in
-            program.classes.withUnsafeBufferPointer { classes in
-                var state = first
-                while state < stateCount {
-                    for scalar in representatives {
-                        guard let next = transition(state, scalar, code, classes) else { return false }
-                        transitions.append(
-                            next == Self.matched
-                                ? Self.matchedState : next == Self.dead ? Self.deadState : next - Self.firstState
-                        )
+        let result: Bool = withRepresentatives(representatives) { code, classes, known in
+            var state = first
+            while state < stateCount {
+                for scalar in known {
+                    guard let next = transition(state, scalar.scalar, code, classes, known: scalar) else {
+                        return false
                     }
-                    guard let last = transition(state, RegexMatcher.none, code, classes) else { return false }
-                    acceptsAtEnd.append(last == Self.matched)
-                    state += 1
+                    transitions.append(
+                        next == Self.matched
+                            ? Self.matchedState : next == Self.dead ? Self.deadState : next - Self.firstState
+                    )
                 }
-                return true
+                guard let last = transition(state, RegexMatcher.none, code, classes) else { return false }
+                acceptsAtEnd.append(last == Self.matched)
+                state += 1
             }
+            return true
         }
         return result ? (transitions, acceptsAtEnd) : nil
+    }
+
+    /// Whether some text matches: true as soon as a state reachable from the start has a
+    /// transition on one of `representatives` to a match or matches at the text's end, false
+    /// when every reachable state was made and none does (`\b\B`, `a^b`), nil when the states
+    /// outgrow the capacity first. The states are explored depth first, so a regex that can
+    /// match is usually told after a few states, where `complete(representatives:)` would
+    /// make them all. Used by the compiler, offline.
+    package func canMatch(representatives: [UInt32]) -> Bool? {
+        reset()
+        guard let start = initial() else { return nil }
+        return withRepresentatives(representatives) { code, classes, known -> Bool? in
+            // Each state made is explored once: its end, then its transitions one by one.
+            var explored = [Bool](repeating: false, count: stateCapacity)
+            var path: [(state: Int, next: Int)] = [(Int(start), 0)]
+            explored[Int(start)] = true
+            while let top = path.last {
+                let (state, next) = (top.state, top.next)
+                if next == 0 {
+                    guard let last = transition(state, RegexMatcher.none, code, classes) else { return nil }
+                    if last == Self.matched { return true }
+                }
+                guard next < known.count else {
+                    path.removeLast()
+                    continue
+                }
+                path[path.count - 1].next = next + 1
+                guard let to = transition(state, known[next].scalar, code, classes, known: known[next]) else {
+                    return nil
+                }
+                if to == Self.matched { return true }
+                if to != Self.dead, !explored[Int(to)] {
+                    explored[Int(to)] = true
+                    path.append((Int(to), 0))
+                }
+            }
+            return false
+        }
+    }
+
+    /// What a transition needs of a representative scalar, worked out once for every state:
+    /// whether it is a word character, its fold, and whether each class holds it (2) or not (0).
+    private struct Representative {
+        let scalar: UInt32
+        let isWord: Bool
+        let folded: UInt32
+        let verdicts: UnsafePointer<UInt8>
+    }
+
+    private func withRepresentatives<Result>(
+        _ scalars: [UInt32],
+        _ body: (
+            UnsafeBufferPointer<RegexProgram.Instruction>, UnsafeBufferPointer<RegexProgram.CompiledClass>,
+            [Representative]
+        ) -> Result
+    ) -> Result {
+        program.instructions.withUnsafeBufferPointer { code in
+            program.classes.withUnsafeBufferPointer { classes in
+                let width = max(1, classes.count)
+                let table = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, scalars.count) * width)
+                defer { table.deallocate() }
+                let known = scalars.enumerated().map { index, scalar in
+                    let row = table + index * width
+                    for (place, set) in classes.enumerated() { row[place] = set.matches(scalar) ? 2 : 0 }
+                    return Representative(
+                        scalar: scalar,
+                        isWord: RegexProgram.isWord(scalar),
+                        folded: program.usesFolding ? RegexProgram.fold(scalar) : scalar,
+                        verdicts: UnsafePointer(row)
+                    )
+                }
+                return body(code, classes, known)
+            }
+        }
     }
 
     /// A complete DFA's sentinels: the text matches, or cannot match any more.

@@ -171,6 +171,48 @@ struct RegexAutomatonTests {
         }
     }
 
+    /// Whether any text matches, told by exploring the DFA depth first and stopping at the first
+    /// match (`RegexDFA.canMatch(representatives:)`, which the compiler's dead-rule check uses),
+    /// against a breadth-first walk of the complete DFA: random patterns between random `^`, `$`,
+    /// `\b` and `\B`, so that some can match nothing.
+    @Test func exploringTheDFATellsWhetherAnyTextMatchesAsTheCompleteDFADoes() throws {
+        var generator = PatternGenerator(random: SplitMix64(state: 31), literals: ["a", " ", "-", "가", "ß", "k"])
+        let assertions = ["", "", "^", "$", "\\b", "\\B"]
+        var told: [Bool: Int] = [:]
+        while told.values.reduce(0, +) < SeededRuns.count(600, short: 200) {
+            let pattern =
+                (0..<3).map { _ in
+                    assertions[generator.below(assertions.count)] + "(?:\(generator.alternation(0).0))"
+                }.joined() + assertions[generator.below(assertions.count)]
+            guard let program = try? RegexProgram(pattern: pattern, caseInsensitive: generator.below(2) == 0),
+                let local = RegexAlphabet([program]).programs[0],
+                let dfa = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).complete(
+                    representatives: local.representatives
+                )
+            else { continue }
+            let width = local.representatives.count
+            var seen = Set([0])
+            var queue = [0]
+            var reaches = false
+            while let state = queue.popLast(), !reaches {
+                reaches = dfa.acceptsAtEnd[state]
+                for next in dfa.transitions[(state * width)..<((state + 1) * width)] {
+                    if next == RegexDFA.matchedState { reaches = true }
+                    if next < RegexDFA.deadState, seen.insert(Int(next)).inserted { queue.append(Int(next)) }
+                }
+            }
+            let explored = RegexDFA(program, stateCapacity: RegexAutomaton.maximumStates + 3).canMatch(
+                representatives: local.representatives
+            )
+            #expect(explored == reaches, "\(pattern): explored \(String(describing: explored)), complete \(reaches)")
+            #expect(RegexSection.canMatch(program) == reaches, "\(pattern)")
+            if explored != reaches { return }
+            told[reaches, default: 0] += 1
+        }
+        // Both answers were given many times, so each was tested.
+        #expect(told[false, default: 0] >= 20 && told[true, default: 0] >= 20, "\(told)")
+    }
+
     /// A regex with a few thousand DFA states ships as a DFA; one past the budget as its program,
     /// and both classify alike.
     /// The bench's 200 regexes, 80 of which use `\w` or `\b`, all ship as DFAs: the point
