@@ -21,10 +21,13 @@ package enum TextEncodings {
 
 extension TextEncodings {
     /// Seconds since 1970 as people read them, in UTC: `2026-11-26 08:53 UTC` (days to a civil
-    /// date by Howard Hinnant's algorithm: no calendar library, no time zone database).
+    /// date by Howard Hinnant's algorithm: no calendar library, no time zone database). Any value
+    /// is written, however far from now: a signed file's expiry of -2⁶³ once trapped here.
     package static func utcTime(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
+        // Floor division and its remainder, neither of which can overflow.
+        let remainder = seconds % 86_400
+        let days = seconds / 86_400 - (remainder < 0 ? 1 : 0)
+        let secondOfDay = remainder < 0 ? remainder + 86_400 : remainder
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097

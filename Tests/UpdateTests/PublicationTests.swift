@@ -1147,6 +1147,29 @@ import Testing
     }
 
     /// Base64 against Foundation's (an independent implementation), both ways, seeded.
+    /// Times as people read them, against Python's datetime over its years 1–9999, and every
+    /// Int64 written without a trap (the update fuzzer's push of 2026-11-29: an expiry of about
+    /// -2⁶³ stopped the process).
+    @Test func utcTimesAreWhatPythonsDatetimeWrites() throws {
+        var random = SplitMix64(state: 41)
+        // 0001-01-01 00:00 to 9999-12-31 23:59:59, and the edges of days and eras around 1970.
+        var seconds: [Int64] = [0, -1, 86_399, 86_400, -86_400, -86_401, 951_782_400, 946_684_799]
+        seconds += (0..<2_000).map { _ in Int64.random(in: -62_135_596_800...253_402_300_799, using: &random) }
+        let ours = seconds.map { TextEncodings.utcTime($0) }
+        let script = """
+            import datetime, json, sys
+            for line in sys.stdin:
+                print(json.dumps([(datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=s)).strftime("%Y-%m-%d %H:%M UTC").lstrip("0") for s in json.loads(line)]), flush=True)
+            """
+        let theirs = try PythonReference.answers(script, [seconds.map { NSNumber(value: $0) }]).first as! [String]
+        for (index, value) in seconds.enumerated() where ours[index] != theirs[index] {
+            Issue.record("\(value): ours \(ours[index]), datetime \(theirs[index])")
+        }
+        for value in [Int64.min, .min + 1, .min + 86_399, .max, .max - 86_399] {
+            #expect(TextEncodings.utcTime(value).hasSuffix(" UTC"), "\(value)")
+        }
+    }
+
     @Test func base64MatchesFoundation() {
         var generator = SplitMix64(state: 42)
         for _ in 0..<2_000 {
