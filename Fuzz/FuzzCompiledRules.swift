@@ -2,10 +2,11 @@
 // responses, and deferral requests (StrictJSON, then Foundation's JSONDecoder as the server
 // reads them). Any input must be refused with a MessageFilterError or accepted; accepted rules
 // must then classify messages without crashing or looping. Built with Scripts/fuzz.sh rules,
-// which compiles MessageFilterCore's sources with this file under -sanitize=fuzzer,address.
+// which links it with MessageFilterCore built under -sanitize=fuzzer,address.
 
 internal import ByteCodecs
 import Foundation
+import MessageFilterCore
 
 /// Scratch for inputs whose checksums the fuzzer cannot get right by itself.
 nonisolated(unsafe) private var fixed = [UInt8](repeating: 0, count: 1 << 16)

@@ -1,8 +1,10 @@
 // A libFuzzer target for HTTPFetch's response parser: any bytes, fed in any pieces, must be read
 // to a complete message or refused with an HTTPFetchError whose sentence ends in a period; never
 // crash or hang, never hand over more body than the limit, and never depend on how the bytes were
-// split. Built with Scripts/fuzz.sh http, which compiles HTTPFetch's sources with this file under
+// split. Built with Scripts/fuzz.sh http, which links it with HTTPFetch built under
 // -sanitize=fuzzer,address.
+
+import HTTPFetch
 
 /// What the parser made of one input, to compare across splits.
 private struct Outcome: Equatable {

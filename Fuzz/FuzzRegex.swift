@@ -4,9 +4,11 @@
 // sentence; an accepted one is compiled and run on the text four ways, which must agree: the
 // lazy DFA (RegexDFA), the NFA simulation (RegexMatcher), the complete DFA the compiler ships
 // (RegexAlphabet, RegexAutomaton), and a naive reference written here over the syntax tree (sets
-// of end positions, no automaton). Built with Scripts/fuzz.sh regex, which compiles
-// MessageFilterCore's sources and the compiler's regex sources with this file under
-// -sanitize=fuzzer,address.
+// of end positions, no automaton). Built with Scripts/fuzz.sh regex, which links it with
+// MessageFilterCore and MessageFilterCompiler built under -sanitize=fuzzer,address.
+
+import MessageFilterCompiler
+import MessageFilterCore
 
 nonisolated(unsafe) private let matcher = RegexMatcher()
 

@@ -2,10 +2,11 @@
 // refused with a MessageFilterError or accepted; accepted rules are within the limits, load the
 // same a second time, compile to a file the extension's reader accepts with as many rules, and
 // classify messages without crashing or looping, each decision naming a rule that gives its
-// action. Built with Scripts/fuzz.sh rules-json, which compiles MessageFilterCompiler's sources
-// with this file under -sanitize=fuzzer,address.
+// action. Built with Scripts/fuzz.sh rules-json, which links it with MessageFilterCompiler
+// and the modules it imports, built under -sanitize=fuzzer,address.
 
 import Foundation
+import MessageFilterCompiler
 import MessageFilterCore
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,8 +1,9 @@
+import BlocklistCore
 internal import ByteCodecs
 
 // A libFuzzer target for the shard reader and verifier: any input must be read to its end or
 // refused with a BlocklistError, never crash, hang or yield numbers out of order. Built with
-// Scripts/fuzz.sh shard-reader, which compiles the core's sources with this file under
+// Scripts/fuzz.sh shard-reader, which links it with BlocklistCore built under
 // -sanitize=fuzzer,address.
 #if canImport(Glibc)
     import Glibc

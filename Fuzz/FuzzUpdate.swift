@@ -1,5 +1,5 @@
-// libFuzzer target for what a phone reads of a publication (Scripts/fuzz.sh update), compiled into
-// UpdateCore with a crypto stand-in (Fuzz/CryptoStub.swift) so that inputs get past signatures and
+// libFuzzer target for what a phone reads of a publication (Scripts/fuzz.sh update), linked with
+// UpdateCore built with a crypto stand-in (Fuzz/CryptoStub.swift) so that inputs get past signatures and
 // sealing. The first byte picks what the rest is:
 //   0 a delta file, decoded then applied to a fixed base shard; 1 a raw delta payload, applied;
 //   2 signed metadata (envelope, then root, timestamp and snapshot payloads);
@@ -11,6 +11,7 @@
 
 import BlocklistCore
 import Crypto
+import UpdateCore
 
 #if canImport(Glibc)
     import Glibc

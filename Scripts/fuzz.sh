@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds one libFuzzer target (Fuzz/*.swift, compiled with the sources it reaches under
-# -sanitize=fuzzer,address) and runs it.
+# Builds one libFuzzer target (Fuzz/*.swift, linked with the package's modules it reaches, each
+# built once as a static library under -sanitize=fuzzer,address and shared by every target) and
+# runs it.
 #
 # Usage: Scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]   e.g. Scripts/fuzz.sh rules 600 -jobs=2
 #        Scripts/fuzz.sh --list
@@ -33,73 +34,90 @@ fi
 seconds=${1:-60}
 shift || true
 out=.build/fuzz-$target
-mkdir -p "$out/corpus" "$out/modules"
+modules=.build/fuzz-modules
+mkdir -p "$out/corpus" "$modules"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -package-name blocklist -I Sources/CZlib -I Sources/CWindowScan/include
-    -I "$out/modules")
-core=(Sources/BlocklistCore/*.swift Sources/BlocklistCore/Internals/*.swift)
+    -I "$modules")
 
-# A module of the package built under the same flags as a static library, for the targets that
-# reach several modules.
-library() { # NAME SOURCES...
-    local name=$1
-    shift
-    swiftc "${flags[@]}" -module-name "$name" -wmo -emit-library -static -emit-module \
-        -emit-module-path "$out/modules/$name.swiftmodule" "$@" -o "$out/modules/lib$name.a"
+# What each module of the package imports of the others (the C modules are headers alone;
+# Crypto is swift-crypto's API over ListImport's SHA-256, Fuzz/CryptoStub.swift).
+imports() {
+    case $1 in
+    LibC | Crypto) ;;
+    ByteCodecs) echo LibC ;;
+    JSONStream) echo ByteCodecs ;;
+    BlocklistCore) echo ByteCodecs LibC ;;
+    BlocklistSystem) echo BlocklistCore ;;
+    SetStorage) echo BlocklistSystem JSONStream ;;
+    ListImport) echo SetStorage ;;
+    MessageFilterCore) echo JSONStream ;;
+    MessageFilterCompiler) echo MessageFilterCore BlocklistSystem ;;
+    UpdateCore) echo BlocklistCore JSONStream Crypto ;;
+    HTTPFetch) echo ByteCodecs ;;
+    esac
 }
 
-# The C library under one name, which every module imports; the codecs (CRC-32 through zlib) and
-# the JSON reader, which the portable modules import.
-library LibC Sources/LibC/LibC.swift
-library ByteCodecs Sources/ByteCodecs/*.swift
-library JSONStream Sources/JSONStream/*.swift
-# The message filter's window scan, the package's one C source, under the same sanitizers.
-clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CWindowScan/include -c Sources/CWindowScan/WindowScan.c \
-    -o "$out/modules/WindowScan.o"
-link=(-L "$out/modules" -lJSONStream -lByteCodecs -lLibC -lz "$out/modules/WindowScan.o")
+# A module of the package as a static library under the fuzzing flags, in .build/fuzz-modules,
+# which every target shares: built once, after the modules it imports, and again only when its
+# sources or the flags change. A lock per module lets two fuzz.sh runs build side by side.
+needed=()
+library() { # NAME
+    local name=$1 dependency sources stamp lock
+    needed+=("$name")
+    for dependency in $(imports "$name"); do library "$dependency"; done
+    if [[ $name == Crypto ]]; then
+        sources=(Fuzz/CryptoStub.swift Sources/ListImport/PortableSHA256.swift)
+    else
+        mapfile -t sources < <(find "Sources/$name" -name '*.swift' | sort)
+    fi
+    stamp=$( { echo "${flags[*]}"; cat "${sources[@]}"; } | sha256sum | cut -d' ' -f1)
+    exec {lock}>"$modules/$name.lock"
+    flock "$lock"
+    if [[ ! -e $modules/lib$name.a || $(cat "$modules/$name.stamp" 2>/dev/null) != "$stamp" ]]; then
+        rm -f "$modules/$name.stamp"
+        swiftc "${flags[@]}" -module-name "$name" -wmo -emit-library -static -emit-module \
+            -emit-module-path "$modules/$name.swiftmodule" "${sources[@]}" -o "$modules/lib$name.a"
+        echo "$stamp" > "$modules/$name.stamp"
+    fi
+    exec {lock}>&-
+}
+
+# The package's one C source, the message filter's window scan, under the same sanitizers.
+window_scan() {
+    local lock
+    exec {lock}>"$modules/WindowScan.lock"
+    flock "$lock"
+    if [[ ! -e $modules/WindowScan.o || Sources/CWindowScan/WindowScan.c -nt $modules/WindowScan.o ]]; then
+        clang -O2 -fsanitize=fuzzer-no-link,address -I Sources/CWindowScan/include -c Sources/CWindowScan/WindowScan.c \
+            -o "$modules/WindowScan.o.new"
+        mv "$modules/WindowScan.o.new" "$modules/WindowScan.o"
+    fi
+    exec {lock}>&-
+}
+
+# The target's harness, a module of its own, linked with the libraries of the modules it
+# imports (each static library before the ones it uses).
+harness() { # FILE MODULE...
+    local file=$1 module linked=()
+    shift
+    for module in "$@"; do library "$module"; done
+    window_scan
+    for module in MessageFilterCompiler ListImport SetStorage UpdateCore Crypto HTTPFetch MessageFilterCore \
+        BlocklistSystem BlocklistCore JSONStream ByteCodecs LibC; do
+        [[ " ${needed[*]} " == *" $module "* ]] && linked+=("-l$module")
+    done
+    swiftc "${flags[@]}" -module-name "Fuzz${target//-/}" "$file" -L "$modules" "${linked[@]}" -lz -lswiftGlibc \
+        "$modules/WindowScan.o" -o "$out/$target"
+}
 
 case $target in
-shard-reader)
-    swiftc "${flags[@]}" -module-name BlocklistCore "${core[@]}" Fuzz/FuzzShardReader.swift "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus max_len=4096 ;;
-rules)
-    swiftc "${flags[@]}" -module-name MessageFilterCore Sources/MessageFilterCore/*.swift Fuzz/FuzzCompiledRules.swift \
-        "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-rules max_len=8192 ;;
-regex)
-    # BlocklistCore for the figures of the compiler's sentences (Figures.grouped).
-    library BlocklistCore "${core[@]}"
-    swiftc "${flags[@]}" -module-name MessageFilterCore Sources/MessageFilterCore/*.swift \
-        Sources/MessageFilterCompiler/Regex{Subset,Alphabet,Program+Compile,Property}.swift \
-        Sources/MessageFilterCompiler/UnicodeScripts.swift Fuzz/FuzzRegex.swift -L "$out/modules" -lBlocklistCore \
-        "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-regex max_len=512 ;;
-rules-json)
-    library BlocklistCore "${core[@]}"
-    mapfile -t sources < <(find Sources/BlocklistSystem -name '*.swift' | sort)
-    library BlocklistSystem "${sources[@]}"
-    library MessageFilterCore Sources/MessageFilterCore/*.swift
-    swiftc "${flags[@]}" -module-name MessageFilterCompiler Sources/MessageFilterCompiler/*.swift Fuzz/FuzzRulesFile.swift \
-        -L "$out/modules" -lMessageFilterCore -lBlocklistSystem -lBlocklistCore -lz "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-rules-json max_len=8192 ;;
-lists)
-    libraries=()
-    for module in BlocklistCore BlocklistSystem SetStorage ListImport; do
-        mapfile -t sources < <(find "Sources/$module" -name '*.swift' | sort)
-        library "$module" "${sources[@]}"
-        libraries=("-l$module" "${libraries[@]}")  # a static library before the ones it uses
-    done
-    swiftc "${flags[@]}" -module-name FuzzLists Fuzz/FuzzLists.swift -L "$out/modules" "${libraries[@]}" -lz "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-lists max_len=8192 ;;
-update)
-    library BlocklistCore "${core[@]}"
-    # ListImport's SHA-256 (PortableSHA256) behind swift-crypto's API.
-    library Crypto Fuzz/CryptoStub.swift Sources/ListImport/PortableSHA256.swift
-    swiftc "${flags[@]}" -module-name UpdateCore Sources/UpdateCore/*.swift Fuzz/FuzzUpdate.swift \
-        -L "$out/modules" -lBlocklistCore -lCrypto "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-update max_len=8192 ;;
-http)
-    swiftc "${flags[@]}" -module-name HTTPFetch Sources/HTTPFetch/*.swift Fuzz/FuzzHTTPResponse.swift "${link[@]}" -o "$out/$target"
-    seeds=Fuzz/corpus-http max_len=4096 ;;
+shard-reader) harness Fuzz/FuzzShardReader.swift BlocklistCore; seeds=Fuzz/corpus max_len=4096 ;;
+rules) harness Fuzz/FuzzCompiledRules.swift MessageFilterCore; seeds=Fuzz/corpus-rules max_len=8192 ;;
+regex) harness Fuzz/FuzzRegex.swift MessageFilterCompiler; seeds=Fuzz/corpus-regex max_len=512 ;;
+rules-json) harness Fuzz/FuzzRulesFile.swift MessageFilterCompiler; seeds=Fuzz/corpus-rules-json max_len=8192 ;;
+lists) harness Fuzz/FuzzLists.swift ListImport; seeds=Fuzz/corpus-lists max_len=8192 ;;
+update) harness Fuzz/FuzzUpdate.swift UpdateCore; seeds=Fuzz/corpus-update max_len=8192 ;;
+http) harness Fuzz/FuzzHTTPResponse.swift HTTPFetch; seeds=Fuzz/corpus-http max_len=4096 ;;
 esac
 
 "$out/$target" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -artifact_prefix="$out/" \
